@@ -1,0 +1,43 @@
+"""snapglyph: render the old middle of an LLM-agent conversation as dense glyph pages for vision models.
+
+The public surface is re-exported here lazily, so ``import snapglyph`` stays cheap and the render path never
+imports an SDK or a tokenizer.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+from .errors import (BudgetError, FontError, FormatError, InputError, LimitError, ProviderError, RenderError,
+                     SnapglyphError, StoreError, UnknownProfileError, ValidationError)
+
+_LAZY = {
+    "Document": "document",
+    "Message": "messages",
+    "Part": "messages",
+    "Profile": "profiles",
+    "build_document": "document",
+    "profile": "profiles",
+    "profile_names": "profiles",
+}
+
+__all__ = sorted([
+    "BudgetError", "FontError", "FormatError", "InputError", "LimitError", "ProviderError", "RenderError",
+    "SnapglyphError", "StoreError", "UnknownProfileError", "ValidationError", *_LAZY,
+])
+
+__version__ = "0.1.0"
+
+
+def __getattr__(name: str) -> Any:
+    mod = _LAZY.get(name)
+    if mod is None:
+        raise AttributeError(f"module 'snapglyph' has no attribute {name!r}")
+    value = getattr(importlib.import_module(f".{mod}", __name__), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return __all__

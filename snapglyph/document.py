@@ -1,0 +1,201 @@
+"""Messages -> document: one styled character stream, ready for normalisation, layout and blitting.
+
+A :class:`Document` is a list of :class:`Segment`: runs of source text that share one style and one message id.
+The renderer normalises each segment's text on its own (so a carriage return never reaches across a message), lays
+the segments out in order, and reports for each page the first and last message id it shows.
+
+What is drawn for each message::
+
+    [#12 user]                      header segment (STYLE_HEADER: drawn inverted, always starts a row)
+    the user's text                 STYLE_TEXT
+    [#13 assistant]
+    the assistant's text            STYLE_TEXT
+    -> bash {"command": "ls"}       tool call: name and arguments as sent (STYLE_CALL)
+    [#14 tool bash]
+    the tool's output               STYLE_DIM (drawn dimmer than conversation text)
+
+Images become ``[image image/png 1024x768 45.1 KB]``; base64 runs of 256 or more characters inside text become
+``[base64 12.0 KB]`` (``[data:image/png base64 12.0 KB]`` for data URLs). Hidden reasoning (``thinking`` parts),
+signatures and other opaque blobs are never drawn.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Iterable, Sequence
+
+from .messages import Message, Part
+
+__all__ = [
+    "Document",
+    "STYLE_CALL",
+    "STYLE_DIM",
+    "STYLE_HEADER",
+    "STYLE_TEXT",
+    "Segment",
+    "build_document",
+    "placeholder_for_image",
+    "replace_blobs",
+]
+
+STYLE_TEXT = 0
+"""Conversation text: full ink."""
+STYLE_DIM = 1
+"""Tool output: drawn dimmer than conversation text."""
+STYLE_HEADER = 2
+"""Role header with the message id: drawn inverted; always starts a new row."""
+STYLE_CALL = 3
+"""Tool call name and arguments: full ink (a renderer may draw it like STYLE_TEXT)."""
+
+_BLOB_RE = re.compile(r"(data:([\w.+-]+/[\w.+-]+);base64,)?([A-Za-z0-9+/]{256,}={0,2})")
+
+
+@dataclass(frozen=True)
+class Segment:
+    """A run of source text with one style and one message id.
+
+    Attributes
+    ----------
+    text : str
+        Source text, not yet normalised (any Python ``str``, lone surrogates included).
+    style : int
+        One of ``STYLE_TEXT``, ``STYLE_DIM``, ``STYLE_HEADER``, ``STYLE_CALL``.
+    message_id : int
+        The id of the message this text belongs to (``-1`` for text outside any message).
+    """
+
+    text: str
+    style: int = STYLE_TEXT
+    message_id: int = -1
+
+
+@dataclass
+class Document:
+    """A styled character stream: the segments to draw, in order.
+
+    Attributes
+    ----------
+    segments : list of Segment
+    """
+
+    segments: list[Segment] = field(default_factory=list)
+
+    @classmethod
+    def from_text(cls, text: str, *, message_id: int = -1) -> "Document":
+        """Build a one-segment document of plain ``text`` (style ``STYLE_TEXT``)."""
+        return cls([Segment(text, STYLE_TEXT, message_id)])
+
+    @property
+    def n_chars(self) -> int:
+        """Number of source characters (Python ``str`` code points) over all segments."""
+        return sum(len(s.text) for s in self.segments)
+
+    def message_ids(self) -> list[int]:
+        """Return the distinct message ids in order of first appearance (``-1`` excluded)."""
+        seen: dict[int, None] = {}
+        for s in self.segments:
+            if s.message_id >= 0:
+                seen.setdefault(s.message_id, None)
+        return list(seen)
+
+
+def _kb(nbytes: int) -> str:
+    return f"{nbytes / 1024:.1f} KB"
+
+
+def replace_blobs(text: str) -> str:
+    """Replace base64 runs of 256+ characters (and data URLs) in ``text`` by a short ``[base64 N KB]`` placeholder.
+
+    Parameters
+    ----------
+    text : str
+
+    Returns
+    -------
+    str
+        The text with each blob replaced; sizes are the decoded size in kilobytes (1 KB = 1024 bytes).
+    """
+    if len(text) < 256:
+        return text
+
+    def sub(m: re.Match) -> str:
+        blob = m.group(3)
+        # Long runs of letters only (no digit, no +/) are more likely words glued together than base64.
+        if not any(c.isdigit() or c in "+/" for c in blob[:512]):
+            return m.group(0)
+        nbytes = len(blob) * 3 // 4
+        if m.group(1):
+            return f"[data:{m.group(2)} base64 {_kb(nbytes)}]"
+        return f"[base64 {_kb(nbytes)}]"
+
+    return _BLOB_RE.sub(sub, text)
+
+
+def placeholder_for_image(part: Part) -> str:
+    """Return the one-line placeholder drawn for an image part: kind, pixel size where known, decoded size."""
+    bits = ["image"]
+    if part.media_type:
+        bits.append(part.media_type)
+    if part.width and part.height:
+        bits.append(f"{part.width}x{part.height}")
+    if part.data:
+        bits.append(_kb(part.nbytes))
+    elif part.url:
+        url = part.url if len(part.url) <= 80 else part.url[:77] + "..."
+        bits.append(url)
+    return "[" + " ".join(bits) + "]"
+
+
+def _content_segments(parts: Iterable[Part], style: int, mid: int) -> list[Segment]:
+    out: list[Segment] = []
+    for p in parts:
+        if p.kind == "text":
+            if p.text:
+                out.append(Segment(replace_blobs(p.text) + "\n", style, mid))
+        elif p.kind == "image":
+            out.append(Segment(placeholder_for_image(p) + "\n", style, mid))
+    return out
+
+
+def _message_segments(m: Message) -> list[Segment]:
+    mid = m.id
+    if m.role == "tool":
+        names = [p.name for p in m.tool_results() if p.name]
+        label = f"#{mid} tool" + (" " + ", ".join(names) if names else "")
+    else:
+        label = f"#{mid} {m.role}"
+    segs = [Segment(f" {label} ", STYLE_HEADER, mid), Segment("\n", STYLE_TEXT, mid)]
+    for p in m.parts:
+        if p.kind == "text":
+            if p.text:
+                segs.append(Segment(replace_blobs(p.text) + "\n", STYLE_TEXT, mid))
+        elif p.kind == "image":
+            segs.append(Segment(placeholder_for_image(p) + "\n", STYLE_TEXT, mid))
+        elif p.kind == "tool_call":
+            segs.append(Segment(f"-> {p.name} {replace_blobs(p.arguments)}\n", STYLE_CALL, mid))
+        elif p.kind == "tool_result":
+            if len(m.tool_results()) > 1 or p.is_error:
+                tag = f"<- {p.name or p.call_id}" + (" (error)" if p.is_error else "")
+                segs.append(Segment(tag + "\n", STYLE_CALL, mid))
+            segs.extend(_content_segments(p.content, STYLE_DIM, mid))
+        # thinking parts: hidden reasoning is never drawn.
+    return segs
+
+
+def build_document(messages: Sequence[Message]) -> Document:
+    """Build the document drawn for ``messages``: a header per message, then its text, calls and results.
+
+    Parameters
+    ----------
+    messages : sequence of Message
+
+    Returns
+    -------
+    Document
+        Segments in message order; every segment carries its message's id.
+    """
+    segs: list[Segment] = []
+    for m in messages:
+        segs.extend(_message_segments(m))
+    return Document(segs)

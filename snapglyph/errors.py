@@ -1,0 +1,123 @@
+"""The snapglyph exception tree.
+
+Every error the project raises on purpose derives from :class:`SnapglyphError`, so a caller can catch the whole
+family with one ``except``; each subclass also derives from the matching builtin (``ValueError``, ``OSError``...)
+so generic handlers keep working::
+
+    SnapglyphError
+    ├── InputError (ValueError)          bad arguments or bad input data
+    │   ├── FormatError                  a transcript or request in no supported / a malformed format
+    │   ├── UnknownProfileError (KeyError-free: ValueError)   a profile name that is not known
+    │   └── ValidationError              a request that breaks a dialect's grammar
+    ├── FontError (OSError)              a bundled font is missing or unreadable
+    ├── RenderError (RuntimeError)       the rasteriser could not lay out or draw the text
+    ├── BudgetError (ValueError)         the head, pages and newest round cannot fit the token budget
+    ├── LimitError (ValueError)          a provider limit (images, bytes) cannot be met
+    ├── StoreError (RuntimeError)        the source store lacks a covered id, or cannot be read/written
+    └── ProviderError (RuntimeError)     an agent-demo provider call failed in a way that is not an overflow
+
+Context goes in keyword-only attributes, never only in the message.
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "BudgetError",
+    "FontError",
+    "FormatError",
+    "InputError",
+    "LimitError",
+    "ProviderError",
+    "RenderError",
+    "SnapglyphError",
+    "StoreError",
+    "UnknownProfileError",
+    "ValidationError",
+]
+
+
+class SnapglyphError(Exception):
+    """Base class of every error snapglyph raises on purpose."""
+
+
+class InputError(SnapglyphError, ValueError):
+    """Bad arguments or bad input data (wrong type, malformed value)."""
+
+
+class FormatError(InputError):
+    """A transcript or request file is malformed or in no supported format.
+
+    Attributes
+    ----------
+    path : str or None
+        The file that failed, when there is one.
+    """
+
+    def __init__(self, message: str, *, path: str | None = None) -> None:
+        super().__init__(message)
+        self.path = path
+
+
+class UnknownProfileError(InputError):
+    """A reader profile name (or model name) that no profile matches; the message lists the known names."""
+
+
+class ValidationError(InputError):
+    """A request breaks a dialect's grammar or a profile's limits.
+
+    Attributes
+    ----------
+    faults : list
+        The faults found (see :func:`snapglyph.validate`).
+    """
+
+    def __init__(self, message: str, *, faults: list | None = None) -> None:
+        super().__init__(message)
+        self.faults = list(faults or [])
+
+
+class FontError(SnapglyphError, OSError):
+    """A bundled font file is missing, unreadable, or has no usable glyphs at the requested cell size."""
+
+
+class RenderError(SnapglyphError, RuntimeError):
+    """The rasteriser could not lay out or draw the text."""
+
+
+class BudgetError(SnapglyphError, ValueError):
+    """The request cannot fit the token budget.
+
+    Attributes
+    ----------
+    needed : int or None
+        Tokens the smallest valid request would cost.
+    budget : int or None
+        The budget in tokens.
+    """
+
+    def __init__(self, message: str, *, needed: int | None = None, budget: int | None = None) -> None:
+        super().__init__(message)
+        self.needed = needed
+        self.budget = budget
+
+
+class LimitError(SnapglyphError, ValueError):
+    """A provider limit (images per request, bytes per image, request bytes) cannot be met.
+
+    Attributes
+    ----------
+    limit : str or None
+        The name of the limit, e.g. ``"max_images"``.
+    """
+
+    def __init__(self, message: str, *, limit: str | None = None) -> None:
+        super().__init__(message)
+        self.limit = limit
+
+
+class StoreError(SnapglyphError, RuntimeError):
+    """The source store lacks the source of a covered message id, or cannot be read or written."""
+
+
+class ProviderError(SnapglyphError, RuntimeError):
+    """A provider call in the agent demo failed in a way that is not a context overflow."""

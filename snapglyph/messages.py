@@ -1,0 +1,161 @@
+"""Provider-neutral messages: the one shape every reader produces and every dialect writer consumes.
+
+A conversation is a ``list[Message]``. Each :class:`Message` has a stable integer ``id`` (its ordinal in the
+source conversation: ``#0``, ``#1``, ...; the system prompt, where there is one, is ``#0``), a ``role`` and a list
+of :class:`Part`. Provider-specific data (uuids, tool call ids of the source format, cache markers) rides along in
+``meta`` untouched; it is never drawn and never sent unless a dialect writer knows it.
+
+Roles
+-----
+``system``     the system prompt (text parts only).
+``user``       user text and images.
+``assistant``  text, ``thinking`` (hidden reasoning; never drawn) and ``tool_call`` parts.
+``tool``       one or more ``tool_result`` parts answering the previous assistant message's tool calls, optionally
+               followed by user text/image parts (Anthropic puts both in one user message).
+
+Part kinds
+----------
+``text``         ``text``.
+``image``        ``media_type`` (e.g. ``"image/png"``), ``data`` (base64, no ``data:`` prefix) or ``url``,
+                 ``width``/``height`` in pixels where known, ``nbytes`` of the decoded image where known.
+``tool_call``    ``name``, ``arguments`` (the JSON text as sent, a ``str``), ``call_id``.
+``tool_result``  ``call_id``, ``name`` (where known), ``content`` (a list of ``text``/``image`` parts),
+                 ``is_error``.
+``thinking``     ``text``, ``signature`` (opaque; may be empty), ``meta["redacted"]`` for redacted blocks.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+from dataclasses import dataclass, field
+from typing import Any
+
+__all__ = [
+    "Message",
+    "Part",
+    "ROLES",
+    "image_size",
+]
+
+ROLES = ("system", "user", "assistant", "tool")
+PART_KINDS = ("text", "image", "tool_call", "tool_result", "thinking")
+
+
+@dataclass
+class Part:
+    """One piece of a message's content (see the module docstring for which fields each ``kind`` uses).
+
+    Attributes
+    ----------
+    kind : str
+        One of ``text``, ``image``, ``tool_call``, ``tool_result``, ``thinking``.
+    text : str
+        Text of a ``text`` or ``thinking`` part.
+    name : str
+        Tool name of a ``tool_call`` (and of a ``tool_result`` where the source names it).
+    arguments : str
+        Tool call arguments as JSON text, exactly as the source sent them.
+    call_id : str
+        Tool call id linking a ``tool_call`` to its ``tool_result``.
+    content : list of Part
+        Content of a ``tool_result``: ``text`` and ``image`` parts.
+    is_error : bool
+        Whether a ``tool_result`` reports an error.
+    media_type, data, url : str
+        Image MIME type, base64 payload (no prefix) or URL.
+    width, height : int or None
+        Image size in pixels where known.
+    signature : str
+        Opaque signature of a ``thinking`` part.
+    meta : dict
+        Format-specific data kept untouched (never drawn).
+    """
+
+    kind: str
+    text: str = ""
+    name: str = ""
+    arguments: str = ""
+    call_id: str = ""
+    content: list["Part"] = field(default_factory=list)
+    is_error: bool = False
+    media_type: str = ""
+    data: str = ""
+    url: str = ""
+    width: int | None = None
+    height: int | None = None
+    signature: str = ""
+    meta: dict[str, Any] = field(default_factory=dict)
+
+    def result_text(self) -> str:
+        """Return the text of a ``tool_result`` part: its text parts joined by newlines (images excluded)."""
+        return "\n".join(p.text for p in self.content if p.kind == "text")
+
+    @property
+    def nbytes(self) -> int:
+        """Size in bytes of a base64 image payload once decoded (0 for a URL image or a non-image part)."""
+        if not self.data:
+            return 0
+        n = len(self.data)
+        return n * 3 // 4 - self.data[-2:].count("=")
+
+
+@dataclass
+class Message:
+    """One message of a conversation in neutral form.
+
+    Attributes
+    ----------
+    id : int
+        Ordinal in the source conversation, stable across compaction passes (shown as ``#id``).
+    role : str
+        ``system``, ``user``, ``assistant`` or ``tool``.
+    parts : list of Part
+        The content, in order.
+    meta : dict
+        Format-specific data (source uuids, timestamps, ...) kept untouched.
+    """
+
+    id: int
+    role: str
+    parts: list[Part] = field(default_factory=list)
+    meta: dict[str, Any] = field(default_factory=dict)
+
+    def tool_calls(self) -> list[Part]:
+        """Return this message's ``tool_call`` parts, in order."""
+        return [p for p in self.parts if p.kind == "tool_call"]
+
+    def tool_results(self) -> list[Part]:
+        """Return this message's ``tool_result`` parts, in order."""
+        return [p for p in self.parts if p.kind == "tool_result"]
+
+    def text(self) -> str:
+        """Return the message's ``text`` parts joined by newlines (tool parts, images and thinking excluded)."""
+        return "\n".join(p.text for p in self.parts if p.kind == "text")
+
+
+def image_size(data: str) -> tuple[int, int] | None:
+    """Read the pixel size ``(width, height)`` of a base64 PNG, GIF or JPEG payload from its header.
+
+    Only the first bytes are decoded; returns ``None`` when the payload is not base64 or the format is unknown.
+    """
+    try:
+        head = base64.b64decode(data[:8192] + "=" * (-len(data[:8192]) % 4), validate=False)
+    except (binascii.Error, ValueError):
+        return None
+    if head[:8] == b"\x89PNG\r\n\x1a\n" and len(head) >= 24:
+        return int.from_bytes(head[16:20], "big"), int.from_bytes(head[20:24], "big")
+    if head[:6] in (b"GIF87a", b"GIF89a") and len(head) >= 10:
+        return int.from_bytes(head[6:8], "little"), int.from_bytes(head[8:10], "little")
+    if head[:2] == b"\xff\xd8":
+        i = 2
+        while i + 9 < len(head):
+            if head[i] != 0xFF:
+                i += 1
+                continue
+            marker = head[i + 1]
+            seg = int.from_bytes(head[i + 2:i + 4], "big")
+            if marker in (0xC0, 0xC1, 0xC2, 0xC3, 0xC5, 0xC6, 0xC7, 0xC9, 0xCA, 0xCB, 0xCD, 0xCE, 0xCF):
+                return int.from_bytes(head[i + 7:i + 9], "big"), int.from_bytes(head[i + 5:i + 7], "big")
+            i += 2 + seg
+    return None

@@ -1,0 +1,24 @@
+"""Shared test fixtures: paths to ../shared (skipped cleanly where it is absent)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+SHARED = ROOT.parent / "shared"
+
+
+def shared_path(*parts: str) -> Path:
+    """Return a path under ../shared, skipping the test (with the reason) where it does not exist."""
+    p = SHARED.joinpath(*parts)
+    if not p.exists():
+        pytest.skip(f"{p} is absent (../shared is not beside the project)")
+    return p
+
+
+def load_case(name: str):
+    """Load one JSON file from ../shared/cases, skipping where ../shared is absent."""
+    return json.loads(shared_path("cases", name).read_text(encoding="utf-8"))
