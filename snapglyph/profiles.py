@@ -42,6 +42,9 @@ class Profile:
         Safety factor applied over the token count of ``encoding`` for this provider's text.
     encoding : str
         The tiktoken encoding whose counts the text estimates start from.
+    patch : int
+        Side in pixels of the provider's patch/token grid; page sides are multiples of it, and a short last page
+        is trimmed to a multiple of it.
     """
 
     name: str
@@ -54,6 +57,7 @@ class Profile:
     many_image_max_side: int | None
     text_token_factor: float
     encoding: str
+    patch: int = 1
     _tokens: Callable[[int, int], int] = field(repr=False, compare=False, default=None)  # type: ignore[assignment]
     _resize: Callable[[int, int], tuple[int, int]] = field(repr=False, compare=False, default=None)  # type: ignore
 
@@ -112,11 +116,11 @@ _PROFILES: dict[str, Profile] = {
     "claude": Profile(
         name="claude", page_size=(1092, 1092), cell=(6, 12), max_images=100, max_image_bytes=5 * 1024 * 1024,
         max_request_bytes=32 * 1000 * 1000, many_image_threshold=20, many_image_max_side=2000,
-        text_token_factor=1.25, encoding="cl100k_base", _tokens=_claude_tokens, _resize=_claude_resize),
+        text_token_factor=1.25, encoding="cl100k_base", patch=28, _tokens=_claude_tokens, _resize=_claude_resize),
     "openai": Profile(
         name="openai", page_size=(1600, 1600), cell=(6, 12), max_images=500, max_image_bytes=20 * 1024 * 1024,
         max_request_bytes=50 * 1000 * 1000, many_image_threshold=None, many_image_max_side=None,
-        text_token_factor=1.0, encoding="o200k_base",
+        text_token_factor=1.0, encoding="o200k_base", patch=32,
         _tokens=lambda w, h: math.ceil(_openai_patches(w, h) * 1.2), _resize=_openai_resize),
 }
 
