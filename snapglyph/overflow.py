@@ -1,0 +1,403 @@
+"""Recognising a provider's "context too long" answer, and Ollama's silent truncation.
+
+:func:`detect` reads one HTTP error answer (status and body) and says whether the provider refused the request
+because the prompt does not fit the model's context window. It never mistakes a rate limit (HTTP 429, OpenAI's
+``Request too large for gpt-4 ... on tokens per min``, Bedrock's ``ThrottlingException: Too many tokens``) or a
+request-bytes limit (HTTP 413 ``request_too_large``) for an overflow: those need waiting or fewer bytes, not
+compaction.
+
+Only the error part of a body is read (``error`` objects, SSE ``error`` events, ``response.failed`` events,
+OpenRouter's ``metadata.raw``), so a successful answer whose text happens to mention "prompt is too long" is not
+an overflow.
+
+Sources (all read 2026-11-30): ``../shared/reference/providers.md`` part B, which cites each body's public issue;
+badlogic/pi-mono ``packages/ai/src/utils/overflow.ts`` (maintained pattern list, and the rate-limit exclusion);
+vLLM ``vllm/renderers/params.py`` and the ``'max_tokens' ... is too large`` body quoted in public issues; llama.cpp
+``tools/server`` (``exceed_context_size_error`` with ``n_prompt_tokens`` and ``n_ctx``).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from typing import Any, Callable
+
+__all__ = ["OverflowResult", "check_silent_truncation", "detect"]
+
+
+@dataclass(frozen=True)
+class OverflowResult:
+    """A recognised context overflow.
+
+    Attributes
+    ----------
+    provider : str
+        Best guess of who answered: ``"openai"`` (also Azure OpenAI, whose bodies are the same), ``"anthropic"``,
+        ``"bedrock"``, ``"gemini"``, ``"vllm"``, ``"llamacpp"``, ``"lmstudio"``, ``"openrouter"``, ``"deepseek"``,
+        ``"mistral"``, ``"xai"``, ``"ollama"``, ``"openai-compatible"`` (the classic OpenAI wording from a server
+        that does not say which it is), or a smaller provider's name (``"github-copilot"``, ``"minimax"``,
+        ``"kimi"``).
+    prompt_tokens : int or None
+        Input tokens the provider counted, where the body separates them from the requested output (OpenAI's
+        ``4130 tokens (3130 in the messages, 1000 in the completion)`` gives 3130); ``None`` where it does not say.
+    limit : int or None
+        The context window in tokens the body names; ``None`` where it does not say.
+    message : str
+        The provider's error message, as sent.
+    status : int or None
+        The HTTP status given to :func:`detect`.
+    """
+
+    provider: str
+    prompt_tokens: int | None
+    limit: int | None
+    message: str
+    status: int | None = None
+
+
+_N = r"(\d[\d,]*)"
+
+
+def _int(s: str | None) -> int | None:
+    return None if s is None else int(s.replace(",", ""))
+
+
+# Rate limits and request-bytes limits: never an overflow (pi-mono overflow.ts excludes "Too many tokens").
+_RATE_LIMIT = re.compile(
+    r"rate[_ ]?limit|tokens per min|\bTPM\b|requests per min|ThrottlingException|too many tokens|"
+    r"too many requests|RESOURCE_EXHAUSTED|quota", re.I)
+_REQUEST_BYTES = re.compile(
+    r"request_too_large|request entity too large|payload too large|maximum allowed number of bytes|"
+    r"request (?:body )?exceeds the maximum (?:allowed )?size", re.I)
+
+# Each rule: (provider, compiled pattern, extractor(match) -> (prompt_tokens, limit)). First match wins; the
+# provider may be refined afterwards from the error's type/code (see _refine).
+_Rule = tuple[str, "re.Pattern[str]", Callable[["re.Match[str]"], tuple[int | None, int | None]]]
+_RULES: list[_Rule] = [
+    # llama.cpp server, current: "request (13392 tokens) exceeds the available context size (8192 tokens), ..."
+    ("llamacpp", re.compile(rf"request \({_N} tokens\) exceeds the available context size \({_N} tokens\)", re.I),
+     lambda m: (_int(m[1]), _int(m[2]))),
+    ("llamacpp", re.compile(rf"input \({_N} tokens\) is larger than the max context size \({_N} tokens\)", re.I),
+     lambda m: (_int(m[1]), _int(m[2]))),
+    ("llamacpp", re.compile(r"exceeds the available context size", re.I), lambda m: (None, None)),
+    # Anthropic (direct, Bedrock, Vertex): "prompt is too long: 219898 tokens > 200000 maximum"
+    ("anthropic", re.compile(rf"prompt is too long: {_N} tokens > {_N} maximum", re.I),
+     lambda m: (_int(m[1]), _int(m[2]))),
+    ("anthropic", re.compile(r"prompt is too long(?!;)", re.I), lambda m: (None, None)),
+    # Anthropic, older models: "input length and `max_tokens` exceed context limit: 189136 + 20000 > 204648"
+    ("anthropic", re.compile(rf"input length and `?max_tokens`? exceed context limit: {_N} \+ {_N} > {_N}", re.I),
+     lambda m: (_int(m[1]), _int(m[3]))),
+    ("anthropic", re.compile(r"input length and `?max_tokens`? exceed context limit", re.I),
+     lambda m: (None, None)),
+    ("bedrock", re.compile(r"input is too long for requested model", re.I), lambda m: (None, None)),
+    # Gemini: "The input token count (1200293) exceeds the maximum number of tokens allowed (1048576)."
+    ("gemini", re.compile(rf"input token count \({_N}\) exceeds the maximum number of tokens allowed \({_N}\)", re.I),
+     lambda m: (_int(m[1]), _int(m[2]))),
+    ("gemini", re.compile(r"input token count.{0,40}exceeds the maximum number of tokens", re.I),
+     lambda m: (None, None)),
+    # OpenRouter: "This endpoint's maximum context length is X tokens. However, you requested about Y tokens
+    # (A of text input, B in the output)."
+    ("openrouter", re.compile(rf"endpoint's maximum context length is {_N} tokens\. However, you requested about "
+                              rf"{_N} tokens(?: \(([^)]*)\))?", re.I),
+     lambda m: (_openrouter_input(m[2], m[3]), _int(m[1]))),
+    # xAI: "This model's maximum prompt length is 131072 but the request contains 537812 tokens"
+    ("xai", re.compile(rf"maximum prompt length is {_N} but the request contains {_N} tokens", re.I),
+     lambda m: (_int(m[2]), _int(m[1]))),
+    # Mistral: "Prompt contains 66385 tokens, too large for model with 32768 maximum context length"
+    ("mistral", re.compile(rf"prompt contains {_N} tokens.{{0,40}}too large for model with {_N} maximum context "
+                           r"length", re.I), lambda m: (_int(m[1]), _int(m[2]))),
+    # vLLM, current renderer: "You passed N input tokens and requested M output tokens. However, the model's context
+    # length is only X tokens, ..."
+    ("vllm", re.compile(rf"you passed {_N} input tokens and requested {_N} output tokens\. However, the model's "
+                        rf"context length is only {_N} tokens", re.I), lambda m: (_int(m[1]), _int(m[3]))),
+    # vLLM: "'max_tokens' or 'max_completion_tokens' is too large: 8000. This model's maximum context length is
+    # 4096 tokens and your request has 2778 input tokens (8000 > 4096 - 2778)."
+    ("vllm", re.compile(rf"maximum context length is {_N} tokens and your request has {_N} input tokens", re.I),
+     lambda m: (_int(m[2]), _int(m[1]))),
+    # vLLM engine / multimodal: "The decoder prompt (length N) is longer than the maximum model length of M."
+    ("vllm", re.compile(rf"(?:decoder )?prompt \(length {_N}\) is longer than the maximum model length of {_N}",
+                        re.I), lambda m: (_int(m[1]), _int(m[2]))),
+    # OpenAI classic (also DeepSeek, old vLLM, Groq): "This model's maximum context length is 4097 tokens. However,
+    # your messages resulted in 4294 tokens." / "... you requested 4130 tokens (3130 in the messages, 1000 in the
+    # completion)."
+    ("openai-compatible", re.compile(
+        rf"maximum context length is {_N} tokens\. However, (?:your messages resulted in {_N} tokens|you requested "
+        rf"{_N} tokens(?: \({_N} in the messages, {_N} in the completion\))?)", re.I),
+     lambda m: (_int(m[2]) if m[2] else (_int(m[4]) if m[4] else _int(m[3])), _int(m[1]))),
+    ("openai-compatible", re.compile(rf"maximum context length is {_N} tokens", re.I),
+     lambda m: (None, _int(m[1]))),
+    # OpenAI Responses / GPT-5.x / Azure: "Your input exceeds the context window of this model."
+    ("openai", re.compile(r"exceeds the context window", re.I), lambda m: (None, None)),
+    # LM Studio, three generations of wording.
+    ("lmstudio", re.compile(rf"n_keep: {_N}\s*>=\s*n_ctx: {_N}", re.I), lambda m: (_int(m[1]), _int(m[2]))),
+    ("lmstudio", re.compile(rf"n_keep \({_N}\)\s*>=\s*n_ctx \({_N}\)", re.I), lambda m: (_int(m[1]), _int(m[2]))),
+    ("lmstudio", re.compile(rf"trying to keep the first {_N} tokens when context the overflows\. However, the model "
+                            rf"is loaded with context length of only {_N} tokens", re.I),
+     lambda m: (_int(m[1]), _int(m[2]))),
+    ("lmstudio", re.compile(r"tokens to keep from the initial prompt is greater than the context length", re.I),
+     lambda m: (None, None)),
+    # Ollama (embeddings; and a "prompt too long" seen from its cloud, unconfirmed).
+    ("ollama", re.compile(r"the input length exceeds the context length", re.I), lambda m: (None, None)),
+    ("ollama", re.compile(r"prompt too long; exceeded max context length", re.I), lambda m: (None, None)),
+    # Smaller providers from pi-mono's list.
+    ("github-copilot", re.compile(rf"prompt token count of {_N} exceeds the limit of {_N}", re.I),
+     lambda m: (_int(m[1]), _int(m[2]))),
+    ("minimax", re.compile(r"context window exceeds limit", re.I), lambda m: (None, None)),
+    ("kimi", re.compile(rf"exceeded model token limit: {_N}", re.I), lambda m: (None, _int(m[1]))),
+    # Generic: the OpenAI / Azure error code, and the llama.cpp error type, whatever the message says.
+    ("openai", re.compile(r"\bcontext_length_exceeded\b", re.I), lambda m: (None, None)),
+    ("llamacpp", re.compile(r"\bexceed_context_size_error\b", re.I), lambda m: (None, None)),
+]
+
+
+def _openrouter_input(total: str, detail: str | None) -> int | None:
+    # "(10535 of text input, 131072 in the output)": sum every "... input" part; else total minus the output.
+    if detail:
+        inputs = re.findall(rf"{_N} of [\w ]*?input", detail)
+        if inputs:
+            return sum(_int(x) or 0 for x in inputs)
+        out = re.search(rf"{_N} in the output", detail)
+        if out:
+            return (_int(total) or 0) - (_int(out[1]) or 0)
+    return _int(total)
+
+
+def _loads(text: str) -> Any:
+    try:
+        return json.loads(text)
+    except ValueError:
+        return None
+
+
+def _sse_events(text: str) -> list[Any]:
+    events = []
+    for line in text.splitlines():
+        if line.startswith("data:"):
+            ev = _loads(line[5:].strip())
+            if ev is not None:
+                events.append(ev)
+    return events
+
+
+def _error_parts(obj: Any, depth: int = 0) -> list[Any]:
+    """The error-bearing parts of a parsed body: error objects and error strings, never success content."""
+    if depth > 6:
+        return []
+    if isinstance(obj, list):
+        return [p for item in obj for p in _error_parts(item, depth + 1)]
+    if not isinstance(obj, dict):
+        return []
+    parts: list[Any] = []
+    err = obj.get("error")
+    if err is not None:
+        parts.append(err)
+        if isinstance(err, dict):
+            raw = (err.get("metadata") or {}).get("raw") if isinstance(err.get("metadata"), dict) else None
+            if isinstance(raw, str):
+                inner = _loads(raw)
+                parts.extend(_error_parts(inner, depth + 1) if inner is not None else [raw])
+    resp = obj.get("response")
+    if isinstance(resp, dict) and resp.get("error"):
+        parts.append(resp["error"])                         # OpenAI Responses: response.failed
+    typ = obj.get("type")
+    if err is None and (typ == "error" or obj.get("object") == "error"):
+        parts.append(obj)                                   # Responses SSE error event; vLLM's flat error
+    if not parts and isinstance(obj.get("message"), str) and not any(
+            k in obj for k in ("choices", "content", "output", "candidates")):
+        parts.append(obj)                                   # Bedrock: {"message": "..."} with __type
+    return parts
+
+
+def _strings(obj: Any, out: list[str], depth: int = 0) -> None:
+    if depth > 8:
+        return
+    if isinstance(obj, str):
+        out.append(obj)
+    elif isinstance(obj, dict):
+        for k, v in obj.items():
+            if k in ("type", "code", "__type", "status", "object") and isinstance(v, (str, int)):
+                out.append(f"{k}={v}")
+            else:
+                _strings(v, out, depth + 1)
+    elif isinstance(obj, list):
+        for v in obj:
+            _strings(v, out, depth + 1)
+
+
+def _find_int(obj: Any, key: str, depth: int = 0) -> int | None:
+    if depth > 8:
+        return None
+    if isinstance(obj, dict):
+        v = obj.get(key)
+        if isinstance(v, int) and not isinstance(v, bool):
+            return v
+        for v in obj.values():
+            r = _find_int(v, key, depth + 1)
+            if r is not None:
+                return r
+    elif isinstance(obj, list):
+        for v in obj:
+            r = _find_int(v, key, depth + 1)
+            if r is not None:
+                return r
+    return None
+
+
+def _message(part: Any) -> str:
+    if isinstance(part, str):
+        return part
+    if isinstance(part, dict):
+        for key in ("message", "Message", "detail"):
+            if isinstance(part.get(key), str):
+                return part[key]
+        if isinstance(part.get("error"), (str, dict)):
+            return _message(part["error"])
+    return json.dumps(part, ensure_ascii=False)[:500]
+
+
+def _refine(provider: str, text: str) -> str:
+    if provider == "anthropic" and re.search(r"the model returned the following errors|ValidationException", text,
+                                             re.I):
+        return "bedrock"
+    if provider == "openai-compatible":
+        if re.search(r"code\W+context_length_exceeded", text, re.I):
+            return "openai"
+        if re.search(r"type\W+BadRequestError|object\W+error\b", text, re.I):
+            return "vllm"
+        if re.search(r"code\W+invalid_request_error", text, re.I):
+            return "deepseek"                               # DeepSeek sends no context_length_exceeded code
+    if "exceed_context_size_error" in text:
+        return "llamacpp"                                   # llama.cpp: match on the type, whatever the wording
+    return provider
+
+
+def detect(status: int | None, body: Any) -> OverflowResult | None:
+    """Recognise a context-overflow error from a provider's HTTP answer.
+
+    Parameters
+    ----------
+    status : int or None
+        The HTTP status code; ``None`` when unknown (e.g. an error event inside a 200 SSE stream).
+    body : str, bytes, dict, list or None
+        The response body as received (JSON text, SSE text, an SDK's error string) or already parsed JSON.
+
+    Returns
+    -------
+    OverflowResult or None
+        The overflow, with the provider's reported prompt size and context limit where the body states them;
+        ``None`` when the answer is not a context overflow: any HTTP 429, any rate-limit or quota text, a
+        request-bytes limit (413 ``request_too_large``), an empty body, or an unrelated error.
+
+    Notes
+    -----
+    Matching follows ``../shared/reference/providers.md`` part B and badlogic/pi-mono
+    ``packages/ai/src/utils/overflow.ts`` (both read 2026-11-30). Azure OpenAI sends OpenAI's bodies, so it is
+    reported as ``"openai"``. An Anthropic success with ``stop_reason: "model_context_window_exceeded"`` (Claude
+    4.5+, which accepts input + ``max_tokens`` over the window and stops when it is full) is also reported, with
+    ``prompt_tokens`` from its ``usage.input_tokens``. A body-less 400/413 (which Cerebras and once Mistral sent for
+    an overflow, per pi-mono) is not reported: nothing in it tells an overflow from another error.
+    """
+    if status == 429:
+        return None
+    if isinstance(body, (bytes, bytearray)):
+        body = bytes(body).decode("utf-8", errors="replace")
+    parsed: Any = body
+    raw_text = ""
+    if isinstance(body, str):
+        raw_text = body
+        stripped = body.strip()
+        if not stripped:
+            return None
+        parsed = _loads(stripped)
+        if parsed is None and ("data:" in body):
+            events = _sse_events(body)
+            parsed = events if events else None
+    if parsed is None and not raw_text:
+        return None
+
+    if isinstance(parsed, dict) and parsed.get("stop_reason") == "model_context_window_exceeded":
+        usage = parsed.get("usage") if isinstance(parsed.get("usage"), dict) else {}
+        return OverflowResult("anthropic", usage.get("input_tokens"), None,
+                              "stop_reason: model_context_window_exceeded", status)
+
+    if parsed is not None:
+        parts = _error_parts(parsed)
+        if not parts:
+            return None
+        pieces: list[str] = []
+        _strings(parts, pieces)
+        if isinstance(parsed, dict) and isinstance(parsed.get("__type"), str):
+            pieces.append(parsed["__type"])
+        text = "\n".join(pieces)
+        message = _message(parts[0])
+    else:
+        if status is not None and status < 400:
+            return None                                     # plain text success
+        parts, text, message = [], raw_text, raw_text.strip()[:2000]
+
+    if _RATE_LIMIT.search(text) or _REQUEST_BYTES.search(text):
+        return None
+    if status == 413 and not text.strip():
+        return None
+    for provider, pattern, extract in _RULES:
+        m = pattern.search(text)
+        if m is None:
+            continue
+        prompt, limit = extract(m)
+        if provider == "llamacpp" or "exceed_context_size_error" in text:
+            prompt = _find_int(parts, "n_prompt_tokens") or prompt
+            limit = _find_int(parts, "n_ctx") or limit
+        return OverflowResult(_refine(provider, text), prompt, limit, message, status)
+    return None
+
+
+def check_silent_truncation(sent_tokens: int, reported_prompt_tokens: int | None, *,
+                            context_window: int | None = None, ratio: float = 0.75,
+                            min_gap: int = 64) -> OverflowResult | None:
+    """Detect a provider that answered 200 but silently dropped part of the prompt (Ollama).
+
+    Ollama truncates a prompt longer than ``num_ctx`` from the front, logs ``truncating input prompt``, and
+    reports a ``prompt_eval_count`` (``usage.prompt_tokens`` on ``/v1``) smaller than what was sent
+    (ollama/ollama#7987, #3839; ``../shared/reference/providers.md`` part B, read 2026-11-30).
+
+    Parameters
+    ----------
+    sent_tokens : int
+        The client's estimate, in tokens, of the prompt it sent.
+    reported_prompt_tokens : int or None
+        The prompt tokens the provider reported; ``None`` (not reported) never flags.
+    context_window : int, optional
+        The window in tokens the server is believed to run with (e.g. Ollama's ``num_ctx``). When given, a prompt
+        estimated above it whose reported count is at or below it is flagged.
+    ratio : float
+        Flag when ``reported < ratio * sent``: the slack absorbs estimation error (0 < ratio <= 1).
+    min_gap : int
+        Never flag when ``sent - reported`` is below this many tokens (small prompts estimate poorly).
+
+    Returns
+    -------
+    OverflowResult or None
+        ``provider="ollama"``, ``prompt_tokens=sent_tokens``, ``limit=context_window`` (or the reported count when
+        no window is given), or ``None`` when nothing suggests truncation.
+
+    Raises
+    ------
+    ValueError
+        If ``sent_tokens`` is negative or ``ratio`` is not in (0, 1].
+    """
+    if sent_tokens < 0:
+        raise ValueError(f"sent_tokens must be >= 0, got {sent_tokens}")
+    if not 0 < ratio <= 1:
+        raise ValueError(f"ratio must be in (0, 1], got {ratio}")
+    if reported_prompt_tokens is None or sent_tokens - reported_prompt_tokens < min_gap:
+        return None
+    flagged = reported_prompt_tokens < ratio * sent_tokens
+    if context_window is not None and sent_tokens > context_window >= reported_prompt_tokens:
+        flagged = True
+    if not flagged:
+        return None
+    msg = (f"prompt silently truncated: about {sent_tokens} tokens sent, {reported_prompt_tokens} reported "
+           f"as evaluated")
+    return OverflowResult("ollama", sent_tokens, context_window if context_window is not None
+                          else reported_prompt_tokens, msg, 200)
