@@ -1,0 +1,177 @@
+"""The ``snapglyph`` command: a thin layer over the Python API.
+
+Every failure the project expects (missing file, unknown format, malformed JSON, unknown profile, a budget that
+cannot be met) exits non-zero with one line on standard error naming the problem; never a traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Sequence
+
+from .errors import InputError, SnapglyphError
+
+__all__ = ["main"]
+
+
+def _err(msg: str) -> int:
+    print(f"snapglyph: error: {msg}", file=sys.stderr)
+    return 2
+
+
+def _resolve_profile(args: argparse.Namespace, default: str = "claude"):
+    from .profiles import profile
+    model = getattr(args, "model", None)
+    if model:
+        from . import profiles
+        finder = getattr(profiles, "profile_for_model", None)
+        if finder is None:
+            raise InputError("--model needs profile_for_model(), which this build lacks")
+        return finder(model)
+    return profile(args.profile or default)
+
+
+def _load_input(path: str):
+    from .transcripts import load, load_text
+    if path == "-":
+        return load_text(sys.stdin.read(), name="<stdin>")
+    return load(path)
+
+
+def cmd_render(args: argparse.Namespace) -> int:
+    from .document import Document, build_document
+    from .render import iter_pages
+    prof = _resolve_profile(args)
+    t = _load_input(args.input)
+    doc = Document.from_text(t.meta.get("text", "")) if t.format == "text" else build_document(t.messages)
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    pages = []
+    for page in iter_pages(doc, profile=prof, mode=args.mode):
+        name = f"page-{page.index + 1:04d}.png"
+        (out / name).write_bytes(page.png)
+        pages.append({"file": name, "width": page.width, "height": page.height, "chars": page.chars,
+                      "first_id": page.first_id, "last_id": page.last_id})
+    manifest = {"profile": prof.name, "pages": pages}
+    (out / "manifest.json").write_text(json.dumps(manifest, indent=1) + "\n", encoding="utf-8")
+    print(f"{len(pages)} pages ({prof.name}) written to {out}/", file=sys.stderr)
+    return 0
+
+
+def _default_store(args: argparse.Namespace) -> tuple[Path | None, Path]:
+    """(store to read, store to write)."""
+    if args.store:
+        return Path(args.store), Path(args.store)
+    read = Path(args.input + ".store.jsonl") if args.input != "-" else None
+    write = Path(args.out + ".store.jsonl") if args.out else Path("snapglyph.store.jsonl")
+    return read, write
+
+
+def cmd_compact(args: argparse.Namespace) -> int:
+    from .compactor import compact
+    from .store import SourceStore
+    prof = _resolve_profile(args)
+    t = _load_input(args.input)
+    if t.format == "text":
+        raise InputError(f"{args.input}: plain text is not a conversation; use `snapglyph render` for text")
+    read, write = _default_store(args)
+    store = SourceStore(read) if read is not None and read.exists() else SourceStore()
+    res = compact(t, profile=prof, dialect=args.dialect, budget=args.budget, store=store,
+                  max_tokens=args.max_tokens, model=args.request_model)
+    body = json.dumps(res.request, ensure_ascii=False, indent=None)
+    if args.out:
+        Path(args.out).parent.mkdir(parents=True, exist_ok=True)
+        Path(args.out).write_text(body + "\n", encoding="utf-8")
+    else:
+        sys.stdout.write(body + "\n")
+    if res.middle_ids:
+        res.store.save(write)
+    print(res.summary() + (f"; store {write}" if res.middle_ids else ""), file=sys.stderr)
+    return 0
+
+
+def cmd_demo(args: argparse.Namespace) -> int:
+    from .demo import run_demo
+    return run_demo(Path(args.out), profile_name=args.profile or "claude", budget=args.budget)
+
+
+def cmd_fonts(args: argparse.Namespace) -> int:
+    from . import atlas
+    report = getattr(atlas, "fonts_report", None)
+    if report is None:
+        return _err("this build has no font report")
+    print(report())
+    return 0
+
+
+def cmd_recall(args: argparse.Namespace) -> int:
+    from .store import SourceStore
+    from .recall import format_recall, parse_ids
+    store = SourceStore(args.store)
+    if not Path(args.store).exists():
+        raise InputError(f"{args.store}: no such source store")
+    print(format_recall(store, parse_ids(args.ids)))
+    return 0
+
+
+def _parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="snapglyph", description="Render the old middle of an agent conversation as "
+                                "dense glyph pages and rebuild the request: head + pages + tail.")
+    sub = p.add_subparsers(dest="command", required=True)
+
+    def prof_opts(sp: argparse.ArgumentParser) -> None:
+        sp.add_argument("--profile", "-p", default=None, help="reader profile (default: claude)")
+        sp.add_argument("--model", default=None, help="pick the profile from a model name (claude-*, gpt-*, ...)")
+
+    r = sub.add_parser("render", help="render a transcript or text file to PNG pages + manifest.json")
+    r.add_argument("input", help="transcript file, .txt file, or - for standard input")
+    prof_opts(r)
+    r.add_argument("--out", "-o", default="pages", help="output folder (default: ./pages)")
+    r.add_argument("--mode", default="dense", choices=["dense", "lines"])
+    r.set_defaults(func=cmd_render)
+
+    c = sub.add_parser("compact", help="compact a conversation into a request: head + page images + tail")
+    c.add_argument("input", help="transcript or request JSON file, or - for standard input")
+    prof_opts(c)
+    c.add_argument("--dialect", choices=["openai", "anthropic", "responses"], default=None)
+    c.add_argument("--budget", type=int, default=100_000, help="most tokens the whole request may cost")
+    c.add_argument("--max-tokens", type=int, default=4096, help="output tokens reserved inside the budget")
+    c.add_argument("--request-model", default=None, help="model name written into the request")
+    c.add_argument("--store", default=None, help="source store (default: OUT.store.jsonl; read: INPUT.store.jsonl)")
+    c.add_argument("--out", "-o", default=None, help="write the request here (default: standard output)")
+    c.set_defaults(func=cmd_compact)
+
+    d = sub.add_parser("demo", help="compact a bundled real transcript into ./snapglyph-demo/")
+    d.add_argument("--out", default="snapglyph-demo")
+    d.add_argument("--profile", "-p", default=None)
+    d.add_argument("--budget", type=int, default=60_000)
+    d.set_defaults(func=cmd_demo)
+
+    f = sub.add_parser("fonts", help="list the bundled fonts, cell sizes and coverage")
+    f.set_defaults(func=cmd_fonts)
+
+    rc = sub.add_parser("recall", help="print the source of messages shown as pages")
+    rc.add_argument("store", help="source store JSONL file")
+    rc.add_argument("ids", help="message ids: 12 or #12 or 3-9 or 3,5,7")
+    rc.set_defaults(func=cmd_recall)
+    return p
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the ``snapglyph`` command line; returns the exit status (0 ok, 2 on an expected error)."""
+    args = _parser().parse_args(argv)
+    try:
+        return args.func(args)
+    except SnapglyphError as e:
+        return _err(str(e))
+    except FileNotFoundError as e:
+        return _err(f"{e.filename}: no such file")
+    except (BrokenPipeError, KeyboardInterrupt):
+        return 1
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

@@ -1,0 +1,434 @@
+"""The reconstructor: head verbatim, middle as page images, tail verbatim, inside a token budget.
+
+::
+
+    [system, first user message]   head, verbatim (after the dialect's normalisation)
+    [user: page images + short text naming the id ranges shown]   the snapshot (middle)
+    [newest messages from a cut point]   tail, verbatim: the longest run that fits the budget
+
+A cut point is a place before a user or an assistant message: never between an assistant message's tool calls and
+their results (parallel calls included). The budget covers the whole request: text, tool definitions, page images
+and the reserved output tokens (``max_tokens``). The source of every message shown as pages goes to the
+:class:`~snapglyph.store.SourceStore`; compacting a compacted request re-renders the whole middle from that source.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Any, Sequence
+
+from . import dialects
+from .errors import BudgetError, InputError, LimitError, StoreError
+from .messages import Message, Part
+from .profiles import Profile, profile as get_profile
+from .store import SourceStore
+
+__all__ = ["CompactResult", "compact", "expand_snapshots", "format_ranges", "snapshot_text"]
+
+MESSAGE_OVERHEAD = 4
+"""Tokens charged per message for role and framing (OpenAI's documented chat overhead is 3-4 per message)."""
+
+DEFAULT_MAX_TOKENS = 4096
+"""Output tokens reserved inside the budget when the caller gives none."""
+
+
+@dataclass
+class CompactResult:
+    """What :func:`compact` returns; unpacks as ``request, store = compact(...)``.
+
+    Attributes
+    ----------
+    request : dict
+        The request body in the target dialect.
+    store : SourceStore
+        Sources of every message shown as pages (and of every earlier one it already held).
+    pages : list
+        The :class:`~snapglyph.render.Page` objects sent (oldest first).
+    head_ids, middle_ids, tail_ids : list of int
+        Message ids in each part (``middle_ids`` includes ids whose pages were dropped).
+    dropped_ids : list of int
+        Middle ids whose pages were dropped to meet a limit or the budget (recallable from the store).
+    rewrites : collections.Counter
+        Normalisation rewrites by kind.
+    tokens_before, tokens_after : int
+        Estimated request tokens of the input and of the output (reserved output tokens included).
+    passthrough : bool
+        True when the input already fitted and was passed through (normalised).
+    """
+
+    request: dict
+    store: SourceStore
+    pages: list = field(default_factory=list)
+    head_ids: list[int] = field(default_factory=list)
+    middle_ids: list[int] = field(default_factory=list)
+    tail_ids: list[int] = field(default_factory=list)
+    dropped_ids: list[int] = field(default_factory=list)
+    rewrites: Counter = field(default_factory=Counter)
+    tokens_before: int = 0
+    tokens_after: int = 0
+    passthrough: bool = False
+    profile: str = ""
+    dialect: str = ""
+
+    def __iter__(self):
+        return iter((self.request, self.store))
+
+    def summary(self) -> str:
+        """One line: messages in head/middle/tail, pages, rewrites, estimated tokens before and after."""
+        rw = sum(self.rewrites.values())
+        if self.passthrough:
+            return (f"snapglyph: input fits the budget, passed through ({len(self.tail_ids)} messages, {rw} rewrites)"
+                    f"; tokens {self.tokens_before} -> {self.tokens_after} (estimated, profile {self.profile})")
+        dropped = f" ({len(self.dropped_ids)} dropped)" if self.dropped_ids else ""
+        return (f"snapglyph: head {len(self.head_ids)} / middle {len(self.middle_ids)}{dropped} / tail "
+                f"{len(self.tail_ids)} messages; {len(self.pages)} pages; {rw} rewrites; tokens "
+                f"{self.tokens_before} -> {self.tokens_after} (estimated, profile {self.profile}, "
+                f"dialect {self.dialect})")
+
+
+def format_ranges(ids: Sequence[int]) -> str:
+    """Format message ids as comma-separated ranges: ``[3, 4, 5, 9]`` -> ``"#3-#5, #9"``."""
+    ids = sorted(set(ids))
+    out: list[str] = []
+    i = 0
+    while i < len(ids):
+        j = i
+        while j + 1 < len(ids) and ids[j + 1] == ids[j] + 1:
+            j += 1
+        out.append(f"#{ids[i]}" if i == j else f"#{ids[i]}-#{ids[j]}")
+        i = j + 1
+    return ", ".join(out)
+
+
+def snapshot_text(covered: Sequence[int], dropped: Sequence[int] = ()) -> str:
+    """The short neutral text that follows the page images in the snapshot message."""
+    text = f"snapglyph snapshot: the images above show messages {format_ranges(covered)} as pages."
+    if dropped:
+        text += f" Not shown (recall by id): {format_ranges(dropped)}."
+    return text
+
+
+def _parse_snapshot(text: str) -> dict | None:
+    try:
+        from .transcripts import parse_snapshot_text
+    except ImportError:  # pragma: no cover - transcripts always ships
+        return None
+    return parse_snapshot_text(text)
+
+
+def _ids_of(ranges: Sequence[Sequence[int]]) -> list[int]:
+    return [i for a, b in ranges for i in range(int(a), int(b) + 1)]
+
+
+def expand_snapshots(messages: Sequence[Message], store: SourceStore | None) -> list[Message]:
+    """Replace every snapshot message by the stored source of the messages it covers.
+
+    A snapshot message is one with ``meta["snapshot"] = {"covered": [[a, b], ...], ...}`` (as the transcript
+    readers mark it). Pixels are never reused: the covered messages come back as source, to be rendered again.
+
+    Raises
+    ------
+    StoreError
+        If a snapshot is present and the store is missing or lacks a covered id.
+    """
+    out: list[Message] = []
+    for m in messages:
+        snap = m.meta.get("snapshot")
+        if not snap:
+            out.append(m)
+            continue
+        ids = _ids_of(snap.get("covered", []))
+        if store is None:
+            raise StoreError(f"the input holds a snapglyph snapshot of messages {format_ranges(ids)} but no "
+                             "source store was given (--store PATH); pages are re-rendered from source only")
+        out.extend(store.get(i) for i in ids)
+    return out
+
+
+class _Costs:
+    """Token estimates for one profile (cached per message)."""
+
+    def __init__(self, prof: Profile) -> None:
+        from . import tokens
+        self.prof = prof
+        self._count = lambda s: tokens.count_for_profile(s, prof) if s else 0
+
+    def text(self, s: str) -> int:
+        return self._count(s)
+
+    def image(self, p: Part) -> int:
+        if p.width and p.height:
+            return self.prof.image_tokens(p.width, p.height)
+        w, h = self.prof.provider_resize(100_000, 100_000)  # unknown size: charge the most one image can cost
+        return self.prof.image_tokens(w, h)
+
+    def message(self, m: Message) -> int:
+        n = MESSAGE_OVERHEAD
+        texts: list[str] = []
+        for p in m.parts:
+            if p.kind in ("text", "thinking"):
+                texts.append(p.text)
+            elif p.kind == "tool_call":
+                texts.append(p.name)
+                texts.append(p.arguments)
+                n += 3
+            elif p.kind == "tool_result":
+                n += 3
+                for q in p.content:
+                    if q.kind == "text":
+                        texts.append(q.text)
+                    elif q.kind == "image":
+                        n += self.image(q)
+            elif p.kind == "image":
+                n += self.image(p)
+        return n + self.text("\n".join(texts))
+
+    def pages(self, pages: Sequence[Any]) -> int:
+        return sum(self.prof.image_tokens(p.width, p.height) for p in pages)
+
+
+def _images_in(messages: Sequence[Message]) -> int:
+    n = 0
+    for m in messages:
+        for p in m.parts:
+            if p.kind == "image":
+                n += 1
+            elif p.kind == "tool_result":
+                n += sum(1 for q in p.content if q.kind == "image")
+    return n
+
+
+def _head_end(msgs: Sequence[Message]) -> int:
+    """Index just past the head: the system prompt(s) and the first user message (and its tool results)."""
+    i = 0
+    while i < len(msgs) and msgs[i].role == "system":
+        i += 1
+    while i < len(msgs) and msgs[i].role != "user":
+        i += 1
+    if i < len(msgs):
+        i += 1
+    while i < len(msgs) and msgs[i].role == "tool":
+        i += 1
+    return i
+
+
+def _to_messages(source: Any) -> tuple[list[Message], list[dict], str | None]:
+    if isinstance(source, (dict, list)) and (not source or not isinstance(source, list)
+                                             or not isinstance(source[0], Message)):
+        from .transcripts import from_request
+        t = from_request(source)
+        return t.messages, t.tools, t.model
+    if hasattr(source, "messages") and hasattr(source, "tools"):
+        return list(source.messages), list(source.tools), getattr(source, "model", None)
+    msgs = list(source)
+    if not all(isinstance(m, Message) for m in msgs):
+        raise InputError("compact() takes a list of snapglyph.Message, a Transcript, or a request body dict")
+    return msgs, [], None
+
+
+def compact(messages: Any, *, profile: "str | Profile" = "claude", dialect: str | None = None,
+            budget: int = 100_000, store: SourceStore | None = None, model: str | None = None,
+            max_tokens: int = DEFAULT_MAX_TOKENS, tools: Sequence[dict] | None = None,
+            cell: tuple[int, int] | None = None, mode: str = "dense") -> CompactResult:
+    """Compact a conversation into a request of at most ``budget`` tokens: head + page images + tail.
+
+    Parameters
+    ----------
+    messages : list of Message, Transcript, or dict
+        The conversation; a request body (OpenAI chat, Anthropic messages, OpenAI Responses, or one this function
+        wrote) is read with :func:`snapglyph.transcripts.from_request`.
+    profile : str or Profile
+        Reader profile (page geometry, token costs, limits).
+    dialect : str, optional
+        ``openai``, ``anthropic`` or ``responses``; default: the profile's own.
+    budget : int
+        The most the whole request may cost, in (estimated) tokens, reserved output included.
+    store : SourceStore, optional
+        Source store; required when the input holds a snapshot. A new in-memory store is made when omitted.
+    model : str, optional
+        ``model`` of the request (default: the source's model, else the profile name).
+    max_tokens : int
+        Output tokens reserved inside the budget.
+    tools : sequence of dict, optional
+        Neutral tool definitions (``{"name", "description", "parameters"}``) to add to the source's own.
+    cell : (int, int), optional
+        Cell ``(cell_w, cell_h)`` in pixels; default: the profile's.
+    mode : str
+        Layout mode, ``dense`` or ``lines``.
+
+    Returns
+    -------
+    CompactResult
+        Unpacks as ``(request, store)``; ``.summary()`` gives the one-line report.
+
+    Raises
+    ------
+    InputError
+        Bad arguments (unknown dialect, non-positive budget, wrong types).
+    StoreError
+        A snapshot in the input whose covered ids the store lacks.
+    BudgetError
+        The head, the newest round and the reserved output cannot fit the budget, or the result would not be
+        smaller than the input; the message names both numbers.
+    LimitError
+        A provider limit (images per request, request bytes) cannot be met.
+    """
+    prof = get_profile(profile)
+    dialect = dialect or getattr(prof, "dialect", None) or ("anthropic" if prof.name.startswith("claude")
+                                                            else "openai")
+    if dialect not in dialects.DIALECTS:
+        raise InputError(f"unknown dialect {dialect!r}; known dialects: {', '.join(dialects.DIALECTS)}")
+    if not isinstance(budget, int) or budget <= 0:
+        raise InputError(f"budget must be a positive number of tokens, not {budget!r}")
+    if not isinstance(max_tokens, int) or max_tokens <= 0:
+        raise InputError(f"max_tokens must be a positive number of tokens, not {max_tokens!r}")
+    source, src_tools, src_model = _to_messages(messages)
+    all_tools = list(src_tools) + list(tools or [])
+    model = model or src_model or prof.name
+    store = store if store is not None else SourceStore()
+    source = expand_snapshots(source, store)
+    costs = _Costs(prof)
+
+    norm, rewrites = dialects.normalise(source, dialect=dialect)
+    tool_defs = dialects.tool_definitions(all_tools, norm, dialect=dialect)
+    fixed = costs.text(json.dumps(tool_defs, ensure_ascii=False)) if tool_defs else 0
+    fixed += max_tokens
+    per = [costs.message(m) for m in norm]
+    before = fixed + sum(costs.message(m) for m in source)
+    total_norm = fixed + sum(per)
+
+    def finish(msgs: list[Message], pages: list, **kw: Any) -> CompactResult:
+        req = dialects.to_request(msgs, dialect=dialect, model=model, max_tokens=max_tokens, tools=all_tools)
+        return CompactResult(request=req, store=store, pages=pages, rewrites=rewrites, profile=prof.name,
+                             dialect=dialect, tokens_before=before, **kw)
+
+    if total_norm <= budget:
+        _check_limits(norm, [], prof)
+        return finish(norm, [], tail_ids=[m.id for m in norm], tokens_after=total_norm, passthrough=True)
+
+    h = _head_end(norm)
+    head, head_cost = norm[:h], sum(per[:h])
+    cuts = [c for c in range(h + 1, len(norm)) if norm[c].role in ("user", "assistant")]
+    if not cuts:
+        raise BudgetError(f"the conversation ({total_norm} tokens) exceeds the budget of {budget} tokens and has "
+                          "no cut point after the head (no user or assistant message to start a tail at)",
+                          needed=total_norm, budget=budget)
+    suffix = [0] * (len(norm) + 1)
+    for i in range(len(norm) - 1, -1, -1):
+        suffix[i] = suffix[i + 1] + per[i]
+    head_last = norm[h - 1].id if h else -1
+
+    def middle_sources(c: int) -> list[Message]:
+        return [m for m in source if head_last < m.id < norm[c].id]
+
+    from .render import render_document
+    from .document import build_document
+
+    def render_middle(c: int) -> list:
+        return render_document(build_document(middle_sources(c)), profile=prof, cell=cell, mode=mode)
+
+    snap_text_cost = costs.text(snapshot_text([0, 10**6], [0, 10**6])) + MESSAGE_OVERHEAD
+    tail_images = [_images_in(norm[c:]) + _images_in(head) for c in range(len(norm) + 1)]
+    page_cap = [max(0, prof.max_images - tail_images[c]) for c in range(len(norm) + 1)]
+
+    def cost(c: int, pages: list) -> int:
+        kept = pages[-page_cap[c]:] if page_cap[c] else []
+        return fixed + head_cost + suffix[c] + (costs.pages(kept) + snap_text_cost if pages else 0)
+
+    # One render of the largest middle gives every smaller middle's pages (pages are append-stable); the last page
+    # of a smaller middle is charged at full height here, so the estimate never undercounts.
+    full = render_middle(cuts[-1])
+    full_page_cost = prof.image_tokens(*prof.page_size)
+
+    def estimate(c: int) -> int:
+        last = norm[c].id - 1
+        n = sum(1 for p in full if p.first_id is not None and p.first_id <= last)
+        n = min(n, page_cap[c])
+        return fixed + head_cost + suffix[c] + (n * full_page_cost + snap_text_cost if n else 0)
+
+    chosen = next((c for c in cuts if estimate(c) <= budget), None)
+    if chosen is not None:
+        pages = render_middle(chosen)
+        # The exact cost can only be lower than the estimate: try longer tails while they fit.
+        i, tries = cuts.index(chosen), 0
+        while i > 0 and tries < 16:
+            tries += 1
+            trial = render_middle(cuts[i - 1])
+            if cost(cuts[i - 1], trial) > budget:
+                break
+            i, chosen, pages = i - 1, cuts[i - 1], trial
+    else:
+        chosen = cuts[-1]
+        pages = full
+    keep = min(len(pages), page_cap[chosen])
+    # Drop the oldest pages until the request fits (their ids stay recallable from the store).
+    while keep > 0 and cost(chosen, pages[len(pages) - keep:]) > budget:
+        keep -= 1
+    kept = pages[len(pages) - keep:] if keep else []
+    final = fixed + head_cost + suffix[chosen] + (costs.pages(kept) + snap_text_cost if kept else 0)
+    if final > budget:
+        raise BudgetError(
+            f"cannot fit the budget of {budget} tokens: the head ({head_cost}), the newest round "
+            f"({suffix[chosen]}), tool definitions and the reserved output ({fixed}) already need {final - (costs.pages(kept) + snap_text_cost if kept else 0)} tokens",
+            needed=final, budget=budget)
+
+    mid_src = middle_sources(chosen)
+    store.put(mid_src)
+    middle_ids = [m.id for m in mid_src]
+    shown_first = kept[0].first_id if kept else None
+    dropped = [i for i in middle_ids if shown_first is None or i < shown_first]
+    # Text-cost check: pages that cost more than the text they replace are not worth sending.
+    mid_norm = norm[h:chosen]
+    mid_text_cost = sum(per[h:chosen])
+    if kept and not dropped and costs.pages(kept) + snap_text_cost >= mid_text_cost:
+        if fixed + head_cost + suffix[h] <= budget:
+            return finish(norm, [], head_ids=[m.id for m in head], tail_ids=[m.id for m in norm[h:]],
+                          tokens_after=fixed + head_cost + suffix[h])
+    snap_parts = [Part("image", media_type="image/png", data=_b64(p.png), width=p.width, height=p.height)
+                  for p in kept]
+    snap_parts.append(Part("text", text=snapshot_text(middle_ids, dropped)))
+    snap = Message(mid_norm[0].id if mid_norm else head_last + 1, "user", snap_parts,
+                   {"snapshot": {"covered": _ranges(middle_ids), "dropped": _ranges(dropped)}})
+    out = head + [snap] + norm[chosen:]
+    _check_limits(out, kept, prof)
+    if final >= before:
+        raise BudgetError(f"compaction would not shrink the request: {before} tokens in, {final} out",
+                          needed=final, budget=budget)
+    return finish(out, kept, head_ids=[m.id for m in head], middle_ids=middle_ids,
+                  tail_ids=[m.id for m in norm[chosen:]], dropped_ids=dropped, tokens_after=final)
+
+
+def _ranges(ids: Sequence[int]) -> list[list[int]]:
+    out: list[list[int]] = []
+    for i in sorted(set(ids)):
+        if out and out[-1][1] == i - 1:
+            out[-1][1] = i
+        else:
+            out.append([i, i])
+    return out
+
+
+def _b64(data: bytes) -> str:
+    import base64
+    return base64.b64encode(data).decode("ascii")
+
+
+def _check_limits(msgs: Sequence[Message], pages: Sequence[Any], prof: Profile) -> None:
+    n = _images_in(msgs)
+    if n > prof.max_images:
+        raise LimitError(f"the request would carry {n} images; profile {prof.name} allows {prof.max_images}",
+                         limit="max_images")
+    for m in msgs:
+        for p in m.parts:
+            imgs = [p] if p.kind == "image" else [q for q in p.content if q.kind == "image"]
+            for q in imgs:
+                if q.data and len(q.data) > prof.max_image_bytes:
+                    raise LimitError(f"message #{m.id} has an image of {len(q.data)} bytes (base64); profile "
+                                     f"{prof.name} allows {prof.max_image_bytes}", limit="max_image_bytes")
+                if (prof.many_image_threshold is not None and n > prof.many_image_threshold and q.width
+                        and max(q.width, q.height or 0) > prof.many_image_max_side):
+                    raise LimitError(f"message #{m.id} has a {q.width}x{q.height} image in a request of {n} images;"
+                                     f" above {prof.many_image_threshold} images profile {prof.name} allows at most "
+                                     f"{prof.many_image_max_side} px a side", limit="many_image_max_side")

@@ -1,0 +1,417 @@
+"""Neutral messages -> request bodies in a wire dialect, after the normalisation each provider needs.
+
+Three dialects:
+
+``openai``     OpenAI chat completions (``messages``; images only in user messages, as ``image_url`` data URLs;
+               tool results are text-only ``tool`` messages; an image a tool returned rides in a synthetic user
+               message right after the tool messages).
+``anthropic``  Anthropic messages (``system`` apart; ``tool_result`` blocks first in a user message; ``image``
+               blocks with a base64 source, allowed in user content and inside ``tool_result``).
+``responses``  OpenAI Responses input items (``message``, ``function_call``, ``function_call_output``).
+
+:func:`normalise` rewrites a conversation into one every provider accepts, and counts each rewrite: non-standard
+keys dropped, duplicate tool call ids made unique, whitespace-only text removed, hidden reasoning without a usable
+signature removed, lone surrogates replaced by U+FFFD, tool calls without a result given an error result, tool
+results without a call turned into user text, messages left empty removed. Grammar sources:
+platform.claude.com/docs/en/agents-and-tools/tool-use/handle-tool-calls and the OpenAI chat completions reference
+(read 2026-11-30; see ``../shared/reference/providers.md`` part C).
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import re
+from collections import Counter
+from dataclasses import replace
+from typing import Any, Sequence
+
+from .errors import InputError
+from .messages import Message, Part
+
+__all__ = [
+    "DIALECTS",
+    "normalise",
+    "request_messages",
+    "tool_definitions",
+    "to_request",
+]
+
+DIALECTS = ("openai", "anthropic", "responses")
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+_THINKING_REDACTED = ("", "REDACTED", "[REDACTED]", "<redacted>")
+
+
+def _clean(s: str, rewrites: Counter) -> str:
+    if _SURROGATE.search(s):
+        n = len(_SURROGATE.findall(s))
+        rewrites["lone surrogates replaced"] += n
+        return _SURROGATE.sub("\ufffd", s)
+    return s
+
+
+def _check_dialect(dialect: str) -> None:
+    if dialect not in DIALECTS:
+        raise InputError(f"unknown dialect {dialect!r}; known dialects: {', '.join(DIALECTS)}")
+
+
+def _clean_content(parts: list[Part], rewrites: Counter) -> list[Part]:
+    out = []
+    for p in parts:
+        if p.kind == "text":
+            if not p.text.strip():
+                rewrites["whitespace-only text removed"] += 1
+                continue
+            out.append(replace(p, text=_clean(p.text, rewrites)))
+        elif p.kind == "image":
+            out.append(p)
+    return out
+
+
+def normalise(messages: Sequence[Message], *, dialect: str) -> tuple[list[Message], Counter]:
+    """Rewrite ``messages`` into a conversation the ``dialect``'s provider accepts; count every rewrite.
+
+    Parameters
+    ----------
+    messages : sequence of Message
+        The conversation in neutral form; not modified.
+    dialect : str
+        ``openai``, ``anthropic`` or ``responses``.
+
+    Returns
+    -------
+    messages : list of Message
+        New messages (ids kept; a message left empty is removed).
+    rewrites : collections.Counter
+        ``{description: count}`` for every kind of rewrite made.
+
+    Raises
+    ------
+    InputError
+        For an unknown dialect.
+    """
+    _check_dialect(dialect)
+    rewrites: Counter = Counter()
+    seen_ids: Counter = Counter()
+    out: list[Message] = []
+    pending: dict[str, str] = {}      # original call id -> unique id, for the calls of the last assistant message
+    answered: set[str] = set()
+    last_calls: list[Part] = []
+
+    def close_round(before: int) -> None:
+        # Give every unanswered call of the last assistant message an error result, right after it.
+        missing = [c for c in last_calls if c.call_id not in answered]
+        if missing:
+            rewrites["tool calls without a result given an error result"] += len(missing)
+            res = [Part("tool_result", call_id=c.call_id, name=c.name, is_error=True,
+                        content=[Part("text", text="(no result was recorded for this tool call)")])
+                   for c in missing]
+            if out and out[-1].role == "tool":
+                out[-1].parts[:0] = res
+            else:
+                out.append(Message(before, "tool", res, {"synthetic": True}))
+        last_calls.clear()
+        answered.clear()
+        pending.clear()
+
+    for m in messages:
+        if m.meta.get("extra"):
+            rewrites["non-standard keys dropped"] += len(m.meta["extra"])
+        if m.role not in ("tool",) and last_calls:
+            close_round(m.id)
+        if m.role == "system":
+            parts = _clean_content([p for p in m.parts if p.kind == "text"], rewrites)
+            if parts:
+                out.append(Message(m.id, "system", parts, dict(m.meta)))
+            continue
+        if m.role == "assistant":
+            parts: list[Part] = []
+            for p in m.parts:
+                if p.kind == "thinking":
+                    if (dialect != "anthropic" or p.meta.get("redacted")
+                            or p.signature.strip() in _THINKING_REDACTED):
+                        rewrites["hidden reasoning without a usable signature removed" if dialect == "anthropic"
+                                 else "hidden reasoning removed (dialect cannot carry it)"] += 1
+                        continue
+                    parts.append(p)
+                elif p.kind == "tool_call":
+                    cid = p.call_id or f"call_{m.id}_{len(parts)}"
+                    seen_ids[cid] += 1
+                    new = cid if seen_ids[cid] == 1 else f"{cid}_{seen_ids[cid]}"
+                    if new != cid:
+                        rewrites["duplicate tool call ids made unique"] += 1
+                    if not p.call_id:
+                        rewrites["missing tool call ids added"] += 1
+                    pending[cid] = new
+                    call = replace(p, call_id=new, name=_clean(p.name, rewrites),
+                                   arguments=_clean(p.arguments, rewrites))
+                    parts.append(call)
+                    last_calls.append(call)
+                elif p.kind == "image":
+                    rewrites["images in assistant messages turned into text"] += 1
+                    parts.append(Part("text", text="[image in an assistant message]"))
+                else:
+                    parts.extend(_clean_content([p], rewrites))
+            if not parts:
+                rewrites["empty messages removed"] += 1
+                continue
+            out.append(Message(m.id, "assistant", parts, dict(m.meta)))
+            continue
+        # user and tool messages
+        results: list[Part] = []
+        rest: list[Part] = []
+        for p in m.parts:
+            if p.kind == "tool_result":
+                cid = p.call_id
+                if cid in pending and pending[cid] not in answered:
+                    new = pending[cid]
+                    answered.add(new)
+                    results.append(replace(p, call_id=new, content=_clean_content(p.content, rewrites)))
+                else:
+                    rewrites["tool results without a call turned into user text"] += 1
+                    body = p.result_text()
+                    rest.append(Part("text", text=_clean(f"[tool result {p.name or cid}]\n{body}", rewrites)))
+                    rest.extend(q for q in p.content if q.kind == "image")
+            elif p.kind in ("text", "image"):
+                rest.extend(_clean_content([p], rewrites))
+            elif p.kind == "thinking":
+                rewrites["hidden reasoning removed (dialect cannot carry it)"] += 1
+            elif p.kind == "tool_call":
+                rewrites["tool calls outside assistant messages turned into text"] += 1
+                rest.append(Part("text", text=_clean(f"-> {p.name} {p.arguments}", rewrites)))
+        if rest and last_calls and not results:
+            close_round(m.id)
+        parts = results + rest
+        if not parts:
+            rewrites["empty messages removed"] += 1
+            continue
+        out.append(Message(m.id, "tool" if results else "user", parts, dict(m.meta)))
+        if rest and last_calls:
+            close_round(m.id)
+    if last_calls:
+        close_round(messages[-1].id if messages else 0)
+    return out, rewrites
+
+
+# --------------------------------------------------------------------------------------------------- writers
+
+def _data_url(p: Part) -> str:
+    return p.url if (p.url and not p.data) else f"data:{p.media_type or 'image/png'};base64,{p.data}"
+
+
+def _parse_args(arguments: str) -> dict:
+    try:
+        value = json.loads(arguments) if arguments.strip() else {}
+    except (json.JSONDecodeError, ValueError):
+        return {"_raw_arguments": arguments}
+    return value if isinstance(value, dict) else {"_value": value}
+
+
+def _anthropic_image(p: Part) -> dict:
+    if p.data:
+        return {"type": "image", "source": {"type": "base64", "media_type": p.media_type or "image/png",
+                                            "data": p.data}}
+    return {"type": "image", "source": {"type": "url", "url": p.url}}
+
+
+def _anthropic_blocks(parts: list[Part]) -> list[dict]:
+    blocks: list[dict] = []
+    for p in parts:
+        if p.kind == "text":
+            blocks.append({"type": "text", "text": p.text})
+        elif p.kind == "image":
+            blocks.append(_anthropic_image(p))
+        elif p.kind == "thinking":
+            blocks.append({"type": "thinking", "thinking": p.text, "signature": p.signature})
+        elif p.kind == "tool_call":
+            blocks.append({"type": "tool_use", "id": p.call_id, "name": p.name, "input": _parse_args(p.arguments)})
+        elif p.kind == "tool_result":
+            content: Any
+            if all(q.kind == "text" for q in p.content):
+                content = "\n".join(q.text for q in p.content)
+            else:
+                content = _anthropic_blocks(p.content)
+            block = {"type": "tool_result", "tool_use_id": p.call_id, "content": content}
+            if p.is_error:
+                block["is_error"] = True
+            if content == "" or content == []:
+                del block["content"]
+            blocks.append(block)
+    return blocks
+
+
+def _openai_user_content(parts: list[Part]) -> Any:
+    if all(p.kind == "text" for p in parts):
+        return "\n".join(p.text for p in parts)
+    out = []
+    for p in parts:
+        if p.kind == "text":
+            out.append({"type": "text", "text": p.text})
+        elif p.kind == "image":
+            out.append({"type": "image_url", "image_url": {"url": _data_url(p)}})
+    return out
+
+
+def _openai_messages(messages: Sequence[Message]) -> list[dict]:
+    out: list[dict] = []
+    for m in messages:
+        if m.role == "system":
+            out.append({"role": "system", "content": m.text()})
+        elif m.role == "user":
+            out.append({"role": "user", "content": _openai_user_content(m.parts)})
+        elif m.role == "assistant":
+            text = "\n".join(p.text for p in m.parts if p.kind == "text")
+            msg: dict[str, Any] = {"role": "assistant", "content": text or None}
+            calls = m.tool_calls()
+            if calls:
+                msg["tool_calls"] = [{"id": c.call_id, "type": "function",
+                                      "function": {"name": c.name, "arguments": c.arguments or "{}"}}
+                                     for c in calls]
+            out.append(msg)
+        else:  # tool: text-only tool messages, then the images and any user text in one user message
+            extra: list[Part] = []
+            for p in m.tool_results():
+                images = [q for q in p.content if q.kind == "image"]
+                text = p.result_text()
+                if images:
+                    note = f"[{len(images)} image(s) returned by this tool follow in the next user message]"
+                    text = f"{text}\n{note}" if text else note
+                    extra.extend(images)
+                out.append({"role": "tool", "tool_call_id": p.call_id, "content": text})
+            extra.extend(p for p in m.parts if p.kind in ("text", "image"))
+            if extra:
+                out.append({"role": "user", "content": _openai_user_content(extra)})
+    return out
+
+
+def _responses_items(messages: Sequence[Message]) -> list[dict]:
+    items: list[dict] = []
+
+    def user_content(parts: list[Part]) -> list[dict]:
+        c = []
+        for p in parts:
+            if p.kind == "text":
+                c.append({"type": "input_text", "text": p.text})
+            elif p.kind == "image":
+                c.append({"type": "input_image", "image_url": _data_url(p), "detail": "high"})
+        return c
+
+    for m in messages:
+        if m.role == "system":
+            continue
+        if m.role == "user":
+            items.append({"type": "message", "role": "user", "content": user_content(m.parts)})
+        elif m.role == "assistant":
+            text = "\n".join(p.text for p in m.parts if p.kind == "text")
+            if text:
+                items.append({"type": "message", "role": "assistant",
+                              "content": [{"type": "output_text", "text": text}]})
+            for c in m.tool_calls():
+                items.append({"type": "function_call", "call_id": c.call_id, "name": c.name,
+                              "arguments": c.arguments or "{}"})
+        else:
+            for p in m.tool_results():
+                if any(q.kind == "image" for q in p.content):
+                    output: Any = user_content(p.content)
+                else:
+                    output = p.result_text()
+                items.append({"type": "function_call_output", "call_id": p.call_id, "output": output})
+            rest = [p for p in m.parts if p.kind in ("text", "image")]
+            if rest:
+                items.append({"type": "message", "role": "user", "content": user_content(rest)})
+    return items
+
+
+def request_messages(messages: Sequence[Message], *, dialect: str) -> list[dict]:
+    """Write already-normalised messages (system excluded for ``anthropic``/``responses``) in a dialect's shape.
+
+    Returns the ``messages`` list (``openai``, ``anthropic``) or the ``input`` item list (``responses``).
+    Raises :class:`InputError` for an unknown dialect.
+    """
+    _check_dialect(dialect)
+    if dialect == "openai":
+        return _openai_messages(messages)
+    if dialect == "responses":
+        return _responses_items(messages)
+    return [{"role": "assistant" if m.role == "assistant" else "user", "content": _anthropic_blocks(m.parts)}
+            for m in messages if m.role != "system"]
+
+
+def tool_definitions(tools: Sequence[dict], messages: Sequence[Message], *, dialect: str) -> list[dict]:
+    """Tool definitions for the request: the source's own, plus one for every tool called but not defined.
+
+    Anthropic rejects ``tool_use`` blocks whose tool is not defined, so a synthesised definition (an open object
+    schema) is added for each tool name that the conversation calls without a definition.
+
+    Parameters
+    ----------
+    tools : sequence of dict
+        Neutral definitions ``{"name", "description", "parameters"}``.
+    messages : sequence of Message
+    dialect : str
+
+    Returns
+    -------
+    list of dict
+        Definitions in the dialect's shape, source order first, then synthesised ones sorted by name.
+    """
+    _check_dialect(dialect)
+    defs = [dict(t) for t in tools if t.get("name")]
+    known = {t["name"] for t in defs}
+    called = sorted({p.name for m in messages for p in m.parts if p.kind == "tool_call" and p.name} - known)
+    defs += [{"name": n, "description": f"The {n} tool.", "parameters": {"type": "object"}} for n in called]
+    out = []
+    for t in defs:
+        params = copy.deepcopy(t.get("parameters") or {"type": "object"})
+        desc = t.get("description") or ""
+        if dialect == "anthropic":
+            out.append({"name": t["name"], "description": desc, "input_schema": params})
+        elif dialect == "responses":
+            out.append({"type": "function", "name": t["name"], "description": desc, "parameters": params})
+        else:
+            out.append({"type": "function", "function": {"name": t["name"], "description": desc,
+                                                          "parameters": params}})
+    return out
+
+
+def to_request(messages: Sequence[Message], *, dialect: str, model: str, max_tokens: int,
+               tools: Sequence[dict] = ()) -> dict:
+    """Build a full request body from already-normalised messages.
+
+    Parameters
+    ----------
+    messages : sequence of Message
+        Output of :func:`normalise` (possibly with a snapshot user message inserted).
+    dialect : str
+    model : str
+    max_tokens : int
+        Output tokens reserved (``max_tokens``; ``max_output_tokens`` for ``responses``).
+    tools : sequence of dict
+        Neutral tool definitions from the source.
+
+    Returns
+    -------
+    dict
+        The JSON-serialisable request body.
+    """
+    _check_dialect(dialect)
+    system = "\n\n".join(m.text() for m in messages if m.role == "system")
+    body: dict[str, Any] = {"model": model}
+    if dialect == "openai":
+        body["max_tokens"] = int(max_tokens)
+        body["messages"] = _openai_messages(messages)
+    elif dialect == "anthropic":
+        body["max_tokens"] = int(max_tokens)
+        if system:
+            body["system"] = system
+        body["messages"] = request_messages(messages, dialect=dialect)
+    else:
+        body["max_output_tokens"] = int(max_tokens)
+        if system:
+            body["instructions"] = system
+        body["input"] = _responses_items(messages)
+    defs = tool_definitions(tools, messages, dialect=dialect)
+    if defs:
+        body["tools"] = defs
+    return body

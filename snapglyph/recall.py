@@ -1,0 +1,128 @@
+"""Recall: the exact source of messages shown as pages, by message id, and a tool a model can call for it.
+
+A page can be hard to read (exact hashes, ids, long numbers); the model asks for message ``#N`` and gets its source
+text back, byte for byte as it came in (ANSI codes and odd characters included).
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Iterable
+
+from .errors import InputError
+from .messages import Message
+from .store import SourceStore
+
+__all__ = ["RECALL_TOOL_NAME", "format_recall", "parse_ids", "recall", "recall_tool", "source_text"]
+
+RECALL_TOOL_NAME = "recall_messages"
+
+_ID_RANGE = re.compile(r"^#?(\d+)(?:\s*-\s*#?(\d+))?$")
+
+
+def parse_ids(spec: "str | Iterable[int]") -> list[int]:
+    """Parse message ids: ``"12"``, ``"#12"``, ``"3-9"``, ``"#3-#9, 12"`` or an iterable of ints.
+
+    Returns
+    -------
+    list of int
+        Sorted, without duplicates.
+
+    Raises
+    ------
+    InputError
+        For anything that is not an id or a range, or a range over 100,000 ids.
+    """
+    if not isinstance(spec, str):
+        try:
+            return sorted({int(i) for i in spec})
+        except (TypeError, ValueError):
+            raise InputError(f"message ids must be integers, not {spec!r}") from None
+    out: set[int] = set()
+    for chunk in filter(None, (c.strip() for c in spec.split(","))):
+        m = _ID_RANGE.match(chunk)
+        if not m:
+            raise InputError(f"not a message id or range: {chunk!r} (use 12, #12, 3-9 or #3-#9)")
+        a = int(m.group(1))
+        b = int(m.group(2)) if m.group(2) else a
+        if b < a or b - a > 100_000:
+            raise InputError(f"bad message id range: {chunk!r}")
+        out.update(range(a, b + 1))
+    if not out:
+        raise InputError("no message ids given")
+    return sorted(out)
+
+
+def source_text(m: Message) -> str:
+    """The source text of one message: its text, tool calls (``-> name arguments``) and tool results, unchanged.
+
+    A message made of one text part gives exactly that part's text.
+    """
+    out: list[str] = []
+    for p in m.parts:
+        if p.kind == "text":
+            out.append(p.text)
+        elif p.kind == "tool_call":
+            out.append(f"-> {p.name} {p.arguments}")
+        elif p.kind == "tool_result":
+            out.append(p.result_text())
+        elif p.kind == "image":
+            from .document import placeholder_for_image
+            out.append(placeholder_for_image(p))
+    return "\n".join(out)
+
+
+def recall(store: SourceStore, ids: "str | Iterable[int]") -> dict[int, str]:
+    """Return ``{id: source text}`` for messages held in the source store.
+
+    Parameters
+    ----------
+    store : SourceStore
+    ids : str or iterable of int
+        See :func:`parse_ids`.
+
+    Raises
+    ------
+    StoreError
+        If an id has no retained source.
+    InputError
+        For a malformed id list.
+    """
+    return {i: source_text(store.get(i)) for i in parse_ids(ids)}
+
+
+def format_recall(store: SourceStore, ids: "str | Iterable[int]") -> str:
+    """Recalled messages as one text: a ``#id role`` line before each message's source text."""
+    blocks = []
+    for i in parse_ids(ids):
+        m = store.get(i)
+        blocks.append(f"#{i} {m.role}\n{source_text(m)}")
+    return "\n\n".join(blocks)
+
+
+def recall_tool(dialect: str = "openai") -> dict:
+    """A ready tool definition that lets a model ask for the exact source of messages shown as pages.
+
+    Parameters
+    ----------
+    dialect : str
+        ``openai`` (chat completions), ``responses`` or ``anthropic``.
+
+    Raises
+    ------
+    InputError
+        For an unknown dialect.
+    """
+    desc = ("Return the exact text of earlier conversation messages that are shown as page images, by message "
+            "id (the #N in each page's headers). Use it when a page is hard to read or exact text is needed.")
+    params = {"type": "object", "properties": {"ids": {"type": "string", "description":
+                                                        "Message ids or ranges, e.g. \"12\" or \"#3-#9, 12\"."}},
+              "required": ["ids"]}
+    if dialect == "anthropic":
+        return {"name": RECALL_TOOL_NAME, "description": desc, "input_schema": params}
+    if dialect == "responses":
+        return {"type": "function", "name": RECALL_TOOL_NAME, "description": desc, "parameters": params}
+    if dialect == "openai":
+        return {"type": "function", "function": {"name": RECALL_TOOL_NAME, "description": desc,
+                                                 "parameters": params}}
+    raise InputError(f"unknown dialect {dialect!r}; known dialects: openai, anthropic, responses")

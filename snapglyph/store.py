@@ -1,0 +1,138 @@
+"""The source store: the retained source of every message shown as pages, keyed by message id.
+
+Pages are always re-rendered from this source, never from earlier pixels. On disk the store is a JSONL file, one
+line per message (``{"id": 12, "message": {...}}``) in id order, written atomically (a temporary file in the same
+folder, fsynced, then ``os.replace``), so a crash leaves the last good store. Strings are written with
+``ensure_ascii=True``, so every Python ``str`` (lone surrogates, NUL, ANSI escapes) comes back equal.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from dataclasses import asdict
+from pathlib import Path
+from typing import Iterable, Iterator
+
+from .errors import StoreError
+from .messages import Message, Part
+
+__all__ = ["SourceStore", "message_from_dict", "message_to_dict"]
+
+
+def message_to_dict(m: Message) -> dict:
+    """Serialise a :class:`Message` to plain JSON-able data (every field kept)."""
+    return asdict(m)
+
+
+def _part_from_dict(d: dict) -> Part:
+    d = dict(d)
+    d["content"] = [_part_from_dict(c) for c in d.get("content", [])]
+    return Part(**d)
+
+
+def message_from_dict(d: dict) -> Message:
+    """Rebuild a :class:`Message` from :func:`message_to_dict` output.
+
+    Raises
+    ------
+    StoreError
+        If the data is not a serialised message.
+    """
+    try:
+        return Message(id=int(d["id"]), role=d["role"], parts=[_part_from_dict(p) for p in d.get("parts", [])],
+                       meta=dict(d.get("meta", {})))
+    except (KeyError, TypeError, ValueError) as e:
+        raise StoreError(f"not a stored message: {e}") from None
+
+
+class SourceStore:
+    """Message sources keyed by message id, in memory and optionally on disk.
+
+    Parameters
+    ----------
+    path : str or Path, optional
+        The JSONL file. If it exists it is loaded; :meth:`save` writes there.
+
+    Raises
+    ------
+    StoreError
+        If the file exists but a complete line is not a stored message.
+    """
+
+    def __init__(self, path: "str | os.PathLike | None" = None) -> None:
+        self.path = Path(path) if path is not None else None
+        self._messages: dict[int, Message] = {}
+        if self.path is not None and self.path.exists():
+            self._load(self.path)
+
+    def _load(self, path: Path) -> None:
+        try:
+            lines = path.read_text(encoding="utf-8").splitlines()
+        except OSError as e:
+            raise StoreError(f"cannot read source store {path}: {e}") from None
+        for n, line in enumerate(lines, 1):
+            if not line.strip():
+                continue
+            try:
+                rec = json.loads(line)
+                m = message_from_dict(rec["message"])
+            except (json.JSONDecodeError, KeyError, TypeError, StoreError) as e:
+                raise StoreError(f"{path}:{n}: not a source-store line ({e})") from None
+            self._messages[m.id] = m
+
+    def put(self, messages: Iterable[Message]) -> None:
+        """Keep the source of ``messages`` (a later put of the same id replaces the earlier one)."""
+        for m in messages:
+            self._messages[m.id] = m
+
+    def get(self, message_id: int) -> Message:
+        """Return the stored source of message ``message_id``.
+
+        Raises
+        ------
+        StoreError
+            If the store holds no source for that id.
+        """
+        try:
+            return self._messages[int(message_id)]
+        except KeyError:
+            where = f" ({self.path})" if self.path else ""
+            raise StoreError(f"the source store{where} has no source for message #{message_id}; pages are "
+                             "only ever rendered from retained source, never from earlier pixels") from None
+
+    def __contains__(self, message_id: object) -> bool:
+        return message_id in self._messages
+
+    def __len__(self) -> int:
+        return len(self._messages)
+
+    def __iter__(self) -> Iterator[int]:
+        return iter(sorted(self._messages))
+
+    def save(self, path: "str | os.PathLike | None" = None) -> Path:
+        """Write the store atomically to ``path`` (default: the store's own path) and return the path.
+
+        Raises
+        ------
+        StoreError
+            If no path is known or the file cannot be written.
+        """
+        target = Path(path) if path is not None else self.path
+        if target is None:
+            raise StoreError("no path to save the source store to")
+        target.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            fd, tmp = tempfile.mkstemp(prefix=target.name + ".", suffix=".tmp", dir=target.parent)
+            with os.fdopen(fd, "w", encoding="utf-8") as f:
+                for mid in sorted(self._messages):
+                    rec = {"id": mid, "message": message_to_dict(self._messages[mid])}
+                    f.write(json.dumps(rec, ensure_ascii=True, separators=(",", ":")) + "\n")
+                f.flush()
+                os.fsync(f.fileno())
+            os.replace(tmp, target)
+        except OSError as e:
+            raise StoreError(f"cannot write source store {target}: {e}") from None
+        self.path = target
+        return target
