@@ -13,7 +13,16 @@ from .errors import (BudgetError, FontError, FormatError, InputError, LimitError
                      SnapglyphError, StoreError, UnknownProfileError, ValidationError)
 
 _LAZY = {
+    "CompactResult": "compactor",
     "Document": "document",
+    "Fault": "validate",
+    "SourceStore": "store",
+    "compact": "compactor",
+    "recall": "recall",
+    "recall_tool": "recall",
+    "render": "render",
+    "text_tokens": "tokens",
+    "validate": "validate",
     "Message": "messages",
     "Part": "messages",
     "Profile": "profiles",
@@ -30,7 +39,12 @@ __all__ = sorted([
 __version__ = "0.1.0"
 
 
+_SUBMODULES = ("overflow", "transcripts", "profiles", "tokens", "render", "dialects", "compactor", "store")
+
+
 def __getattr__(name: str) -> Any:
+    if name in _SUBMODULES:
+        return importlib.import_module(f".{name}", __name__)
     mod = _LAZY.get(name)
     if mod is None:
         raise AttributeError(f"module 'snapglyph' has no attribute {name!r}")

@@ -117,6 +117,22 @@ def cmd_recall(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_validate(args: argparse.Namespace) -> int:
+    from .validate import validate
+    try:
+        body = json.loads(Path(args.file).read_text(encoding="utf-8"))
+    except json.JSONDecodeError as e:
+        raise InputError(f"{args.file}: malformed JSON ({e})") from None
+    faults = validate(body, args.dialect, profile=_resolve_profile(args) if (args.profile or args.model) else None)
+    for f in faults:
+        print(str(f))
+    if faults:
+        print(f"{len(faults)} fault(s)", file=sys.stderr)
+        return 1
+    print("no faults", file=sys.stderr)
+    return 0
+
+
 def _parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="snapglyph", description="Render the old middle of an agent conversation as "
                                 "dense glyph pages and rebuild the request: head + pages + tail.")
@@ -152,6 +168,12 @@ def _parser() -> argparse.ArgumentParser:
 
     f = sub.add_parser("fonts", help="list the bundled fonts, cell sizes and coverage")
     f.set_defaults(func=cmd_fonts)
+
+    v = sub.add_parser("validate", help="check a request body against a dialect's grammar and a profile's limits")
+    v.add_argument("file")
+    v.add_argument("--dialect", choices=["openai", "anthropic", "responses"], required=True)
+    prof_opts(v)
+    v.set_defaults(func=cmd_validate)
 
     rc = sub.add_parser("recall", help="print the source of messages shown as pages")
     rc.add_argument("store", help="source store JSONL file")
