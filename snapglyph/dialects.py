@@ -334,8 +334,28 @@ def request_messages(messages: Sequence[Message], *, dialect: str) -> list[dict]
         return _openai_messages(messages)
     if dialect == "responses":
         return _responses_items(messages)
-    return [{"role": "assistant" if m.role == "assistant" else "user", "content": _anthropic_blocks(m.parts)}
-            for m in messages if m.role != "system"]
+    return _anthropic_messages(messages)
+
+
+def _anthropic_messages(messages: Sequence[Message]) -> list[dict]:
+    # The results of one round must all sit in the one user message after the tool use, first in its content:
+    # consecutive tool messages (one per result in OpenAI-shaped sources) are merged, results before other blocks.
+    out: list[dict] = []
+    prev_tool = False
+    for m in messages:
+        if m.role == "system":
+            continue
+        if m.role == "tool" and prev_tool:
+            blocks = out[-1]["content"]
+            results = [b for b in blocks if b["type"] == "tool_result"]
+            others = [b for b in blocks if b["type"] != "tool_result"]
+            new = _anthropic_blocks(m.parts)
+            out[-1]["content"] = (results + [b for b in new if b["type"] == "tool_result"] + others
+                                  + [b for b in new if b["type"] != "tool_result"])
+            continue
+        out.append({"role": "assistant" if m.role == "assistant" else "user", "content": _anthropic_blocks(m.parts)})
+        prev_tool = m.role == "tool"
+    return out
 
 
 def tool_definitions(tools: Sequence[dict], messages: Sequence[Message], *, dialect: str) -> list[dict]:

@@ -1,0 +1,81 @@
+"""Normalisation and dialect writers: every rewrite counted, every output passes validate()."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from snapglyph.dialects import normalise, to_request
+from snapglyph.errors import InputError
+from snapglyph.messages import Message, Part
+from snapglyph.validate import validate
+
+PNG_1x1 = ("iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAAAAAA6fptVAAAACklEQVR4nGNgAAAAAgABSK+kcQAAAABJRU5ErkJggg==")
+
+
+def convo() -> list[Message]:
+    return [
+        Message(0, "system", [Part("text", text="be brief")]),
+        Message(1, "user", [Part("text", text="fix the bug")]),
+        Message(2, "assistant", [Part("thinking", text="hmm", signature=""),
+                                 Part("text", text="looking"),
+                                 Part("tool_call", name="bash", arguments='{"cmd": "ls"}', call_id="c1"),
+                                 Part("tool_call", name="read", arguments='{"path": "a"}', call_id="c2")]),
+        Message(3, "tool", [Part("tool_result", call_id="c1", name="bash", content=[Part("text", text="a b")])]),
+        Message(4, "tool", [Part("tool_result", call_id="c2", name="read",
+                                 content=[Part("text", text="x"), Part("image", media_type="image/png",
+                                                                       data=PNG_1x1, width=1, height=1)])]),
+        Message(5, "assistant", [Part("text", text="   "), Part("tool_call", name="bash", arguments="{}",
+                                                                call_id="c1")]),
+        Message(6, "tool", [Part("tool_result", call_id="c1", name="bash", content=[Part("text", text="ok\ud800")])]),
+        Message(7, "assistant", [Part("text", text="done")]),
+    ]
+
+
+@pytest.mark.parametrize("dialect", ["openai", "anthropic", "responses"])
+def test_normalised_requests_validate(dialect):
+    msgs, rw = normalise(convo(), dialect=dialect)
+    body = to_request(msgs, dialect=dialect, model="m", max_tokens=100)
+    assert validate(body, dialect) == []
+    assert rw["duplicate tool call ids made unique"] == 1
+    assert rw["whitespace-only text removed"] == 1
+    assert rw["lone surrogates replaced"] == 1
+    json.dumps(body, ensure_ascii=False).encode("utf-8")  # no lone surrogate left to break the encoder
+
+
+def test_openai_tool_images_move_to_a_user_message():
+    msgs, _ = normalise(convo(), dialect="openai")
+    body = to_request(msgs, dialect="openai", model="m", max_tokens=100)
+    roles = [m["role"] for m in body["messages"]]
+    assert roles == ["system", "user", "assistant", "tool", "tool", "user", "assistant", "tool", "assistant"]
+    assert body["messages"][5]["content"][0]["type"] == "image_url"
+    assert body["messages"][7]["tool_call_id"] == "c1_2"
+
+
+def test_anthropic_shape():
+    msgs, rw = normalise(convo(), dialect="anthropic")
+    body = to_request(msgs, dialect="anthropic", model="m", max_tokens=100)
+    assert body["system"] == "be brief"
+    assert rw["hidden reasoning without a usable signature removed"] == 1
+    first = body["messages"][1]["content"]
+    assert [b["type"] for b in first] == ["text", "tool_use", "tool_use"]
+    assert first[1]["input"] == {"cmd": "ls"}
+    assert {t["name"] for t in body["tools"]} == {"bash", "read"}
+
+
+def test_orphans_are_repaired_and_counted():
+    msgs = [Message(0, "user", [Part("text", text="hi")]),
+            Message(1, "tool", [Part("tool_result", call_id="zz", content=[Part("text", text="stray")])]),
+            Message(2, "assistant", [Part("tool_call", name="bash", arguments="{}", call_id="c9")]),
+            Message(3, "user", [Part("text", text="next")])]
+    for dialect in ("openai", "anthropic", "responses"):
+        out, rw = normalise(msgs, dialect=dialect)
+        assert rw["tool results without a call turned into user text"] == 1
+        assert rw["tool calls without a result given an error result"] == 1
+        assert validate(to_request(out, dialect=dialect, model="m", max_tokens=10), dialect) == []
+
+
+def test_unknown_dialect():
+    with pytest.raises(InputError, match="known dialects"):
+        normalise(convo(), dialect="gemini")
