@@ -1,0 +1,115 @@
+"""Reader for aider's markdown chat history (``.aider.chat.history.md``).
+
+aider appends to one markdown file per repository:
+
+- ``# aider chat started at 2024-08-05 19:33:02`` starts a session (one process run);
+- ``#### text`` lines are what the user typed (a multi-line input is several ``#### `` lines);
+- ``> text`` lines are aider's own console output (tool output, lint and test runs, confirmations);
+- every other line belongs to the assistant's reply (which may hold markdown, code and ``# `` comment lines).
+
+aider appends two spaces (a markdown hard break) to each ``#### `` and ``> `` line; the reader removes exactly
+those two spaces, and the ``#### ``/``> `` prefix.
+
+Choices
+-------
+- Console output has no tool call to answer, and a ``tool`` message without a call breaks every dialect's
+  grammar, so each ``> `` block is a **user** message with ``meta["aider_output"] = True`` (its text part carries
+  the same mark).
+- Consecutive ``#### `` lines join (with ``\\n``) into one user message; a blank line ends it.
+- Session start lines are not messages: ``Transcript.meta["sessions"]`` lists ``{"started", "first_id"}`` and each
+  message's ``meta["aider_session"]`` is the index of its session (``None`` before the first marker).
+- Blank lines around an assistant reply are trimmed; a reply of only blank lines is no message.
+- An Emacs mode line (``-*- mode: ... -*-``) at the very top is kept in ``meta["preamble"]``.
+"""
+
+from __future__ import annotations
+
+import re
+
+from .messages import Message, Part
+
+__all__ = [
+    "is_aider",
+    "read_aider",
+]
+
+_STARTED = re.compile(r"^# aider chat started at (.*?)\s*$")
+_STARTED_ANY = re.compile(r"^# aider chat started at ", re.M)
+_MODE_LINE = re.compile(r"^-\*-.*-\*-\s*$")
+
+
+def is_aider(text: str, name: str = "") -> bool:
+    """Whether ``text`` is an aider chat history: it holds a session-start line, or the file is named like one."""
+    return bool(_STARTED_ANY.search(text)) or name.endswith(".aider.chat.history.md")
+
+
+def _unbreak(line: str) -> str:
+    """Remove the markdown hard break (two trailing spaces, before an optional CR) that aider appends."""
+    if line.endswith("  \r"):
+        return line[:-3] + "\r"
+    if line.endswith("  "):
+        return line[:-2]
+    return line
+
+
+def read_aider(text: str) -> tuple[list[Message], list[dict], str | None, dict]:
+    """Read an aider markdown chat history into neutral messages (see the module docstring for the rules).
+
+    Returns ``(messages, tools, model, meta)``: no tools, the model named in the last ``> Model: ...`` /
+    ``> Models: ...`` console line (``None`` when absent), and ``meta`` with ``sessions`` and ``preamble``.
+    Never raises: any text is a valid (possibly empty) history.
+    """
+    lines = text.split("\n")
+    if lines and lines[-1] == "":
+        lines.pop()
+    out: list[Message] = []
+    sessions: list[dict] = []
+    meta: dict = {"sessions": sessions, "preamble": ""}
+    if lines and _MODE_LINE.match(lines[0]):
+        meta["preamble"] = lines.pop(0)
+    model = None
+    kind = None  # "user" | "output" | "assistant"
+    buf: list[str] = []
+    session: int | None = None
+
+    def flush() -> None:
+        nonlocal buf, kind
+        if kind is None:
+            return
+        if kind == "assistant":
+            while buf and not buf[0].strip():
+                buf.pop(0)
+            while buf and not buf[-1].strip():
+                buf.pop()
+            if buf:
+                out.append(Message(0, "assistant", [Part(kind="text", text="\n".join(buf))],
+                                   {"aider_session": session}))
+        elif kind == "user":
+            out.append(Message(0, "user", [Part(kind="text", text="\n".join(buf))], {"aider_session": session}))
+        else:
+            out.append(Message(0, "user", [Part(kind="text", text="\n".join(buf), meta={"aider_output": True})],
+                               {"aider_session": session, "aider_output": True}))
+        buf, kind = [], None
+
+    for line in lines:
+        m = _STARTED.match(line)
+        if m:
+            flush()
+            session = len(sessions)
+            sessions.append({"started": m.group(1), "first_id": len(out)})
+            continue
+        if line.startswith("#### ") or line.rstrip("\r") == "####":
+            new, content = "user", _unbreak(line[5:])
+        elif line.startswith("> ") or line.rstrip("\r") == ">":
+            new, content = "output", _unbreak(line[2:])
+            s = content.strip()
+            if s.startswith(("Model: ", "Models: ", "Main model: ")):
+                model = s.split(": ", 1)[1].split(" with ")[0].strip() or model
+        else:
+            new, content = "assistant", line
+        if new != kind:
+            flush()
+            kind = new
+        buf.append(content)
+    flush()
+    return out, [], model, meta

@@ -1,0 +1,513 @@
+"""Readers for request bodies: OpenAI chat completions, Anthropic messages, OpenAI Responses (and SWE-agent ``.traj``).
+
+Each reader returns ``(messages, tools, model, meta)``; :mod:`snapglyph.transcripts` numbers the messages and wraps
+them in a :class:`~snapglyph.transcripts.Transcript`. Malformed input raises :class:`~snapglyph.errors.FormatError`.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from .errors import FormatError
+from .messages import Message, Part
+from .readers_common import dumps_args, extra_keys, image_part, require_dict
+
+__all__ = [
+    "detect_request",
+    "read_anthropic",
+    "read_openai",
+    "read_responses",
+    "read_swe_agent",
+    "normalise_tools",
+]
+
+_OPENAI_MSG_KEYS = frozenset({"role", "content", "name", "tool_calls", "tool_call_id", "function_call", "refusal",
+                              "audio"})
+_ANTHROPIC_MSG_KEYS = frozenset({"role", "content"})
+_ANTHROPIC_ONLY_BLOCKS = frozenset({"tool_use", "tool_result", "thinking", "redacted_thinking", "document",
+                                    "server_tool_use", "web_search_tool_result"})
+_RESPONSES_ITEMS = frozenset({"function_call", "function_call_output", "reasoning", "custom_tool_call",
+                              "custom_tool_call_output", "item_reference", "web_search_call", "computer_call",
+                              "computer_call_output", "local_shell_call", "local_shell_call_output"})
+_RESPONSES_PARTS = frozenset({"input_text", "output_text", "input_image", "input_file", "refusal"})
+_REQUEST_CONTENT_KEYS = frozenset({"messages", "system", "tools", "input", "instructions", "model"})
+
+
+# ----------------------------------------------------------------------------------------------------------- tools
+def normalise_tools(tools: Any, path: str | None = None) -> list[dict]:
+    """Turn OpenAI chat, Anthropic or Responses tool definitions into ``{"name", "description", "parameters"}``.
+
+    Tools that are not functions (Anthropic server tools, Responses built-ins) keep their name, an empty schema and
+    the original definition under ``"source"``.
+    """
+    if tools is None:
+        return []
+    if not isinstance(tools, list):
+        raise FormatError(f"'tools' is a {type(tools).__name__}, expected a list", path=path)
+    out = []
+    for t in tools:
+        if not isinstance(t, dict):
+            raise FormatError("a tool definition is not a JSON object", path=path)
+        fn = t.get("function") if isinstance(t.get("function"), dict) else None
+        if fn is not None:  # OpenAI chat
+            out.append({"name": fn.get("name", ""), "description": fn.get("description", "") or "",
+                        "parameters": fn.get("parameters") or {"type": "object", "properties": {}}})
+        elif "input_schema" in t:  # Anthropic
+            out.append({"name": t.get("name", ""), "description": t.get("description", "") or "",
+                        "parameters": t.get("input_schema") or {"type": "object", "properties": {}}})
+        elif t.get("type") == "function" or "parameters" in t:  # Responses
+            out.append({"name": t.get("name", ""), "description": t.get("description", "") or "",
+                        "parameters": t.get("parameters") or {"type": "object", "properties": {}}})
+        else:
+            out.append({"name": t.get("name", t.get("type", "")), "description": t.get("description", "") or "",
+                        "parameters": {"type": "object", "properties": {}}, "source": t})
+    return out
+
+
+# ------------------------------------------------------------------------------------------------------- detection
+def _blocks(messages: list) -> list[dict]:
+    out = []
+    for m in messages:
+        if isinstance(m, dict) and isinstance(m.get("content"), list):
+            out.extend(b for b in m["content"] if isinstance(b, dict))
+    return out
+
+
+def detect_request(body: Any) -> str:
+    """Name the dialect of a request body: ``"openai"``, ``"anthropic"`` or ``"responses"``.
+
+    Raises
+    ------
+    FormatError
+        When ``body`` is neither a list nor an object with ``messages`` or ``input``.
+    """
+    if isinstance(body, dict):
+        if "messages" not in body and ("input" in body or "instructions" in body):
+            return "responses"
+        if "messages" not in body:
+            raise FormatError(f"not a request body: no 'messages' or 'input' (keys: {sorted(body)[:8]})")
+        if "system" in body:
+            return "anthropic"
+        msgs = body["messages"]
+        if not isinstance(msgs, list):
+            raise FormatError(f"'messages' is a {type(msgs).__name__}, expected a list")
+        tools = body.get("tools") or []
+        if any(isinstance(t, dict) and "input_schema" in t for t in tools):
+            return "anthropic"
+    elif isinstance(body, list):
+        msgs = body
+        if any(isinstance(m, dict) and (m.get("type") in _RESPONSES_ITEMS or
+               (m.get("type") == "message" and "role" in m)) for m in msgs):
+            return "responses"
+    else:
+        raise FormatError(f"a request body must be a JSON object or list, not {type(body).__name__}")
+    blocks = _blocks(msgs)
+    if any(b.get("type") in _RESPONSES_PARTS for b in blocks):
+        return "responses"
+    if any(isinstance(m, dict) and (m.get("role") in ("tool", "function", "developer") or "tool_calls" in m
+                                    or "tool_call_id" in m) for m in msgs):
+        return "openai"
+    if any(b.get("type") in _ANTHROPIC_ONLY_BLOCKS or (b.get("type") == "image" and "source" in b)
+           for b in blocks):
+        return "anthropic"
+    return "openai"
+
+
+def _request_meta(body: dict) -> dict:
+    return {k: v for k, v in body.items() if k not in _REQUEST_CONTENT_KEYS}
+
+
+# ---------------------------------------------------------------------------------------------------- OpenAI chat
+def _openai_parts(content: Any, path: str | None, where: str) -> list[Part]:
+    if content is None:
+        return []
+    if isinstance(content, str):
+        return [Part(kind="text", text=content)]
+    if not isinstance(content, list):
+        raise FormatError(f"{where}: content is a {type(content).__name__}, expected a string or a list", path=path)
+    parts = []
+    for b in content:
+        if isinstance(b, str):
+            parts.append(Part(kind="text", text=b))
+            continue
+        if not isinstance(b, dict):
+            raise FormatError(f"{where}: a content part is a {type(b).__name__}", path=path)
+        t = b.get("type")
+        if t in ("text", "input_text", "output_text"):
+            parts.append(Part(kind="text", text=str(b.get("text", "")), meta=_part_extra(b, {"type", "text"})))
+        elif t == "refusal":
+            parts.append(Part(kind="text", text=str(b.get("refusal", "")), meta={"refusal": True}))
+        elif t == "image_url":
+            iu = b.get("image_url")
+            url = iu.get("url", "") if isinstance(iu, dict) else str(iu or "")
+            meta = {"detail": iu["detail"]} if isinstance(iu, dict) and "detail" in iu else {}
+            parts.append(image_part(url=url, meta=meta))
+        else:
+            parts.append(_unknown_block(b))
+    return parts
+
+
+def _part_extra(b: dict, standard: set[str]) -> dict:
+    extra = extra_keys(b, standard)
+    return {"extra": extra} if extra else {}
+
+
+def _unknown_block(b: dict) -> Part:
+    """A content block of a kind the neutral form lacks: a short text stand-in, the block kept in ``meta``."""
+    return Part(kind="text", text=f"[{b.get('type', 'block')}]", meta={"source_block": b})
+
+
+def read_openai(body: Any, path: str | None = None) -> tuple[list[Message], list[dict], str | None, dict]:
+    """Read an OpenAI chat-completions request (``{"messages": [...]}``) or a bare message list.
+
+    The first system/developer message is the system prompt; later ones keep role ``system`` with
+    ``meta["source_role"]``. Tool messages without ``tool_call_id`` answer the oldest unanswered call of the
+    preceding assistant message; SWE-agent's ``tool_call_ids`` lists are honoured.
+    """
+    if isinstance(body, dict):
+        msgs = body.get("messages")
+        tools = normalise_tools(body.get("tools") or body.get("functions"), path)
+        model, meta = body.get("model"), _request_meta(body)
+    else:
+        msgs, tools, model, meta = body, [], None, {}
+    if not isinstance(msgs, list):
+        raise FormatError(f"'messages' is a {type(msgs).__name__}, expected a list", path=path)
+    out: list[Message] = []
+    names: dict[str, str] = {}
+    pending: list[str] = []  # call ids of the last assistant message not yet answered
+    for i, m in enumerate(msgs):
+        m = require_dict(m, f"message {i}", path)
+        role = m.get("role")
+        where = f"message {i} ({role})"
+        meta_m: dict[str, Any] = {}
+        extra = extra_keys(m, _OPENAI_MSG_KEYS)
+        if extra:
+            meta_m["extra"] = extra
+        if m.get("name") and role != "function":
+            meta_m["name"] = m["name"]
+        if role in ("system", "developer"):
+            if role == "developer" or any(x.role == "system" for x in out):
+                meta_m["source_role"] = role
+            out.append(Message(0, "system", _openai_parts(m.get("content"), path, where), meta_m))
+        elif role == "user":
+            out.append(Message(0, "user", _openai_parts(m.get("content"), path, where), meta_m))
+        elif role == "assistant":
+            parts = []
+            for key in ("reasoning_content", "reasoning"):
+                if isinstance(m.get(key), str) and m[key]:
+                    parts.append(Part(kind="thinking", text=m[key], meta={"source_key": key}))
+                    meta_m.get("extra", {}).pop(key, None)
+            if meta_m.get("extra") == {}:
+                del meta_m["extra"]
+            parts += _openai_parts(m.get("content"), path, where)
+            if m.get("refusal"):
+                parts.append(Part(kind="text", text=str(m["refusal"]), meta={"refusal": True}))
+            pending = []
+            calls = m.get("tool_calls") or []
+            if not isinstance(calls, list):
+                raise FormatError(f"{where}: tool_calls is not a list", path=path)
+            for c in calls:
+                c = require_dict(c, f"{where}: a tool call", path)
+                fn = c.get("function") if isinstance(c.get("function"), dict) else {}
+                name, args, cid = fn.get("name", ""), fn.get("arguments", ""), str(c.get("id", ""))
+                pmeta = {"extra": extra_keys(c, {"id", "type", "function"})} if extra_keys(
+                    c, {"id", "type", "function"}) else {}
+                parts.append(Part(kind="tool_call", name=name, arguments=dumps_args(args), call_id=cid, meta=pmeta))
+                names[cid] = name
+                pending.append(cid)
+            fc = m.get("function_call")
+            if isinstance(fc, dict):  # legacy single function call
+                cid = f"function_call_{i}"
+                parts.append(Part(kind="tool_call", name=fc.get("name", ""), arguments=dumps_args(
+                    fc.get("arguments", "")), call_id=cid, meta={"legacy_function_call": True}))
+                names[cid] = fc.get("name", "")
+                pending.append(cid)
+            out.append(Message(0, "assistant", parts, meta_m))
+        elif role in ("tool", "function"):
+            content = _openai_parts(m.get("content"), path, where)
+            ids = m.get("tool_call_ids") if isinstance(m.get("tool_call_ids"), list) else None
+            if m.get("tool_call_id"):
+                ids = [str(m["tool_call_id"])]
+            elif not ids:
+                if role == "function" and m.get("name"):
+                    match = [c for c in pending if names.get(c) == m["name"]]
+                    ids = match[:1] or pending[:1]
+                else:
+                    ids = pending[:1]
+                if ids:
+                    meta_m["inferred_call_id"] = True
+                else:
+                    ids = [""]
+                    meta_m["orphan"] = True
+            results = []
+            for k, cid in enumerate(ids):
+                cid = str(cid)
+                name = names.get(cid, m.get("name", "") if role == "function" else "")
+                results.append(Part(kind="tool_result", call_id=cid, name=name,
+                                    content=content if k == 0 else [], meta={} if k == 0 else {"shared_with": ids[0]}))
+                if cid in pending:
+                    pending.remove(cid)
+            if role == "function":
+                meta_m["source_role"] = "function"
+            out.append(Message(0, "tool", results, meta_m))
+        else:
+            raise FormatError(f"{where}: unknown role {role!r} for an OpenAI chat message", path=path)
+    return out, tools, model, meta
+
+
+def read_swe_agent(doc: dict, path: str | None = None) -> tuple[list[Message], list[dict], str | None, dict]:
+    """Read a SWE-agent ``.traj`` file: its ``history`` is an OpenAI chat message list.
+
+    SWE-agent's extra keys (``agent``, ``message_type``, ``thought``, ``action``, ``tool_call_ids``) stay in each
+    message's ``meta["extra"]``. The trajectory, environment and replay config are not messages; ``info`` is kept
+    in the transcript meta.
+    """
+    hist = doc.get("history")
+    if not isinstance(hist, list):
+        raise FormatError("a SWE-agent .traj file needs a 'history' list", path=path)
+    messages, tools, _, _ = read_openai(hist, path)
+    model = None
+    rc = doc.get("replay_config")
+    if isinstance(rc, str):
+        try:
+            rc = json.loads(rc)
+        except ValueError:
+            rc = None
+    if isinstance(rc, dict):
+        agent = rc.get("agent") if isinstance(rc.get("agent"), dict) else {}
+        mcfg = agent.get("model") if isinstance(agent.get("model"), dict) else {}
+        model = mcfg.get("name") or None
+        if model in ("replay", "instant_empty_submit", "human", "human_thought"):
+            model = None  # SWE-agent's stand-in models name no real model
+    info = doc.get("info") if isinstance(doc.get("info"), dict) else {}
+    meta = {"info": info, "environment": doc.get("environment"), "trajectory_steps": len(doc.get("trajectory") or [])}
+    return messages, tools, model, meta
+
+
+# ----------------------------------------------------------------------------------------------------- Anthropic
+def _anthropic_block(b: dict, path: str | None, where: str, names: dict[str, str]) -> Part:
+    t = b.get("type")
+    if t == "text":
+        return Part(kind="text", text=str(b.get("text", "")), meta=_part_extra(b, {"type", "text"}))
+    if t == "image":
+        src = b.get("source") if isinstance(b.get("source"), dict) else {}
+        meta = _part_extra(b, {"type", "source"})
+        if src.get("type") == "base64":
+            return image_part(media_type=src.get("media_type", ""), data=src.get("data", ""), meta=meta)
+        if src.get("type") == "url":
+            return image_part(url=src.get("url", ""), meta=meta)
+        return Part(kind="image", meta={**meta, "source": src})
+    if t in ("tool_use", "server_tool_use"):
+        cid = str(b.get("id", ""))
+        names[cid] = b.get("name", "")
+        meta = _part_extra(b, {"type", "id", "name", "input"})
+        if t == "server_tool_use":
+            meta["server_tool"] = True
+        return Part(kind="tool_call", name=b.get("name", ""), arguments=dumps_args(b.get("input", {})), call_id=cid,
+                    meta=meta)
+    if t == "tool_result":
+        cid = str(b.get("tool_use_id", ""))
+        c = b.get("content")
+        if c is None:
+            content = []
+        elif isinstance(c, str):
+            content = [Part(kind="text", text=c)]
+        elif isinstance(c, list):
+            content = [_anthropic_block(require_dict(x, f"{where}: tool_result content", path), path, where, names)
+                       for x in c]
+        else:
+            raise FormatError(f"{where}: tool_result content is a {type(c).__name__}", path=path)
+        return Part(kind="tool_result", call_id=cid, name=names.get(cid, ""), content=content,
+                    is_error=bool(b.get("is_error", False)),
+                    meta=_part_extra(b, {"type", "tool_use_id", "content", "is_error"}))
+    if t == "thinking":
+        return Part(kind="thinking", text=str(b.get("thinking", "")), signature=str(b.get("signature", "") or ""),
+                    meta=_part_extra(b, {"type", "thinking", "signature"}))
+    if t == "redacted_thinking":
+        return Part(kind="thinking", signature=str(b.get("data", "")), meta={"redacted": True})
+    return _unknown_block(b)
+
+
+def read_anthropic(body: Any, path: str | None = None) -> tuple[list[Message], list[dict], str | None, dict]:
+    """Read an Anthropic messages request body (or a bare Anthropic message list).
+
+    ``system`` (a string or text blocks) becomes message 0. A user message holding ``tool_result`` blocks becomes
+    role ``tool``: its tool results first, then its other blocks. ``tool_use`` input is serialised with
+    ``json.dumps(input, ensure_ascii=False)``.
+    """
+    if isinstance(body, dict):
+        msgs = body.get("messages")
+        tools, model, meta = normalise_tools(body.get("tools"), path), body.get("model"), _request_meta(body)
+        system = body.get("system")
+    else:
+        msgs, tools, model, meta, system = body, [], None, {}, None
+    if not isinstance(msgs, list):
+        raise FormatError(f"'messages' is a {type(msgs).__name__}, expected a list", path=path)
+    out: list[Message] = []
+    names: dict[str, str] = {}
+    if system:
+        if isinstance(system, str):
+            parts = [Part(kind="text", text=system)]
+        elif isinstance(system, list):
+            parts = [_anthropic_block(require_dict(b, "a system block", path), path, "system", names) for b in system]
+        else:
+            raise FormatError(f"'system' is a {type(system).__name__}, expected a string or a list", path=path)
+        out.append(Message(0, "system", parts, {}))
+    for i, m in enumerate(msgs):
+        m = require_dict(m, f"message {i}", path)
+        role = m.get("role")
+        where = f"message {i} ({role})"
+        if role not in ("user", "assistant"):
+            raise FormatError(f"{where}: an Anthropic message role must be 'user' or 'assistant'", path=path)
+        meta_m = {"extra": extra_keys(m, _ANTHROPIC_MSG_KEYS)} if extra_keys(m, _ANTHROPIC_MSG_KEYS) else {}
+        c = m.get("content")
+        if isinstance(c, str):
+            parts = [Part(kind="text", text=c)]
+        elif isinstance(c, list):
+            parts = [_anthropic_block(require_dict(b, f"{where}: a content block", path), path, where, names)
+                     for b in c]
+        elif c is None:
+            parts = []
+        else:
+            raise FormatError(f"{where}: content is a {type(c).__name__}", path=path)
+        if role == "user" and any(p.kind == "tool_result" for p in parts):
+            results = [p for p in parts if p.kind == "tool_result"]
+            rest = [p for p in parts if p.kind != "tool_result"]
+            if parts[:len(results)] != results:
+                meta_m["reordered"] = True
+            out.append(Message(0, "tool", results + rest, meta_m))
+        else:
+            out.append(Message(0, role, parts, meta_m))
+    return out, tools, model, meta
+
+
+# ----------------------------------------------------------------------------------------------------- Responses
+_RESP_MSG_KEYS = frozenset({"type", "role", "content", "id", "status"})
+
+
+def _responses_output(o: Any, path: str | None, where: str) -> list[Part]:
+    if o is None:
+        return []
+    if isinstance(o, str):
+        return [Part(kind="text", text=o)]
+    if isinstance(o, list):
+        return _responses_parts(o, path, where)
+    return [Part(kind="text", text=json.dumps(o, ensure_ascii=False))]
+
+
+def _responses_parts(content: Any, path: str | None, where: str) -> list[Part]:
+    if isinstance(content, str):
+        return [Part(kind="text", text=content)]
+    if not isinstance(content, list):
+        raise FormatError(f"{where}: content is a {type(content).__name__}", path=path)
+    parts = []
+    for b in content:
+        b = require_dict(b, f"{where}: a content part", path)
+        t = b.get("type")
+        if t in ("input_text", "output_text", "text"):
+            parts.append(Part(kind="text", text=str(b.get("text", "")), meta=_part_extra(b, {"type", "text"})))
+        elif t == "refusal":
+            parts.append(Part(kind="text", text=str(b.get("refusal", "")), meta={"refusal": True}))
+        elif t == "input_image":
+            url = b.get("image_url") or ""
+            meta = {"detail": b["detail"]} if "detail" in b else {}
+            if b.get("file_id"):
+                meta["file_id"] = b["file_id"]
+            parts.append(image_part(url=url, meta=meta))
+        else:
+            parts.append(_unknown_block(b))
+    return parts
+
+
+def read_responses(body: Any, path: str | None = None) -> tuple[list[Message], list[dict], str | None, dict]:
+    """Read an OpenAI Responses request: ``instructions`` and ``input`` (a string or a list of items).
+
+    ``instructions`` (or a leading system/developer message) is message 0. Consecutive assistant-side items
+    (``message`` with role assistant, ``reasoning``, ``function_call``, ``custom_tool_call``) form one assistant
+    message; each ``function_call_output`` is one ``tool`` message. Reasoning summaries become ``thinking`` parts
+    (their ``encrypted_content`` is the signature).
+    """
+    if isinstance(body, dict):
+        items = body.get("input", [])
+        tools, model, meta = normalise_tools(body.get("tools"), path), body.get("model"), _request_meta(body)
+        instructions = body.get("instructions")
+    else:
+        items, tools, model, meta, instructions = body, [], None, {}, None
+    if isinstance(items, str):
+        items = [{"role": "user", "content": items}]
+    if not isinstance(items, list):
+        raise FormatError(f"'input' is a {type(items).__name__}, expected a string or a list", path=path)
+    out: list[Message] = []
+    names: dict[str, str] = {}
+    if instructions:
+        out.append(Message(0, "system", [Part(kind="text", text=str(instructions))], {"source": "instructions"}))
+    cur: Message | None = None  # the open assistant message
+
+    def assistant() -> Message:
+        nonlocal cur
+        if cur is None:
+            cur = Message(0, "assistant", [], {"items": []})
+            out.append(cur)
+        return cur
+
+    for i, it in enumerate(items):
+        it = require_dict(it, f"input item {i}", path)
+        t = it.get("type", "message" if "role" in it else None)
+        where = f"input item {i} ({t})"
+        if t == "message":
+            role = it.get("role")
+            parts = _responses_parts(it.get("content", ""), path, where)
+            extra = extra_keys(it, _RESP_MSG_KEYS)
+            if role == "assistant":
+                a = assistant()
+                a.parts += parts
+                a.meta["items"].append({k: it[k] for k in ("id", "status") if k in it} | {"type": "message"})
+                if extra:
+                    a.meta.setdefault("extra", {}).update(extra)
+                continue
+            cur = None
+            meta_m = {"extra": extra} if extra else {}
+            if it.get("id"):
+                meta_m["item_id"] = it["id"]
+            if role in ("system", "developer"):
+                if role == "developer" or any(x.role == "system" for x in out):
+                    meta_m["source_role"] = role
+                out.append(Message(0, "system", parts, meta_m))
+            elif role == "user":
+                out.append(Message(0, "user", parts, meta_m))
+            else:
+                raise FormatError(f"{where}: unknown role {role!r}", path=path)
+        elif t in ("function_call", "custom_tool_call"):
+            cid = str(it.get("call_id", ""))
+            names[cid] = it.get("name", "")
+            args = it.get("arguments", "") if t == "function_call" else it.get("input", "")
+            pm = {k: it[k] for k in ("id", "status") if k in it}
+            if t == "custom_tool_call":
+                pm["custom"] = True
+            assistant().parts.append(Part(kind="tool_call", name=it.get("name", ""), arguments=dumps_args(args),
+                                          call_id=cid, meta=pm))
+        elif t == "reasoning":
+            summ = it.get("summary") or []
+            text = "\n".join(s.get("text", "") for s in summ if isinstance(s, dict))
+            pm = {"item_id": it["id"]} if it.get("id") else {}
+            if it.get("content"):
+                pm["content"] = it["content"]
+            assistant().parts.append(Part(kind="thinking", text=text,
+                                          signature=str(it.get("encrypted_content") or ""), meta=pm))
+        elif t in ("function_call_output", "custom_tool_call_output"):
+            cur = None
+            cid = str(it.get("call_id", ""))
+            meta_m = {"item_id": it["id"]} if it.get("id") else {}
+            if t == "custom_tool_call_output":
+                meta_m["custom"] = True
+            out.append(Message(0, "tool", [Part(kind="tool_result", call_id=cid, name=names.get(cid, ""),
+                                                content=_responses_output(it.get("output"), path, where))], meta_m))
+        else:
+            # Items without a neutral form (item_reference, built-in tool calls): kept whole in meta.
+            cur = None
+            out.append(Message(0, "user", [Part(kind="text", text=f"[{t}]")], {"source_item": it}))
+    for m in out:
+        if m.role == "assistant" and not m.meta.get("items"):
+            m.meta.pop("items", None)
+    return out, tools, model, meta

@@ -1,0 +1,321 @@
+"""Readers for agent session logs: Claude Code session JSONL and pi session JSONL.
+
+Both are append-only logs of entries linked into a tree (Claude Code: ``uuid``/``parentUuid``; pi v2+:
+``id``/``parentId``; pi v1: linear). The conversation is the active branch: the path from the last message entry
+back to the root. Each reader returns ``(messages, tools, model, meta)``; ids are assigned by the caller.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from typing import Any
+
+from .errors import FormatError
+from .messages import Message, Part
+from .readers_common import dumps_args, image_part
+
+__all__ = [
+    "is_claude_code",
+    "is_pi",
+    "read_claude_code",
+    "read_pi",
+]
+
+
+def is_claude_code(entries: list[dict]) -> bool:
+    """Whether parsed JSONL entries look like a Claude Code session (user/assistant entries with uuids)."""
+    return any(e.get("type") in ("user", "assistant") and "uuid" in e and isinstance(e.get("message"), dict)
+               for e in entries)
+
+
+def is_pi(entries: list[dict]) -> bool:
+    """Whether parsed JSONL entries look like a pi session (a ``session`` header or ``message`` entries)."""
+    return any(e.get("type") == "session" for e in entries[:5]) or any(
+        e.get("type") == "message" and isinstance(e.get("message"), dict) and "role" in e["message"]
+        for e in entries)
+
+
+# --------------------------------------------------------------------------------------------------- Claude Code
+def _cc_branch(entries: list[dict]) -> tuple[list[int], dict]:
+    """Indices (file order) of the entries of the active branch, and facts about how it was found."""
+    byu = {e["uuid"]: i for i, e in enumerate(entries) if isinstance(e.get("uuid"), str)}
+    msg_idx = [i for i, e in enumerate(entries) if e.get("type") in ("user", "assistant")
+               and isinstance(e.get("message"), dict)]
+    if not msg_idx:
+        return [], {}
+    msg_set = set(msg_idx)
+    main = [i for i in msg_idx if not entries[i].get("isSidechain")]
+    leaf = (main or msg_idx)[-1]
+    on: set[int] = set()
+    facts: dict[str, Any] = {"leaf_uuid": entries[leaf].get("uuid"), "compact_boundaries": []}
+    i: int | None = leaf
+    missing_parent = None
+    while i is not None and i not in on:
+        on.add(i)
+        e = entries[i]
+        if e.get("type") == "system" and e.get("subtype") == "compact_boundary":
+            facts["compact_boundaries"].append({"uuid": e.get("uuid"), "timestamp": e.get("timestamp"),
+                                                **(e.get("compactMetadata") or {})})
+        parent = e.get("parentUuid") or e.get("logicalParentUuid")
+        if not parent:
+            break
+        if parent not in byu:
+            missing_parent = parent
+            break
+        i = byu[parent]
+    # Claude Code writes one line per content block and chains them, so parallel tool calls leave side branches:
+    # blocks of an assistant message already on the branch, and tool results answering tool_use blocks on it.
+    def msg_id(j: int) -> str | None:
+        return entries[j]["message"].get("id") if entries[j].get("type") == "assistant" else None
+
+    added = 0
+    while True:
+        ids = {msg_id(j) for j in on} - {None}
+        calls, answered = set(), set()
+        for j in on:
+            c = entries[j]["message"].get("content") if j in msg_set else None
+            for b in c if isinstance(c, list) else []:
+                if isinstance(b, dict) and b.get("type") == "tool_use":
+                    calls.add(b.get("id"))
+                elif isinstance(b, dict) and b.get("type") == "tool_result":
+                    answered.add(b.get("tool_use_id"))
+        new = set()
+        for j in msg_idx:
+            if j in on:
+                continue
+            if msg_id(j) is not None and msg_id(j) in ids:
+                new.add(j)
+                continue
+            c = entries[j]["message"].get("content")
+            if (entries[j].get("type") == "user" and isinstance(c, list) and c and all(
+                    isinstance(b, dict) and b.get("type") == "tool_result" and b.get("tool_use_id") in calls
+                    and b.get("tool_use_id") not in answered for b in c)):
+                new.add(j)
+        if not new:
+            break
+        on |= new
+        added += len(new)
+    facts["side_entries"] = added
+    if missing_parent is not None:
+        # A fragment (e.g. a sub-agent log): its parents live in another file. Earlier entries whose parents are
+        # missing too are attached to the same outer conversation, so keep them, in file order.
+        first = min(on)
+        roots = [j for j in msg_idx if j < first and entries[j].get("parentUuid") not in byu]
+        on |= set(roots)
+        facts["fragment"] = True
+        facts["fragment_roots"] = len(roots)
+    return sorted(j for j in on if j in msg_set), facts
+
+
+def _cc_blocks(content: Any, names: dict[str, str], path: str | None, where: str) -> list[Part]:
+    from .readers_requests import _anthropic_block  # the Anthropic block reader; same block shapes
+    if isinstance(content, str):
+        return [Part(kind="text", text=content)]
+    if not isinstance(content, list):
+        raise FormatError(f"{where}: message content is a {type(content).__name__}", path=path)
+    return [_anthropic_block(b if isinstance(b, dict) else {"type": "text", "text": str(b)}, path, where, names)
+            for b in content]
+
+
+def read_claude_code(entries: list[dict], path: str | None = None) -> tuple[list[Message], list[dict], str | None,
+                                                                              dict]:
+    """Read a Claude Code session (``~/.claude/projects/*/<session>.jsonl``), already parsed into entries.
+
+    The conversation is the active branch: from the last user/assistant entry (the last non-sidechain one where
+    there are any), follow ``parentUuid`` back, crossing compaction boundaries through ``logicalParentUuid``, so
+    the history before a ``/compact`` stays and Claude Code's compaction summary (``isCompactSummary``) is an
+    ordinary user message in place. Side entries of parallel tool calls (later blocks of a message on the branch,
+    results answering its calls) are added back. Assistant lines sharing one ``message.id`` are merged into one
+    assistant message. Non-message entries (``progress``, ``system`` hook/boundary/duration lines,
+    ``file-history-snapshot``, ``queue-operation``) are skipped and counted in ``meta["skipped"]``; ``summary``
+    entries (session titles, no place in the tree) go to ``meta["summaries"]``. ``toolUseResult`` duplicates the
+    tool result content and is dropped.
+    """
+    idx, facts = _cc_branch(entries)
+    out: list[Message] = []
+    names: dict[str, str] = {}
+    by_msg_id: dict[str, Message] = {}
+    model = None
+    for j in idx:
+        e = entries[j]
+        m = e["message"]
+        where = f"line {j + 1} ({e.get('type')})"
+        parts = _cc_blocks(m.get("content"), names, path, where)
+        if e["type"] == "assistant":
+            mid = m.get("id")
+            if m.get("model") and m.get("model") != "<synthetic>":
+                model = m["model"]
+            if mid and mid in by_msg_id:
+                prev = by_msg_id[mid]
+                prev.parts += parts
+                prev.meta["uuids"].append(e.get("uuid"))
+                for k in ("stop_reason", "usage"):
+                    if m.get(k) is not None:
+                        prev.meta[k] = m[k]
+                continue
+            meta = {"uuids": [e.get("uuid")], "parent_uuid": e.get("parentUuid"), "timestamp": e.get("timestamp"),
+                    "message_id": mid, "model": m.get("model"), "stop_reason": m.get("stop_reason"),
+                    "usage": m.get("usage")}
+            if e.get("requestId"):
+                meta["request_id"] = e["requestId"]
+            if e.get("isApiErrorMessage"):
+                meta["api_error"] = True
+            msg = Message(0, "assistant", parts, meta)
+            if mid:
+                by_msg_id[mid] = msg
+            out.append(msg)
+            continue
+        meta = {"uuids": [e.get("uuid")], "parent_uuid": e.get("parentUuid"), "timestamp": e.get("timestamp")}
+        for src, dst in (("isCompactSummary", "compact_summary"), ("isMeta", "is_meta"),
+                         ("isVisibleInTranscriptOnly", "transcript_only")):
+            if e.get(src):
+                meta[dst] = True
+        if any(p.kind == "tool_result" for p in parts):
+            results = [p for p in parts if p.kind == "tool_result"]
+            rest = [p for p in parts if p.kind != "tool_result"]
+            out.append(Message(0, "tool", results + rest, meta))
+        else:
+            out.append(Message(0, "user", parts, meta))
+    skipped = Counter(e.get("type", "?") for e in entries
+                      if not (e.get("type") in ("user", "assistant") and isinstance(e.get("message"), dict)))
+    first = next((e for e in entries if e.get("sessionId")), {})
+    meta = {"session_id": first.get("sessionId"), "cwd": first.get("cwd"), "version": first.get("version"),
+            "git_branch": first.get("gitBranch"), "entries": len(entries),
+            "message_entries": sum(1 for e in entries if e.get("type") in ("user", "assistant")
+                                   and isinstance(e.get("message"), dict)),
+            "branch_entries": len(idx), "skipped": dict(skipped),
+            "summaries": [e.get("summary") for e in entries if e.get("type") == "summary"], **facts}
+    return out, [], model, meta
+
+
+# ------------------------------------------------------------------------------------------------------------ pi
+def _pi_content(content: Any, path: str | None, where: str) -> list[Part]:
+    if content is None:
+        return []
+    if isinstance(content, str):
+        return [Part(kind="text", text=content)]
+    if not isinstance(content, list):
+        raise FormatError(f"{where}: content is a {type(content).__name__}", path=path)
+    parts = []
+    for b in content:
+        if not isinstance(b, dict):
+            raise FormatError(f"{where}: a content block is a {type(b).__name__}", path=path)
+        t = b.get("type")
+        if t == "text":
+            parts.append(Part(kind="text", text=str(b.get("text", ""))))
+        elif t == "image":
+            parts.append(image_part(media_type=b.get("mimeType", ""), data=b.get("data", "")))
+        elif t == "thinking":
+            meta = {"redacted": True} if b.get("redacted") else {}
+            parts.append(Part(kind="thinking", text=str(b.get("thinking", "")),
+                              signature=str(b.get("thinkingSignature", "") or ""), meta=meta))
+        elif t == "toolCall":
+            extra = {k: v for k, v in b.items() if k not in ("type", "id", "name", "arguments")}
+            parts.append(Part(kind="tool_call", name=b.get("name", ""), arguments=dumps_args(b.get("arguments", {})),
+                              call_id=str(b.get("id", "")), meta={"extra": extra} if extra else {}))
+        else:
+            parts.append(Part(kind="text", text=f"[{t}]", meta={"source_block": b}))
+    return parts
+
+
+def _pi_bash_text(m: dict) -> str:
+    text = f"Ran `{m.get('command', '')}`\n"
+    out = m.get("output") or ""
+    text += f"```\n{out}\n```" if out else "(no output)"
+    if m.get("cancelled"):
+        text += "\n\n(command cancelled)"
+    elif m.get("exitCode") not in (None, 0):
+        text += f"\n\nCommand exited with code {m['exitCode']}"
+    if m.get("truncated") and m.get("fullOutputPath"):
+        text += f"\n\n[Output truncated. Full output: {m['fullOutputPath']}]"
+    return text
+
+
+def _pi_message(m: dict, path: str | None, where: str) -> Message | None:
+    role = m.get("role")
+    base = {"timestamp": m.get("timestamp")}
+    if role == "user":
+        return Message(0, "user", _pi_content(m.get("content"), path, where), base)
+    if role == "assistant":
+        meta = {**base, **{k: m[k] for k in ("api", "provider", "model", "stopReason", "errorMessage", "usage")
+                           if k in m}}
+        return Message(0, "assistant", _pi_content(m.get("content"), path, where), meta)
+    if role == "toolResult":
+        meta = {**base, "extra": {"details": m["details"]}} if "details" in m else base
+        return Message(0, "tool", [Part(kind="tool_result", call_id=str(m.get("toolCallId", "")),
+                                        name=m.get("toolName", ""), is_error=bool(m.get("isError", False)),
+                                        content=_pi_content(m.get("content"), path, where))], meta)
+    if role == "bashExecution":
+        if m.get("excludeFromContext"):
+            return None
+        info = {k: m.get(k) for k in ("command", "exitCode", "cancelled", "truncated", "fullOutputPath") if k in m}
+        return Message(0, "user", [Part(kind="text", text=_pi_bash_text(m))], {**base, "bash_execution": info})
+    if role in ("custom", "hookMessage"):
+        return Message(0, "user", _pi_content(m.get("content"), path, where),
+                       {**base, "custom_type": m.get("customType"), "display": m.get("display")})
+    if role in ("branchSummary", "compactionSummary"):
+        return Message(0, "user", [Part(kind="text", text=str(m.get("summary", "")))], {**base, "summary": role})
+    raise FormatError(f"{where}: unknown pi message role {role!r}", path=path)
+
+
+def read_pi(entries: list[dict], path: str | None = None) -> tuple[list[Message], list[dict], str | None, dict]:
+    """Read a pi coding-agent session (``~/.pi/agent/sessions/*.jsonl``), already parsed into entries.
+
+    Version 1 files are linear; version 2+ files are a tree, and the conversation is the path from the last entry
+    with an ``id`` back through ``parentId``. ``compaction`` and ``branch_summary`` entries become user messages
+    holding their summary (``meta["compaction"]`` / ``meta["branch_summary"]``) in place; the history they
+    summarise stays too. ``custom_message`` entries and ``bashExecution`` messages become user messages (pi sends
+    them to the model as user text; ``!!`` commands marked ``excludeFromContext`` are skipped). Thinking
+    signatures go to ``Part.signature``, never into text. ``model_change``, ``thinking_level_change``,
+    ``custom``, ``label`` and ``session_info`` entries are not messages and are counted in ``meta["skipped"]``.
+    """
+    header = next((e for e in entries if e.get("type") == "session"), {})
+    body = [e for e in entries if e.get("type") != "session"]
+    if any("id" in e for e in body):
+        byid = {e["id"]: i for i, e in enumerate(body) if "id" in e}
+        leaf = max(byid.values())
+        path_idx, seen, i = [], set(), leaf
+        while i is not None and i not in seen:
+            seen.add(i)
+            path_idx.append(i)
+            parent = body[i].get("parentId")
+            i = byid.get(parent) if parent else None
+        chosen = [body[i] for i in sorted(path_idx)]
+    else:
+        chosen = body
+    out: list[Message] = []
+    model = header.get("modelId")
+    skipped: Counter = Counter()
+    for n, e in enumerate(chosen):
+        t = e.get("type")
+        where = f"entry {n} ({t})"
+        if t == "message":
+            if not isinstance(e.get("message"), dict):
+                raise FormatError(f"{where}: 'message' is not a JSON object", path=path)
+            msg = _pi_message(e["message"], path, where)
+            if msg is None:
+                skipped["excluded_bash"] += 1
+                continue
+            if e.get("id"):
+                msg.meta["entry_id"] = e["id"]
+            if msg.role == "assistant" and e["message"].get("model"):
+                model = e["message"]["model"]
+            out.append(msg)
+        elif t == "compaction":
+            info = {k: e.get(k) for k in ("firstKeptEntryId", "firstKeptEntryIndex", "tokensBefore", "id")
+                    if k in e}
+            out.append(Message(0, "user", [Part(kind="text", text=str(e.get("summary", "")))],
+                               {"timestamp": e.get("timestamp"), "compaction": info}))
+        elif t == "branch_summary":
+            out.append(Message(0, "user", [Part(kind="text", text=str(e.get("summary", "")))],
+                               {"timestamp": e.get("timestamp"), "branch_summary": {"fromId": e.get("fromId")}}))
+        elif t == "custom_message":
+            out.append(Message(0, "user", _pi_content(e.get("content"), path, where),
+                               {"timestamp": e.get("timestamp"), "custom_type": e.get("customType")}))
+        else:
+            skipped[t] += 1
+            if t == "model_change" and e.get("modelId"):
+                model = e["modelId"]
+    meta = {"session": {k: v for k, v in header.items() if k != "type"}, "entries": len(entries),
+            "branch_entries": len(chosen), "skipped": dict(skipped)}
+    return out, [], model, meta

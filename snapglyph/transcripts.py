@@ -1,0 +1,297 @@
+"""Transcript files and request bodies -> neutral messages.
+
+Formats (``Transcript.format``)
+-------------------------------
+``openai``       OpenAI chat completions: ``{"messages": [...]}`` or a bare list (also JSONL, one message a line).
+``anthropic``    An Anthropic messages request body (``system``, ``messages`` with content blocks).
+``responses``    An OpenAI Responses request (``instructions``, ``input`` items).
+``swe-agent``    A SWE-agent ``.traj`` trajectory (its ``history`` is an OpenAI chat message list).
+``claude-code``  A Claude Code session JSONL (``~/.claude/projects/*/<session>.jsonl``).
+``pi``           A pi coding-agent session JSONL (``~/.pi/agent/sessions/*.jsonl``).
+``aider``        aider's markdown chat history (``.aider.chat.history.md``).
+``text``         Anything else that is text: no messages; the text is in ``meta["text"]``.
+
+A request that ``snapglyph compact`` wrote is read in its dialect; its snapshot message (a user message whose last
+text part starts with ``snapglyph snapshot:``) gets ``meta["snapshot"]`` and keeps the ids it names, so ids stay
+stable across passes (see :func:`parse_snapshot_text`).
+
+Message ids are ordinals ``0, 1, ...`` in the source conversation (the system prompt, where there is one, is
+``#0``); the source format's own ids (uuids, tool call ids) are kept in ``Message.meta`` and ``Part.call_id``.
+The format-specific choices are documented on each reader: :func:`~snapglyph.readers_requests.read_openai`,
+:func:`~snapglyph.readers_requests.read_anthropic`, :func:`~snapglyph.readers_requests.read_responses`,
+:func:`~snapglyph.readers_requests.read_swe_agent`, :func:`~snapglyph.readers_sessions.read_claude_code`,
+:func:`~snapglyph.readers_sessions.read_pi` and :mod:`snapglyph.readers_aider`.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from .errors import FormatError
+from .messages import Message
+from .readers_aider import is_aider, read_aider
+from .readers_common import mark_snapshots, number_messages, parse_snapshot_text
+from .readers_requests import detect_request, read_anthropic, read_openai, read_responses, read_swe_agent
+from .readers_sessions import is_claude_code, is_pi, read_claude_code, read_pi
+
+__all__ = [
+    "FORMATS",
+    "Transcript",
+    "from_request",
+    "load",
+    "load_text",
+    "parse_snapshot_text",
+]
+
+#: Every value ``Transcript.format`` can take.
+FORMATS = ("openai", "swe-agent", "anthropic", "claude-code", "pi", "aider", "responses", "text")
+
+#: Extensions whose files must hold a transcript (an unknown shape there is an error, not plain text).
+_JSON_EXTS = frozenset({".json", ".jsonl", ".ndjson", ".traj"})
+
+
+@dataclass
+class Transcript:
+    """A conversation read from a transcript file or a request body.
+
+    Attributes
+    ----------
+    messages : list of Message
+        The conversation in neutral form, ids ``0..n-1`` (a snapshot message of a compacted request takes the
+        first id it covers and the ids after it continue past its range). Empty for ``format == "text"``.
+    format : str
+        One of :data:`FORMATS`.
+    tools : list of dict
+        Tool definitions found in the source as ``{"name", "description", "parameters"}`` (a JSON schema);
+        empty when the source has none.
+    model : str or None
+        The model the source names (the request's ``model``, or the last model a session used).
+    meta : dict
+        Format-specific facts: request settings other than messages/tools/system, session ids, skipped entries,
+        ``text`` for plain text, ``path`` for files.
+    """
+
+    messages: list[Message]
+    format: str
+    tools: list[dict] = field(default_factory=list)
+    model: str | None = None
+    meta: dict[str, Any] = field(default_factory=dict)
+
+
+def _finish(fmt: str, result: tuple, extra_meta: dict | None = None) -> Transcript:
+    messages, tools, model, meta = result
+    if mark_snapshots(messages):
+        meta["snapshots"] = sum(1 for m in messages if "snapshot" in m.meta)
+    number_messages(messages)
+    if extra_meta:
+        meta.update(extra_meta)
+    return Transcript(messages=messages, format=fmt, tools=tools, model=model if isinstance(model, str) else None,
+                      meta=meta)
+
+
+def from_request(body: dict | list) -> Transcript:
+    """Read a request body: OpenAI chat completions, Anthropic messages or OpenAI Responses (detected).
+
+    Parameters
+    ----------
+    body : dict or list
+        ``{"messages": [...], ...}`` (OpenAI chat or Anthropic: a top-level ``system``, ``input_schema`` tools or
+        Anthropic-only content blocks mean Anthropic), ``{"input": ..., "instructions": ...}`` (Responses), or a
+        bare list of messages / input items.
+
+    Returns
+    -------
+    Transcript
+        ``format`` is ``"openai"``, ``"anthropic"`` or ``"responses"``.
+
+    Raises
+    ------
+    FormatError
+        When the body is not one of these shapes or a message in it is malformed.
+    """
+    return _from_request(body, None)
+
+
+def _from_request(body: Any, path: str | None) -> Transcript:
+    try:
+        fmt = detect_request(body)
+    except FormatError as e:
+        raise FormatError(str(e), path=path) from None
+    reader = {"openai": read_openai, "anthropic": read_anthropic, "responses": read_responses}[fmt]
+    return _finish(fmt, reader(body, path))
+
+
+def _json_error(e: json.JSONDecodeError, what: str, path: str | None, line: int | None = None) -> FormatError:
+    where = f"line {line}" if line is not None else f"line {e.lineno} column {e.colno}"
+    return FormatError(f"malformed JSON in {what} at {where}: {e.msg}", path=path)
+
+
+def _from_json(doc: Any, name: str, path: str | None) -> Transcript | None:
+    """A parsed JSON document -> Transcript, or None when its shape is no known format."""
+    if isinstance(doc, dict):
+        if isinstance(doc.get("history"), list) and ("trajectory" in doc or "info" in doc
+                                                     or "replay_config" in doc):
+            return _finish("swe-agent", read_swe_agent(doc, path))
+        if isinstance(doc.get("request"), (dict, list)) and "messages" not in doc and "input" not in doc:
+            t = _from_request(doc["request"], path)
+            t.meta.update({k: v for k, v in doc.items() if k != "request"})
+            return t
+        if "messages" in doc or "input" in doc or "instructions" in doc:
+            return _from_request(doc, path)
+        return None
+    if isinstance(doc, list):
+        if doc and all(isinstance(m, dict) for m in doc):
+            if is_claude_code(doc):
+                return _finish("claude-code", read_claude_code(doc, path))
+            if any("role" in m or "type" in m for m in doc):
+                return _from_request(doc, path)
+        return None
+    return None
+
+
+def _from_jsonl(text: str, name: str, path: str | None) -> Transcript | None:
+    entries = []
+    for n, line in enumerate(text.split("\n"), 1):
+        if not line.strip():
+            continue
+        try:
+            entries.append(json.loads(line))
+        except json.JSONDecodeError as e:
+            raise _json_error(e, name, path, line=n) from None
+        if not isinstance(entries[-1], dict):
+            raise FormatError(f"line {n} of {name} is a JSON {type(entries[-1]).__name__}, expected an object",
+                              path=path)
+    if is_claude_code(entries):
+        return _finish("claude-code", read_claude_code(entries, path))
+    if is_pi(entries):
+        return _finish("pi", read_pi(entries, path))
+    if entries and all("role" in e for e in entries):
+        return _from_request(entries, path)
+    return None
+
+
+def _plain(text: str, path: str | None) -> Transcript:
+    meta: dict[str, Any] = {"text": text}
+    if path:
+        meta["path"] = path
+    return Transcript(messages=[], format="text", meta=meta)
+
+
+def _load(text: str, name: str, path: str | None, strict: bool) -> Transcript:
+    """Detect the format of ``text`` (the content of ``name``). ``strict``: a JSON extension, unknown = error."""
+    if text.startswith("\ufeff"):
+        text = text[1:]
+    head = text.lstrip()
+    if head[:1] in ("{", "["):
+        first_error = None
+        try:
+            doc = json.loads(text)
+        except json.JSONDecodeError as e:
+            doc, first_error = None, e
+        except RecursionError:
+            raise FormatError(f"{name} nests JSON too deeply to read", path=path) from None
+        if first_error is None:
+            t = _from_json(doc, name, path)
+            if t is not None:
+                return t
+            if strict:
+                keys = f" (keys: {', '.join(sorted(doc)[:8])})" if isinstance(doc, dict) else ""
+                raise FormatError(f"{name}: JSON {type(doc).__name__} in no supported transcript format{keys}; "
+                                  f"expected a request body with 'messages' or 'input', a SWE-agent .traj, or a "
+                                  f"session JSONL", path=path)
+            return _plain(text, path)
+        if head[:1] == "{" and "\n" in text.strip():
+            try:
+                t = _from_jsonl(text, name, path)
+            except FormatError:
+                if strict:
+                    raise
+                return _plain(text, path)
+            if t is not None:
+                return t
+            if strict:
+                raise FormatError(f"{name}: JSON lines in no supported session format (expected Claude Code or pi "
+                                  f"session entries, or chat messages with 'role')", path=path)
+            return _plain(text, path)
+        if strict:
+            raise _json_error(first_error, name, path)
+        return _plain(text, path)
+    if strict:
+        raise FormatError(f"{name} does not hold JSON (it starts with {head[:20]!r})", path=path)
+    if is_aider(text, name):
+        return _finish("aider", read_aider(text), {"path": path} if path else None)
+    return _plain(text, path)
+
+
+def load_text(text: str, *, name: str = "<stdin>") -> Transcript:
+    """Read a transcript (or plain text) given as a string, detecting its format from the content.
+
+    Parameters
+    ----------
+    text : str
+        The content: JSON, JSON lines, aider markdown or any text.
+    name : str
+        A name for messages and for extension hints (``.json``, ``.jsonl`` and ``.traj`` names must hold a
+        transcript; ``*.aider.chat.history.md`` is aider markdown).
+
+    Returns
+    -------
+    Transcript
+        ``format == "text"`` with ``messages == []`` and ``meta["text"] == text`` when the text is no transcript.
+
+    Raises
+    ------
+    FormatError
+        Malformed JSON, or JSON in no supported format, where the name's extension says JSON; a malformed message
+        inside a recognised format.
+    """
+    if not isinstance(text, str):
+        raise FormatError(f"load_text needs a str, not {type(text).__name__}")
+    return _load(text, name, None, Path(name).suffix.lower() in _JSON_EXTS)
+
+
+def load(path: str | os.PathLike) -> Transcript:
+    """Read a transcript file, detecting its format from the content (the extension only decides strictness).
+
+    Parameters
+    ----------
+    path : str or path-like
+        A ``.json`` request body or message list, a ``.traj`` SWE-agent trajectory, a Claude Code or pi session
+        ``.jsonl``, an aider ``.md`` chat history, or any text file (format ``"text"``). Bytes that are not UTF-8
+        are replaced with U+FFFD (counted in ``meta["decode_errors"]``).
+
+    Returns
+    -------
+    Transcript
+        With ``meta["path"]`` set.
+
+    Raises
+    ------
+    FormatError
+        The file is missing or unreadable; malformed JSON or an unknown JSON shape in a ``.json``/``.jsonl``/
+        ``.traj`` file; a malformed message inside a recognised format.
+    """
+    p = Path(path)
+    sp = str(p)
+    if not p.exists():
+        raise FormatError(f"no such file: {sp}", path=sp)
+    if p.is_dir():
+        raise FormatError(f"{sp} is a directory, not a transcript file", path=sp)
+    try:
+        raw = p.read_bytes()
+    except OSError as e:
+        raise FormatError(f"cannot read {sp}: {e.strerror or e}", path=sp) from None
+    try:
+        text, bad = raw.decode("utf-8"), 0
+    except UnicodeDecodeError:
+        text = raw.decode("utf-8", errors="replace")
+        bad = text.count("\ufffd") - raw.decode("utf-8", errors="ignore").count("\ufffd")
+    t = _load(text, p.name, sp, p.suffix.lower() in _JSON_EXTS)
+    t.meta.setdefault("path", sp)
+    if bad:
+        t.meta["decode_errors"] = bad
+    return t
