@@ -375,7 +375,8 @@ def compact(messages: Any, *, profile: "str | Profile" = "claude", dialect: str 
             needed=final, budget=budget)
 
     mid_src = middle_sources(chosen)
-    store.put(mid_src)
+    # Keep the original of anything a free tier reduced (the tier stored it first).
+    store.put(m for m in mid_src if not (m.meta.get("reduced") and m.id in store))
     middle_ids = [m.id for m in mid_src]
     shown_first = kept[0].first_id if kept else None
     dropped = [i for i in middle_ids if shown_first is None or i < shown_first]
