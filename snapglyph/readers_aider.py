@@ -98,10 +98,11 @@ def read_aider(text: str) -> tuple[list[Message], list[dict], str | None, dict]:
             session = len(sessions)
             sessions.append({"started": m.group(1), "first_id": len(out)})
             continue
-        if line.startswith("#### ") or line.rstrip("\r") == "####":
-            new, content = "user", _unbreak(line[5:])
-        elif line.startswith("> ") or line.rstrip("\r") == ">":
-            new, content = "output", _unbreak(line[2:])
+        bare = line.rstrip(" \r")
+        if bare == "####" or line.startswith("#### "):
+            new, content = "user", "" if bare == "####" else _unbreak(line[5:])
+        elif bare == ">" or line.startswith("> "):
+            new, content = "output", "" if bare == ">" else _unbreak(line[2:])
             s = content.strip()
             if s.startswith(("Model: ", "Models: ", "Main model: ")):
                 model = s.split(": ", 1)[1].split(" with ")[0].strip() or model

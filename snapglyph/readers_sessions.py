@@ -296,13 +296,11 @@ def read_pi(entries: list[dict], path: str | None = None) -> tuple[list[Message]
             if msg is None:
                 skipped["excluded_bash"] += 1
                 continue
-            if e.get("id"):
-                msg.meta["entry_id"] = e["id"]
             if msg.role == "assistant" and e["message"].get("model"):
                 model = e["message"]["model"]
             out.append(msg)
         elif t == "compaction":
-            info = {k: e.get(k) for k in ("firstKeptEntryId", "firstKeptEntryIndex", "tokensBefore", "id")
+            info = {k: e.get(k) for k in ("firstKeptEntryId", "firstKeptEntryIndex", "tokensBefore")
                     if k in e}
             out.append(Message(0, "user", [Part(kind="text", text=str(e.get("summary", "")))],
                                {"timestamp": e.get("timestamp"), "compaction": info}))
@@ -316,6 +314,9 @@ def read_pi(entries: list[dict], path: str | None = None) -> tuple[list[Message]
             skipped[t] += 1
             if t == "model_change" and e.get("modelId"):
                 model = e["modelId"]
+            continue
+        if e.get("id"):
+            out[-1].meta["entry_id"] = e["id"]
     meta = {"session": {k: v for k, v in header.items() if k != "type"}, "entries": len(entries),
             "branch_entries": len(chosen), "skipped": dict(skipped)}
     return out, [], model, meta
