@@ -15,14 +15,13 @@ from .errors import (BudgetError, FontError, FormatError, InputError, LimitError
 _LAZY = {
     "CompactResult": "compactor",
     "Document": "document",
-    "Fault": "validate",
+    "Fault": "validation",
     "SourceStore": "store",
     "compact": "compactor",
-    "recall": "recall",
-    "recall_tool": "recall",
-    "render": "render",
+    "recall": "recalling",
+    "recall_tool": "recalling",
     "text_tokens": "tokens",
-    "validate": "validate",
+    "validate": "validation",
     "Message": "messages",
     "Part": "messages",
     "Profile": "profiles",
@@ -33,13 +32,17 @@ _LAZY = {
 
 __all__ = sorted([
     "BudgetError", "FontError", "FormatError", "InputError", "LimitError", "ProviderError", "RenderError",
-    "SnapglyphError", "StoreError", "UnknownProfileError", "ValidationError", *_LAZY,
+    "SnapglyphError", "StoreError", "UnknownProfileError", "ValidationError", "render", *_LAZY,
 ])
 
 __version__ = "0.1.0"
 
 
-_SUBMODULES = ("overflow", "transcripts", "profiles", "tokens", "render", "dialects", "compactor", "store")
+_SUBMODULES = ("overflow", "transcripts", "profiles", "tokens", "dialects", "compactor", "store", "tiers")
+
+# ``render`` is both a submodule and the public function: importing it here binds the name to the function once,
+# and the import system never rebinds it (the submodule stays reachable as ``sys.modules["snapglyph.render"]``).
+from .render import render  # noqa: E402
 
 
 def __getattr__(name: str) -> Any:

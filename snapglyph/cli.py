@@ -109,7 +109,7 @@ def cmd_fonts(args: argparse.Namespace) -> int:
 
 def cmd_recall(args: argparse.Namespace) -> int:
     from .store import SourceStore
-    from .recall import format_recall, parse_ids
+    from .recalling import format_recall, parse_ids
     store = SourceStore(args.store)
     if not Path(args.store).exists():
         raise InputError(f"{args.store}: no such source store")
@@ -118,7 +118,7 @@ def cmd_recall(args: argparse.Namespace) -> int:
 
 
 def cmd_validate(args: argparse.Namespace) -> int:
-    from .validate import validate
+    from .validation import validate
     try:
         body = json.loads(Path(args.file).read_text(encoding="utf-8"))
     except json.JSONDecodeError as e:

@@ -287,8 +287,8 @@ def compact(messages: Any, *, profile: "str | Profile" = "claude", dialect: str 
     source, src_tools, src_model = _to_messages(messages)
     all_tools = list(src_tools) + list(tools or [])
     model = model or src_model or prof.name
-    store = store if store is not None else SourceStore()
     source = expand_snapshots(source, store)
+    store = store if store is not None else SourceStore()
     costs = _Costs(prof)
 
     norm, rewrites = dialects.normalise(source, dialect=dialect)

@@ -9,7 +9,7 @@ import pytest
 from snapglyph.dialects import normalise, to_request
 from snapglyph.errors import InputError
 from snapglyph.messages import Message, Part
-from snapglyph.validate import validate
+from snapglyph.validation import validate
 
 PNG_1x1 = ("iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAAAAAA6fptVAAAACklEQVR4nGNgAAAAAgABSK+kcQAAAABJRU5ErkJggg==")
 

@@ -1,0 +1,173 @@
+"""The reconstructor: head verbatim, pages, tail verbatim; cut points; second pass from source; limits."""
+
+from __future__ import annotations
+
+import base64
+import io
+import json
+
+import numpy as np
+import pytest
+from PIL import Image
+
+from snapglyph import compact
+from snapglyph.compactor import format_ranges
+from snapglyph.dialects import normalise, to_request
+from snapglyph.document import build_document
+from snapglyph.errors import BudgetError, StoreError
+from snapglyph.messages import Message, Part
+from snapglyph.profiles import profile
+from snapglyph.render import render_document
+from snapglyph.store import SourceStore
+from snapglyph.validation import validate
+
+from conftest import load_case
+
+
+def conversation(rounds: int = 60, width: int = 1500) -> list[Message]:
+    """A synthetic coding session: system, task, then rounds of (parallel) tool calls and results."""
+    msgs = [Message(0, "system", [Part("text", text="You are a careful coding agent.")]),
+            Message(1, "user", [Part("text", text="Fix the failing test in parser.py without breaking the API.")])]
+    for r in range(rounds):
+        calls = [Part("tool_call", name="bash", arguments=json.dumps({"cmd": f"grep -n foo{r}_{k} src/"}),
+                      call_id=f"call_{r}_{k}") for k in range(1 + r % 3)]
+        msgs.append(Message(len(msgs), "assistant", [Part("text", text=f"Step {r}: searching.")] + calls))
+        for k, c in enumerate(calls):
+            out = "\n".join(f"src/mod{r}.py:{i}: def foo{r}_{k}_{i}(x): return x * {i}  # \u00e9\u00e8"
+                            for i in range(width // 50))
+            msgs.append(Message(len(msgs), "tool", [Part("tool_result", call_id=c.call_id, name="bash",
+                                                         content=[Part("text", text=out)])]))
+        if r % 10 == 9:
+            msgs.append(Message(len(msgs), "user", [Part("text", text=f"Progress check {r}: keep going.")]))
+    msgs.append(Message(len(msgs), "assistant", [Part("text", text="All tests pass now.")]))
+    return msgs
+
+
+def tool_pairs_ok(body: dict, dialect: str) -> None:
+    assert validate(body, dialect) == []
+
+
+@pytest.mark.parametrize("prof,dialect", [("claude", "anthropic"), ("claude", "openai"), ("openai", "openai"),
+                                          ("openai", "anthropic"), ("claude", "responses")])
+def test_head_pages_tail(prof, dialect):
+    msgs = conversation()
+    res = compact(msgs, profile=prof, dialect=dialect, budget=30_000)
+    body = res.request
+    tool_pairs_ok(body, dialect)
+    assert validate(body, dialect, profile=prof) == []
+    assert res.head_ids == [0, 1]
+    assert res.pages, "a budget this small must force a middle"
+    assert res.tail_ids == list(range(res.tail_ids[0], len(msgs)))
+    assert res.middle_ids == list(range(2, res.tail_ids[0]))
+    assert res.tokens_after <= 30_000 < res.tokens_before
+    w, h = profile(prof).page_size
+    for p in res.pages:
+        assert p.width == w and p.height <= h and p.height % profile(prof).patch == 0
+        img = Image.open(io.BytesIO(p.png))
+        assert img.size == (p.width, p.height)
+    # the tail is verbatim: it equals the normalised source messages
+    norm, _ = normalise(msgs, dialect=dialect)
+    tail_src = [m for m in norm if m.id >= res.tail_ids[0]]
+    expected = to_request(tail_src, dialect=dialect, model="x", max_tokens=1)
+    key = "input" if dialect == "responses" else "messages"
+    assert body[key][-len(expected[key]):] == expected[key]
+
+
+def test_tail_is_the_longest_that_fits():
+    from snapglyph.compactor import _Costs
+    msgs = conversation()
+    budget = 30_000
+    res = compact(msgs, profile="claude", dialect="anthropic", budget=budget)
+    first = res.tail_ids[0]
+    norm, _ = normalise(msgs, dialect="anthropic")
+    earlier = [m.id for m in norm if 1 < m.id < first and m.role in ("user", "assistant")]
+    assert earlier, "the test needs a middle with a cut point in it"
+    costs = _Costs(profile("claude"))
+    prof = profile("claude")
+    longer_middle = [m for m in msgs if 1 < m.id < earlier[-1]]
+    pages = render_document(build_document(longer_middle), profile="claude")
+    added = sum(costs.message(m) for m in norm if earlier[-1] <= m.id < first)
+    now_pages = sum(prof.image_tokens(p.width, p.height) for p in res.pages)
+    longer_pages = sum(prof.image_tokens(p.width, p.height) for p in pages)
+    assert res.tokens_after - now_pages + longer_pages + added > budget
+
+
+def test_passthrough_when_it_fits():
+    msgs = conversation(rounds=3)
+    res = compact(msgs, profile="claude", dialect="anthropic", budget=100_000)
+    assert res.passthrough and not res.pages
+    assert "passed through" in res.summary()
+
+
+def test_budget_error_names_the_numbers():
+    msgs = conversation()
+    with pytest.raises(BudgetError, match=r"budget of 4100 tokens"):
+        compact(msgs, profile="claude", dialect="anthropic", budget=4100)
+
+
+def test_second_pass_rerenders_from_source(tmp_path):
+    msgs = conversation()
+    res1 = compact(msgs, profile="claude", dialect="anthropic", budget=30_000)
+    more = conversation(rounds=80)[len(msgs) - 1:]
+    for i, m in enumerate(more):
+        m.id = len(msgs) - 1 + i
+    body = dict(res1.request)
+    body["messages"] = body["messages"][:-1] + to_request(
+        normalise(more, dialect="anthropic")[0], dialect="anthropic", model="x", max_tokens=1)["messages"]
+    path = tmp_path / "store.jsonl"
+    res1.store.save(path)
+    with pytest.raises(StoreError, match="no source store"):
+        compact(body, profile="claude", dialect="anthropic", budget=30_000)
+    store = SourceStore(path)
+    res2 = compact(body, profile="claude", dialect="anthropic", budget=30_000, store=store)
+    assert len(res2.middle_ids) > len(res1.middle_ids)
+    assert validate(res2.request, "anthropic", profile="claude") == []
+    # the pages equal a direct render of the source text, pixel for pixel
+    direct = render_document(build_document([store.get(i) for i in res2.middle_ids]), profile="claude")
+    shown = direct[len(direct) - len(res2.pages):]
+    assert len(shown) == len(res2.pages)
+    for a, b in zip(shown, res2.pages):
+        np.testing.assert_array_equal(a.pixels, b.pixels)
+        assert a.png == b.png
+
+
+def test_covered_id_without_source_is_an_error():
+    msgs = conversation()
+    res = compact(msgs, profile="claude", dialect="anthropic", budget=30_000)
+    store = SourceStore()
+    store.put([res.store.get(i) for i in res.middle_ids[1:]])
+    with pytest.raises(StoreError, match=f"#{res.middle_ids[0]}"):
+        compact(res.request, profile="claude", dialect="anthropic", budget=30_000, store=store)
+
+
+def test_snapshot_text_names_ranges():
+    assert format_ranges([3, 4, 5, 9, 11, 12]) == "#3-#5, #9, #11-#12"
+    res = compact(conversation(), profile="claude", dialect="anthropic", budget=30_000)
+    snap = res.request["messages"][1]["content"]
+    assert [b["type"] for b in snap[:-1]] == ["image"] * len(res.pages)
+    assert snap[-1]["text"].startswith("snapglyph snapshot: the images above show messages #2-#")
+
+
+def test_anthropic_parallel_cut_case():
+    case = load_case("anthropic_parallel_cut.json")
+    req = case["request"]
+    for budget in (8_000, 12_000, 20_000, 40_000):
+        try:
+            res = compact(req, profile="claude", dialect="anthropic", budget=budget, max_tokens=1024)
+        except BudgetError:
+            continue
+        assert validate(res.request, "anthropic", profile="claude") == []
+        msgs = res.request["messages"]
+        # no tool_result in the tail without its tool_use right before it
+        for i, m in enumerate(msgs):
+            if isinstance(m["content"], list) and any(b.get("type") == "tool_result" for b in m["content"]):
+                prev = msgs[i - 1]["content"]
+                assert any(b.get("type") == "tool_use" for b in prev)
+
+
+def test_page_png_is_exact():
+    res = compact(conversation(), profile="claude", dialect="anthropic", budget=30_000)
+    for p in res.pages:
+        data = base64.b64decode(base64.b64encode(p.png))
+        arr = np.asarray(Image.open(io.BytesIO(data)).convert("L"))
+        np.testing.assert_array_equal(arr, p.pixels)
