@@ -109,6 +109,42 @@ def mark_snapshots(messages: list[Message]) -> int:
     return n
 
 
+_STR_FIELDS = ("text", "name", "arguments", "call_id", "media_type", "data", "url", "signature")
+
+
+def _as_str(v: Any) -> str:
+    if v is None:
+        return ""
+    if isinstance(v, (dict, list)):
+        return json.dumps(v, ensure_ascii=False)
+    return str(v)
+
+
+def coerce_types(messages: list[Message], tools: list[dict]) -> None:
+    """Make every string field of every part (and of tool definitions) a ``str``, in place.
+
+    Sources are JSON written by other programs; a number or object where a string belongs is turned into text
+    (objects as JSON) rather than carried along to crash a later stage.
+    """
+    for m in messages:
+        stack = list(m.parts)
+        while stack:
+            p = stack.pop()
+            for f in _STR_FIELDS:
+                v = getattr(p, f)
+                if not isinstance(v, str):
+                    setattr(p, f, _as_str(v))
+            if not isinstance(p.is_error, bool):
+                p.is_error = bool(p.is_error)
+            stack.extend(p.content)
+    for t in tools:
+        for f in ("name", "description"):
+            if not isinstance(t.get(f), str):
+                t[f] = _as_str(t.get(f))
+        if not isinstance(t.get("parameters"), dict):
+            t["parameters"] = {"type": "object", "properties": {}}
+
+
 def dumps_args(obj: Any) -> str:
     """Serialise tool-call arguments given as an object the way Anthropic's neutral form wants them."""
     if isinstance(obj, str):

@@ -34,7 +34,7 @@ from typing import Any
 from .errors import FormatError
 from .messages import Message
 from .readers_aider import is_aider, read_aider
-from .readers_common import mark_snapshots, number_messages, parse_snapshot_text
+from .readers_common import coerce_types, mark_snapshots, number_messages, parse_snapshot_text
 from .readers_requests import detect_request, read_anthropic, read_openai, read_responses, read_swe_agent
 from .readers_sessions import is_claude_code, is_pi, read_claude_code, read_pi
 
@@ -82,8 +82,22 @@ class Transcript:
     meta: dict[str, Any] = field(default_factory=dict)
 
 
+def _guard(fn, *args, path: str | None = None, what: str = "input"):
+    """Run a reader; a stray TypeError/AttributeError/KeyError from a wrongly typed field becomes a FormatError."""
+    try:
+        return fn(*args)
+    except FormatError:
+        raise
+    except RecursionError:
+        raise FormatError(f"{what} nests too deeply to read", path=path) from None
+    except (TypeError, AttributeError, KeyError, IndexError, ValueError) as e:
+        raise FormatError(f"malformed {what}: a field has an unexpected type or value ({type(e).__name__}: {e})",
+                          path=path) from None
+
+
 def _finish(fmt: str, result: tuple, extra_meta: dict | None = None) -> Transcript:
     messages, tools, model, meta = result
+    coerce_types(messages, tools)
     if mark_snapshots(messages):
         meta["snapshots"] = sum(1 for m in messages if "snapshot" in m.meta)
     number_messages(messages)
@@ -118,11 +132,11 @@ def from_request(body: dict | list) -> Transcript:
 
 def _from_request(body: Any, path: str | None) -> Transcript:
     try:
-        fmt = detect_request(body)
+        fmt = _guard(detect_request, body, path=path, what="request body")
     except FormatError as e:
         raise FormatError(str(e), path=path) from None
     reader = {"openai": read_openai, "anthropic": read_anthropic, "responses": read_responses}[fmt]
-    return _finish(fmt, reader(body, path))
+    return _finish(fmt, _guard(reader, body, path, path=path, what=f"{fmt} request"))
 
 
 def _json_error(e: json.JSONDecodeError, what: str, path: str | None, line: int | None = None) -> FormatError:
@@ -135,7 +149,7 @@ def _from_json(doc: Any, name: str, path: str | None) -> Transcript | None:
     if isinstance(doc, dict):
         if isinstance(doc.get("history"), list) and ("trajectory" in doc or "info" in doc
                                                      or "replay_config" in doc):
-            return _finish("swe-agent", read_swe_agent(doc, path))
+            return _finish("swe-agent", _guard(read_swe_agent, doc, path, path=path, what="SWE-agent trajectory"))
         if isinstance(doc.get("request"), (dict, list)) and "messages" not in doc and "input" not in doc:
             t = _from_request(doc["request"], path)
             t.meta.update({k: v for k, v in doc.items() if k != "request"})
@@ -145,8 +159,9 @@ def _from_json(doc: Any, name: str, path: str | None) -> Transcript | None:
         return None
     if isinstance(doc, list):
         if doc and all(isinstance(m, dict) for m in doc):
-            if is_claude_code(doc):
-                return _finish("claude-code", read_claude_code(doc, path))
+            if _guard(is_claude_code, doc, path=path):
+                return _finish("claude-code", _guard(read_claude_code, doc, path, path=path,
+                                                     what="Claude Code session"))
             if any("role" in m or "type" in m for m in doc):
                 return _from_request(doc, path)
         return None
@@ -165,10 +180,10 @@ def _from_jsonl(text: str, name: str, path: str | None) -> Transcript | None:
         if not isinstance(entries[-1], dict):
             raise FormatError(f"line {n} of {name} is a JSON {type(entries[-1]).__name__}, expected an object",
                               path=path)
-    if is_claude_code(entries):
-        return _finish("claude-code", read_claude_code(entries, path))
-    if is_pi(entries):
-        return _finish("pi", read_pi(entries, path))
+    if _guard(is_claude_code, entries, path=path):
+        return _finish("claude-code", _guard(read_claude_code, entries, path, path=path, what="Claude Code session"))
+    if _guard(is_pi, entries, path=path):
+        return _finish("pi", _guard(read_pi, entries, path, path=path, what="pi session"))
     if entries and all("role" in e for e in entries):
         return _from_request(entries, path)
     return None

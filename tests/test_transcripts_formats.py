@@ -300,3 +300,59 @@ def test_non_utf8_bytes_are_replaced(tmp_path):
     p.write_bytes("caf\u00e9 ok".encode("latin-1"))
     t = load(p)
     assert t.format == "text" and t.meta["text"] == "caf\ufffd ok" and t.meta["decode_errors"] == 1
+
+
+# ------------------------------------------------------------------------------------------ never a raw exception
+_KEYS = ["role", "content", "type", "text", "messages", "system", "input", "instructions", "tools", "tool_calls",
+         "tool_call_id", "tool_call_ids", "function", "name", "arguments", "id", "call_id", "output", "source", "data",
+         "media_type", "url", "image_url", "tool_use_id", "thinking", "signature", "summary", "uuid", "parentUuid",
+         "logicalParentUuid", "message", "parentId", "toolCallId", "history", "trajectory", "request", "input_schema"]
+_VALS = ["user", "assistant", "system", "tool", "developer", "text", "image", "image_url", "tool_use", "tool_result",
+         "thinking", "redacted_thinking", "message", "function_call", "function_call_output", "reasoning",
+         "input_text", "toolResult", "toolCall", "bashExecution", "compaction", "session", "base64",
+         "snapglyph snapshot: the images above show messages #1-#3 as pages.", "data:image/png;base64,AAAA"]
+
+
+def _check(fn, *args, **kw):
+    try:
+        t = fn(*args, **kw)
+    except FormatError:
+        return
+    for m in t.messages:
+        assert isinstance(m.id, int) and m.role in ("system", "user", "assistant", "tool")
+        for p in m.parts + [c for q in m.parts for c in q.content]:
+            assert all(isinstance(getattr(p, f), str) for f in ("text", "name", "arguments", "call_id", "data"))
+    assert all(isinstance(x["name"], str) and isinstance(x["parameters"], dict) for x in t.tools)
+
+
+def test_random_json_gives_a_transcript_or_format_error():
+    hypothesis = pytest.importorskip("hypothesis")
+    st = hypothesis.strategies
+    scalar = st.one_of(st.none(), st.booleans(), st.integers(-3, 5), st.sampled_from(_VALS), st.text(max_size=4))
+    js = st.recursive(scalar, lambda c: st.one_of(st.lists(c, max_size=4),
+                                                  st.dictionaries(st.sampled_from(_KEYS), c, max_size=5)),
+                      max_leaves=25)
+
+    @hypothesis.settings(max_examples=300, deadline=None, database=None,
+                         suppress_health_check=list(hypothesis.HealthCheck))
+    @hypothesis.given(js)
+    def run(v):
+        _check(from_request, v)
+        _check(load_text, json.dumps(v), name="x.json")
+        if isinstance(v, list):
+            _check(load_text, "\n".join(json.dumps(x) for x in v), name="x.jsonl")
+
+    run()
+
+
+def test_any_str_loads():
+    hypothesis = pytest.importorskip("hypothesis")
+
+    @hypothesis.settings(max_examples=200, deadline=None, database=None)
+    @hypothesis.given(hypothesis.strategies.text(alphabet=hypothesis.strategies.characters(codec=None), max_size=60))
+    def run(s):
+        _check(load_text, s)
+        _check(load_text, "# aider chat started at x\n" + s)
+
+    run()
+    _check(load_text, "\ud800 lone surrogate\x00 NUL " + "e\u0301" * 50)
