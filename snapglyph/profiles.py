@@ -1,19 +1,40 @@
-"""Reader profiles: what one provider/model family needs from a page (first version: ``claude`` and ``openai``).
+"""Reader profiles: what one provider/model family needs from a page, with the rule each number comes from.
 
-A :class:`Profile` gives the page geometry the provider never resizes, the default cell size, the image token cost
-function, an emulation of the provider's own resize, and the request limits. Rules and their sources are in each
-profile's docstring and in ``../shared/reference/providers.md``.
+A :class:`Profile` gives the page geometry the provider never resizes, the default cell, the image token cost of
+any ``(width, height)``, an emulation of the provider's own resize, the request limits, and how to count text
+tokens for that provider. Sources were read on 2026-11-30 (stored copies; see each profile's ``doc``)::
+
+    profile          page (px)   patch  tokens/page  cell   chars/page  wire dialect  text tokens
+    claude           1092x1092   28        1521      6x12     16562     anthropic     cl100k x 1.30
+    claude-hires     1932x1932   28        4761      6x12     51842     anthropic     cl100k x 1.75
+    openai           1600x1600   32        3000      6x12     35378     openai        o200k (else cl100k)
+    openai-original  3200x3200   32       12000      6x12    141778     openai        o200k (else cl100k)
+    openai-tiles      512x2048   512        765      6x12     14450     openai        o200k (else cl100k)
+    gemini           2048x2048   32        1120     12x24     14450     openai        cl100k x 1.15
+    gemini-2         1536x1536   768       1032      6x12     32768     openai        cl100k x 1.15
+    qwen2.5-vl       1008x980    28        1260      6x12     13608     openai        cl100k
+    qwen3-vl         1024x1024   32        1024      6x12     14450     openai        cl100k
+    pixtral          1024x1024   16        4160      6x12     14450     openai        cl100k x 1.10
+
+(``tests/test_profiles.py`` checks this table against the code.) Cells are defaults; the renderer may take others.
 """
 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
-from typing import Callable
+import operator
+import re
+from dataclasses import dataclass, field, replace
+from types import MappingProxyType
+from typing import Any, Callable, Mapping
 
-from .errors import UnknownProfileError
+from .errors import InputError, LimitError, UnknownProfileError
 
-__all__ = ["Profile", "profile", "profile_names"]
+__all__ = ["Profile", "profile", "profile_for_model", "profile_names"]
+
+READ = "2026-11-30"  # the date every source below was read (stored copies)
+_MB = 1000 * 1000
+_MIB = 1024 * 1024
 
 
 @dataclass(frozen=True)
@@ -25,7 +46,8 @@ class Profile:
     name : str
         Profile name, e.g. ``"claude"``.
     page_size : tuple of int
-        ``(width, height)`` in pixels of a full page; the provider never resizes it.
+        ``(width, height)`` in pixels of a full page; the provider never resizes it (``provider_resize`` returns
+        it unchanged, a test checks).
     cell : tuple of int
         Default cell ``(cell_w, cell_h)`` in pixels.
     max_images : int
@@ -35,16 +57,27 @@ class Profile:
     max_request_bytes : int
         Bytes per request body.
     many_image_threshold : int or None
-        Above this many images in one request the ``many_image_max_side`` rule applies.
+        Above this many images in one request the ``many_image_max_side`` rule applies (``None``: no such rule).
     many_image_max_side : int or None
         Longest side in pixels allowed for every image of a many-image request.
     text_token_factor : float
-        Safety factor applied over the token count of ``encoding`` for this provider's text.
+        Safety factor over the ``encoding`` count for this provider's text (``>= 1``; see ``doc`` for evidence).
     encoding : str
-        The tiktoken encoding whose counts the text estimates start from.
+        The tiktoken encoding text counts start from (``cl100k_base`` when the provider's own is not available).
     patch : int
-        Side in pixels of the provider's patch/token grid; page sides are multiples of it, and a short last page
-        is trimmed to a multiple of it.
+        Side in pixels of the provider's patch/token grid (or tile); page sides are multiples of it, and a short
+        last page is trimmed to a multiple of it.
+    dialect : str
+        Default wire dialect: ``"anthropic"`` (Messages API) or ``"openai"`` (Chat Completions).
+    detail : str or None
+        The OpenAI ``detail`` value pages must be sent with (``None`` where the API has no such field).
+    max_image_side : int or None
+        Pixels on either side above which the provider rejects an image instead of resizing it.
+    params : Mapping
+        Parameters of the cost and resize rules (e.g. ``max_edge``, ``max_tokens``, ``max_pixels``); override with
+        :meth:`with_params`.
+    doc : str
+        The rules, with the URL of each source and the date it was read.
     """
 
     name: str
@@ -58,71 +91,365 @@ class Profile:
     text_token_factor: float
     encoding: str
     patch: int = 1
-    _tokens: Callable[[int, int], int] = field(repr=False, compare=False, default=None)  # type: ignore[assignment]
-    _resize: Callable[[int, int], tuple[int, int]] = field(repr=False, compare=False, default=None)  # type: ignore
+    _tokens: Callable[..., int] = field(repr=False, compare=False, default=None)  # type: ignore[assignment]
+    _resize: Callable[..., tuple[int, int]] = field(repr=False, compare=False, default=None)  # type: ignore
+    dialect: str = "openai"
+    detail: str | None = None
+    max_image_side: int | None = None
+    params: Mapping[str, Any] = field(default_factory=dict, compare=False)
+    doc: str = field(default="", repr=False, compare=False)
 
     def image_tokens(self, width: int, height: int) -> int:
-        """Tokens an image of ``width`` x ``height`` pixels costs, after the provider's own resize."""
+        """Tokens an image of ``width`` x ``height`` pixels costs, after the provider's own resize.
+
+        Parameters
+        ----------
+        width, height : int
+            Image size in pixels, ``>= 1``.
+
+        Returns
+        -------
+        int
+            Billed image tokens by the provider's current documented rule (for Gemini 3: the documented cap).
+
+        Raises
+        ------
+        InputError
+            If a size is not a positive integer.
+        LimitError
+            Where the provider rejects the shape outright (Qwen: aspect ratio over 200).
+        """
         w, h = self.provider_resize(width, height)
-        return self._tokens(w, h)
+        return self._tokens(self, w, h)
 
     def provider_resize(self, width: int, height: int) -> tuple[int, int]:
-        """The ``(width, height)`` in pixels the provider resizes an image of this size to (never enlarges)."""
-        return self._resize(int(width), int(height))
+        """The ``(width, height)`` in pixels the provider resizes an image of this size to.
+
+        Never enlarges, except Qwen's ``min_pixels`` rule. Padding to the patch grid is not included (Anthropic
+        pads bottom/right to a multiple of 28 after resizing; the padded area carries no content).
+
+        Raises
+        ------
+        InputError
+            If a size is not a positive integer.
+        LimitError
+            Where the provider rejects the shape outright (Qwen: aspect ratio over 200).
+        """
+        return self._resize(self, _size(width, "width"), _size(height, "height"))
+
+    @property
+    def page_tokens(self) -> int:
+        """Image tokens of one full page (int)."""
+        return self.image_tokens(*self.page_size)
+
+    def grid(self, cell: tuple[int, int] | None = None) -> tuple[int, int]:
+        """``(columns, rows)`` of character cells on a full page with ``cell`` (default: :attr:`cell`)."""
+        cw, ch = cell or self.cell
+        return self.page_size[0] // cw, self.page_size[1] // ch
+
+    def with_params(self, **params: Any) -> "Profile":
+        """Return a copy with some rule parameters replaced (e.g. ``max_pixels`` of a Qwen server).
+
+        Raises
+        ------
+        InputError
+            If a name is not a parameter of this profile.
+        """
+        unknown = set(params) - set(self.params)
+        if unknown:
+            raise InputError(f"profile {self.name} has no parameter(s) {sorted(unknown)}; it has "
+                             f"{sorted(self.params)}")
+        return replace(self, params=MappingProxyType({**self.params, **params}))
 
 
-def _claude_tokens(w: int, h: int) -> int:
+def _size(v: Any, what: str) -> int:
+    if isinstance(v, bool):
+        raise InputError(f"{what} must be an integer number of pixels, not {v!r}")
+    try:
+        n = operator.index(v)
+    except TypeError:
+        if isinstance(v, float) and v.is_integer():
+            n = int(v)
+        else:
+            raise InputError(f"{what} must be an integer number of pixels, not {v!r}") from None
+    if n < 1:
+        raise InputError(f"{what} must be at least 1 pixel, got {n}")
+    return n
+
+
+def _floor(x: float) -> int:
+    # floor that forgives floating-point noise just under an integer (2048 * 0.78125 must give 1600)
+    return math.floor(x + 1e-9)
+
+
+# ------------------------------------------------------------------------------------------------- Anthropic
+def _claude_tokens(p: Profile, w: int, h: int) -> int:
     return math.ceil(w / 28) * math.ceil(h / 28)
 
 
-def _claude_resize(w: int, h: int, max_edge: int = 1568, max_tokens: int = 1568) -> tuple[int, int]:
-    # Anthropic's reference resized_size(): the largest aspect-preserving size with ceil(side/28)*28 <= max_edge
-    # and ceil(w/28)*ceil(h/28) <= max_tokens (platform.claude.com/docs/en/build-with-claude/vision, read 2026-11-30).
+def _claude_resize(p: Profile, w: int, h: int) -> tuple[int, int]:
+    # The docs' reference resized_size(): binary search along the long edge for the largest aspect-preserving
+    # size whose padded sides (ceil(side/28)*28) are <= max_edge and whose tokens are <= max_tokens; the short
+    # edge is round(long / aspect), Python's round (half to even), at least 1.
+    max_edge, max_tokens = p.params["max_edge"], p.params["max_tokens"]
+
     def fits(a: int, b: int) -> bool:
         return (math.ceil(a / 28) * 28 <= max_edge and math.ceil(b / 28) * 28 <= max_edge
-                and _claude_tokens(a, b) <= max_tokens)
+                and math.ceil(a / 28) * math.ceil(b / 28) <= max_tokens)
 
     if fits(w, h):
         return w, h
-    lo, hi = 0.0, 1.0
-    for _ in range(60):
-        mid = (lo + hi) / 2
-        if fits(max(1, math.floor(w * mid)), max(1, math.floor(h * mid))):
+    if h > w:
+        rh, rw = _claude_resize(p, h, w)
+        return rw, rh
+    aspect = w / h
+    lo, hi = 1, w
+    while lo + 1 < hi:
+        mid = (lo + hi) // 2
+        if fits(mid, max(round(mid / aspect), 1)):
             lo = mid
         else:
             hi = mid
-    return max(1, math.floor(w * lo)), max(1, math.floor(h * lo))
+    return lo, max(round(lo / aspect), 1)
 
 
-def _openai_patches(w: int, h: int) -> int:
-    return math.ceil(w / 32) * math.ceil(h / 32)
+_CLAUDE_SRC = f"""
+Sources (read {READ}):
+- https://platform.claude.com/docs/en/build-with-claude/vision-coordinates ("How Claude resizes and pads images",
+  reference resized_size(); worked example 1075x1520 -> 924x1307, 1920x1080 -> 1456x819; padding to 28).
+- https://platform.claude.com/docs/en/build-with-claude/vision ("Resolution and token cost": ceil(w/28)*ceil(h/28);
+  standard tier 1568 px / 1568 tokens, Claude 4.7 and later 2576 px / 4784 tokens; >8000x8000 rejected; >20 images
+  -> 2000 px a side; 100 images on 200k-context models, 600 otherwise; 32 MB request).
+- https://docs.anthropic.com/en/docs/vision (older: tokens ~ w*h/750, ~1600 tokens; 5 MB per image, error
+  'image exceeds 5 MB maximum: ... bytes > 5242880 bytes'). 10 MB on the direct API today, 5 MB on Bedrock/Vertex:
+  this profile keeps 5 MiB.
+Text tokens (the tokenizer is not public): Claude 3.5 Sonnet produced ~16% more tokens than GPT-4o on English
+articles, ~21% on math and ~30% on Python code (L. Gupta, summarised at
+https://news.quarkybyte.com/understanding-tokenizer-differences-impacting-ai-model-costs-and-efficiency-2025-05-01,
+read {READ}); the models overview puts Opus 4.6 at ~3.4M characters per 1M tokens, where cl100k gives ~4.5
+characters per token on English prose (our measurement). Hence 1.30 over cl100k."""
 
 
-def _openai_resize(w: int, h: int, max_side: int = 2048, budget: int = 2500) -> tuple[int, int]:
-    # developers.openai.com/api/docs/guides/images-vision (read 2026-11-30): fit inside the detail level's pixel
-    # limit (never enlarging); if patches still exceed the budget, shrink by sqrt(32^2*budget/(w*h)), adjust so that
-    # the patch grid fits, and floor to whole pixels.
-    s = min(1.0, max_side / max(w, h))
-    w2, h2 = w * s, h * s
-    if math.ceil(w2 / 32) * math.ceil(h2 / 32) > budget:
-        shrink = math.sqrt(32 * 32 * budget / (w2 * h2))
-        w3, h3 = w2 * shrink, h2 * shrink
-        adj = min(math.floor(w3 / 32) / (w3 / 32), math.floor(h3 / 32) / (h3 / 32))
-        w2, h2 = w3 * adj, h3 * adj
-    return max(1, math.floor(w2)), max(1, math.floor(h2))
+# ---------------------------------------------------------------------------------------------------- OpenAI
+def _patch_tokens(p: Profile, w: int, h: int) -> int:
+    return math.ceil(math.ceil(w / 32) * math.ceil(h / 32) * p.params["multiplier"] - 1e-9)
 
 
-_PROFILES: dict[str, Profile] = {
-    "claude": Profile(
-        name="claude", page_size=(1092, 1092), cell=(6, 12), max_images=100, max_image_bytes=5 * 1024 * 1024,
-        max_request_bytes=32 * 1000 * 1000, many_image_threshold=20, many_image_max_side=2000,
-        text_token_factor=1.25, encoding="cl100k_base", patch=28, _tokens=_claude_tokens, _resize=_claude_resize),
-    "openai": Profile(
-        name="openai", page_size=(1600, 1600), cell=(6, 12), max_images=500, max_image_bytes=20 * 1024 * 1024,
-        max_request_bytes=50 * 1000 * 1000, many_image_threshold=None, many_image_max_side=None,
-        text_token_factor=1.0, encoding="o200k_base", patch=32,
-        _tokens=lambda w, h: math.ceil(_openai_patches(w, h) * 1.2), _resize=_openai_resize),
-}
+def _patch_resize(p: Profile, w: int, h: int) -> tuple[int, int]:
+    # 1. fit within the detail level's pixel limit, aspect kept, rounded to whole pixels, never enlarged;
+    # 2. if patches exceed the budget: shrink = sqrt(32^2*budget/(w*h)), adjusted so that floor(w*s/32)/(w*s/32)
+    #    fits on both sides, then floor to whole pixels.
+    max_side, budget = p.params["max_side"], p.params["patch_budget"]
+    if max(w, h) > max_side:
+        s = max_side / max(w, h)
+        w, h = (max_side, max(1, round(h * s))) if w >= h else (max(1, round(w * s)), max_side)
+    if budget is not None and math.ceil(w / 32) * math.ceil(h / 32) > budget:
+        s = math.sqrt(32 * 32 * budget / (w * h))
+        adj = s * min(math.floor(w * s / 32) / (w * s / 32), math.floor(h * s / 32) / (h * s / 32))
+        w, h = max(1, _floor(w * adj)), max(1, _floor(h * adj))
+    return w, h
+
+
+def _tile_tokens(p: Profile, w: int, h: int) -> int:
+    return p.params["base_tokens"] + p.params["tile_tokens"] * math.ceil(w / 512) * math.ceil(h / 512)
+
+
+def _tile_resize(p: Profile, w: int, h: int) -> tuple[int, int]:
+    # fit in a 2048x2048 square (never enlarging), then if the shortest side exceeds 768 scale it to 768 and
+    # round the other side down.
+    if max(w, h) > 2048:
+        s = 2048 / max(w, h)
+        w, h = (2048, max(1, _floor(h * s))) if w >= h else (max(1, _floor(w * s)), 2048)
+    if min(w, h) > 768:
+        s = 768 / min(w, h)
+        w, h = (768, max(1, _floor(h * s))) if w <= h else (max(1, _floor(w * s)), 768)
+    return w, h
+
+
+_OPENAI_SRC = f"""
+Source (read {READ}): https://developers.openai.com/api/docs/guides/images-vision ("Model sizing behavior",
+"Patch-based image tokenization", "Tile-based image tokenization", "Image input requirements": 1,500 images and
+512 MB per request; older copies said 500 images and 50 MB). Worked examples: gpt-5.4 high, 1024x1024 -> 1229
+tokens; 2048x2048 -> 1600x1600 -> 3000 tokens; gpt-4o, 768x1536 -> 6 tiles -> 1105 tokens. The current page gives
+no per-image byte cap; 20 MiB is kept as a conservative one. Text: tiktoken o200k_base (the gpt-4o/gpt-5 encoding)
+where its file is present offline, else cl100k_base, which counts at least as many tokens on code and prose."""
+
+
+# ---------------------------------------------------------------------------------------------------- Gemini
+def _gemini3_tokens(p: Profile, w: int, h: int) -> int:
+    return p.params["max_tokens"]
+
+
+def _fit(w: int, h: int, side: int) -> tuple[int, int]:
+    if max(w, h) <= side:
+        return w, h
+    s = side / max(w, h)
+    return max(1, round(w * s)), max(1, round(h * s))
+
+
+def _gemini_resize(p: Profile, w: int, h: int) -> tuple[int, int]:
+    return _fit(w, h, p.params["max_side"])
+
+
+def _gemini2_tokens(p: Profile, w: int, h: int) -> int:
+    # both sides <= 384: one 258-token image; else crop into tiles of side clamp(min(w,h)/1.5, 256, 768), each
+    # scaled to 768x768 and billed 258.
+    if w <= 384 and h <= 384:
+        return 258
+    t = min(768, max(256, math.floor(min(w, h) / 1.5)))
+    return 258 * math.ceil(w / t) * math.ceil(h / t)
+
+
+_GEMINI_SRC = f"""
+Sources (read {READ}): https://ai.google.dev/gemini-api/docs/tokens ("Count multimodal tokens": images with both
+sides <= 384 px cost 258 tokens; larger ones are cropped and scaled into 768x768 tiles of 258 tokens each; the
+image-understanding guide adds the crop unit: the smallest side / 1.5, clamped to 256..768 px);
+https://ai.google.dev/gemini-api/docs/media-resolution (Gemini 3: media_resolution low 280, medium 560, high 1120,
+ultra_high 2240 tokens per image, as *maximum* tokens; the resize itself is not documented); Vertex AI
+image-understanding page (older: scaled down and padded to fit 3072x3072; 3,000 images per prompt on Gemini 2.5
+Pro, 900 on Gemini 3 Pro preview; 7 MB per inline file); discuss.ai.google.dev/t/79575 (Files API above 20 MB per
+request). Text: Gemini's tokenizer is not available offline; no measured comparison with cl100k was found, so 1.15
+is an unmeasured safety margin."""
+
+
+# ------------------------------------------------------------------------------------------------------ Qwen
+def _qwen_tokens(p: Profile, w: int, h: int) -> int:
+    f = p.params["factor"]
+    return math.ceil(w / f) * math.ceil(h / f)
+
+
+def _qwen_resize(p: Profile, w: int, h: int) -> tuple[int, int]:
+    # smart_resize (qwen-vl-utils / transformers): round each side to the factor; if over max_pixels scale by
+    # beta = sqrt(h*w/max_pixels) and floor to the factor; if under min_pixels scale up and ceil to the factor.
+    f, lo, hi = p.params["factor"], p.params["min_pixels"], p.params["max_pixels"]
+    if max(w, h) / min(w, h) > 200:
+        raise LimitError(f"{p.name} rejects images with an aspect ratio over 200 ({w}x{h})", limit="aspect_ratio")
+    hb, wb = max(f, round(h / f) * f), max(f, round(w / f) * f)
+    if hb * wb > hi:
+        beta = math.sqrt(h * w / hi)
+        hb, wb = max(f, math.floor(h / beta / f) * f), max(f, math.floor(w / beta / f) * f)
+    elif hb * wb < lo:
+        beta = math.sqrt(lo / (h * w))
+        hb, wb = math.ceil(h * beta / f) * f, math.ceil(w * beta / f) * f
+    return wb, hb
+
+
+_QWEN_SRC = f"""
+Sources (read {READ}):
+https://github.com/huggingface/transformers/blob/main/src/transformers/models/qwen2_vl/image_processing_qwen2_vl.py
+and https://github.com/QwenLM/Qwen2.5-VL/blob/main/qwen-vl-utils/src/qwen_vl_utils/vision_process.py (smart_resize;
+aspect ratio over 200 rejected); https://huggingface.co/Qwen/Qwen2.5-VL-7B-Instruct (preprocessor_config.json: min_pixels 3136, max_pixels 12,845,056; the transformers class default is 14*14*4*1280 = 1,003,520 and servers
+such as vLLM often pass their own: override with with_params); https://huggingface.co/Qwen/Qwen3-VL-8B-Instruct
+(preprocessor_config.json of Qwen3-VL / Qwen3.5 models, as stored in several public repositories: patch 16,
+merge 2, size shortest_edge 65536 / longest_edge 16777216, i.e. pixel bounds). The page keeps under 1,003,520
+pixels so it survives the common lower max_pixels too. Image counts and bytes are server settings; the limits here
+are conservative placeholders. Text: Qwen's tokenizer extends cl100k_base (Qwen tokenization notes), so cl100k
+counts are a fair upper estimate (factor 1.0)."""
+
+
+# --------------------------------------------------------------------------------------------------- Pixtral
+def _pixtral_tokens(p: Profile, w: int, h: int) -> int:
+    unit = p.params["patch"] * p.params["merge"]
+    wt, ht = (w - 1) // unit + 1, (h - 1) // unit + 1
+    return (wt + 1) * ht  # one [IMG_BREAK] per row; the last becomes [IMG_END]
+
+
+def _pixtral_resize(p: Profile, w: int, h: int) -> tuple[int, int]:
+    ratio = max(w, h) / p.params["max_image_size"]
+    if ratio > 1:
+        w, h = max(1, round(w / ratio)), max(1, round(h / ratio))
+    return w, h
+
+
+_PIXTRAL_SRC = f"""
+Sources (read {READ}):
+https://github.com/mistralai/mistral-common/blob/main/src/mistral_common/tokens/tokenizers/image.py (ImageConfig(16, 1024)
+for Pixtral-12B: scale by max(w,h)/1024 when over, tokens per row (w-1)//16+1 plus one [IMG_BREAK], rows
+(h-1)//16+1); the image is then resampled to whole 16-px patches, so page sides are multiples of 16.
+https://www.scaleway.com/en/docs/managed-inference/reference-content/pixtral-12b-2409/ (12 images per request). Text: Mistral's Tekken tokenizer is not
+available offline; 1.10 over cl100k is an unmeasured margin."""
+
+
+def _mk(name: str, **kw: Any) -> Profile:
+    params = kw.pop("params", {})
+    return Profile(name=name, params=MappingProxyType(dict(params)), **kw)
+
+
+_CLAUDE_LIMITS = dict(max_images=100, max_image_bytes=5 * _MIB, max_request_bytes=32 * _MB, many_image_threshold=20,
+                      many_image_max_side=2000, encoding="cl100k_base", patch=28, _tokens=_claude_tokens,
+                      _resize=_claude_resize, dialect="anthropic", max_image_side=8000)
+
+_PROFILES: dict[str, Profile] = {p.name: p for p in [
+    _mk("claude", page_size=(1092, 1092), cell=(6, 12), text_token_factor=1.30,
+        params={"max_edge": 1568, "max_tokens": 1568}, **_CLAUDE_LIMITS,
+        doc="Claude standard tier (Haiku 4.5, Sonnet 4.6 and older): long edge <= 1568 px and <= 1568 tokens. The "
+            "1092x1092 page is 39x39 = 1521 tokens and also meets the older w*h/750 <= 1600 rule (1590)."
+            + _CLAUDE_SRC),
+    _mk("claude-hires", page_size=(1932, 1932), cell=(6, 12), text_token_factor=1.75,
+        params={"max_edge": 2576, "max_tokens": 4784}, **_CLAUDE_LIMITS,
+        doc="Claude 4.7 and later (Opus 4.7/4.8, Sonnet 5.5, Fable 5, ...): long edge <= 2576 px and <= 4784 tokens. "
+            "The 1932x1932 page is 69x69 = 4761 tokens and stays under the 2000 px many-image limit. Text: these "
+            "models use the tokenizer introduced with Opus 4.7, ~30% more tokens (1.0-1.35x by content) than "
+            "earlier models (Opus 4.7 / Sonnet 5.5 migration notes, platform.claude.com, as quoted in stored "
+            f"copies read {READ}); 1.30 x 1.35 = 1.75 over cl100k." + _CLAUDE_SRC),
+    _mk("openai", page_size=(1600, 1600), cell=(6, 12), max_images=1500, max_image_bytes=20 * _MIB,
+        max_request_bytes=512 * _MB, many_image_threshold=None, many_image_max_side=None, text_token_factor=1.0,
+        encoding="o200k_base", patch=32, _tokens=_patch_tokens, _resize=_patch_resize, detail="high",
+        params={"max_side": 2048, "patch_budget": 2500, "multiplier": 1.2},
+        doc="gpt-5.4 to gpt-5.6 with detail 'high': fit 2048 px, at most 2,500 patches of 32 px, times 1.2. The "
+            "1600x1600 page is exactly 2,500 patches = 3000 tokens; under 'original'/'auto' it is not resized "
+            "either and costs the same." + _OPENAI_SRC),
+    _mk("openai-original", page_size=(3200, 3200), cell=(6, 12), max_images=1500, max_image_bytes=20 * _MIB,
+        max_request_bytes=512 * _MB, many_image_threshold=None, many_image_max_side=None, text_token_factor=1.0,
+        encoding="o200k_base", patch=32, _tokens=_patch_tokens, _resize=_patch_resize, detail="original",
+        params={"max_side": 6000, "patch_budget": 10000, "multiplier": 1.2},
+        doc="gpt-5.5 (and gpt-5.4) with detail 'original': fit 6000 px, at most 10,000 patches, times 1.2 (gpt-5.6 "
+            "has no patch budget there; the page is within every one of these). 3200x3200 = 10,000 patches = "
+            "12,000 tokens." + _OPENAI_SRC),
+    _mk("openai-tiles", page_size=(512, 2048), cell=(6, 12), max_images=500, max_image_bytes=20 * _MIB,
+        max_request_bytes=50 * _MB, many_image_threshold=None, many_image_max_side=None, text_token_factor=1.0,
+        encoding="o200k_base", patch=512, _tokens=_tile_tokens, _resize=_tile_resize, detail="high",
+        params={"base_tokens": 85, "tile_tokens": 170},
+        doc="gpt-4o / gpt-4.1, detail 'high': fit 2048x2048, shortest side to 768, 85 + 170 per 512 px tile. "
+            "512x2048 is 4 whole tiles = 765 tokens, the most pixels per token this rule allows (768x1536 = 6 "
+            "tiles = 1105). Limits use the older, smaller published values (500 images, 50 MB), which deployments "
+            "of these models (e.g. Azure) still apply." + _OPENAI_SRC),
+    _mk("gemini", page_size=(2048, 2048), cell=(12, 24), max_images=900, max_image_bytes=7 * _MB,
+        max_request_bytes=20 * _MB, many_image_threshold=None, many_image_max_side=None, text_token_factor=1.15,
+        encoding="cl100k_base", patch=32, _tokens=_gemini3_tokens, _resize=_gemini_resize,
+        params={"max_tokens": 1120, "max_side": 3072},
+        doc="Gemini 3, media_resolution HIGH (the default for images): at most 1120 tokens an image; the resize is "
+            "undocumented, so the cost is the cap and the emulation only fits 3072x3072 (older Vertex rule). Page: "
+            "2048 px frames, which others measured to work. 1120 tokens cover about 1.1 Mpx at 32 px a token, so "
+            "the model likely sees a 2048 page at about half scale: hence the 12x24 default cell (6x12 as seen)."
+            + _GEMINI_SRC),
+    _mk("gemini-2", page_size=(1536, 1536), cell=(6, 12), max_images=3000, max_image_bytes=7 * _MB,
+        max_request_bytes=20 * _MB, many_image_threshold=None, many_image_max_side=None, text_token_factor=1.15,
+        encoding="cl100k_base", patch=768, _tokens=_gemini2_tokens, _resize=_gemini_resize,
+        params={"max_side": 3072},
+        doc="Gemini 2.x: 258 tokens for images up to 384x384, else 258 per tile. 1536x1536 has a 768 px crop "
+            "unit (1536/1.5 = 1024, clamped to 768), so it is 4 whole tiles at native scale = 1032 tokens. A short "
+            "page is costly here (a 1536x400 page has a 266 px crop unit: 12 tiles); keep pages full height."
+            + _GEMINI_SRC),
+    _mk("qwen2.5-vl", page_size=(1008, 980), cell=(6, 12), max_images=100, max_image_bytes=20 * _MIB,
+        max_request_bytes=100 * _MB, many_image_threshold=None, many_image_max_side=None, text_token_factor=1.0,
+        encoding="cl100k_base", patch=28, _tokens=_qwen_tokens, _resize=_qwen_resize,
+        params={"factor": 28, "min_pixels": 3136, "max_pixels": 12_845_056},
+        doc="Qwen2/2.5-VL: 14 px patches merged 2x2, so one token per 28x28 px; smart_resize to multiples of 28 "
+            "within [min_pixels, max_pixels]. 1008x980 = 36x35 = 1260 tokens, 987,840 px." + _QWEN_SRC),
+    _mk("qwen3-vl", page_size=(1024, 1024), cell=(6, 12), max_images=100, max_image_bytes=20 * _MIB,
+        max_request_bytes=100 * _MB, many_image_threshold=None, many_image_max_side=None, text_token_factor=1.0,
+        encoding="cl100k_base", patch=32, _tokens=_qwen_tokens, _resize=_qwen_resize,
+        params={"factor": 32, "min_pixels": 65_536, "max_pixels": 16_777_216},
+        doc="Qwen3-VL / Qwen3.5: 16 px patches merged 2x2, one token per 32x32 px; pixel bounds 256^2..4096^2. "
+            "1024x1024 = 32x32 = 1024 tokens." + _QWEN_SRC),
+    _mk("pixtral", page_size=(1024, 1024), cell=(6, 12), max_images=12, max_image_bytes=10 * _MIB,
+        max_request_bytes=50 * _MB, many_image_threshold=None, many_image_max_side=None, text_token_factor=1.10,
+        encoding="cl100k_base", patch=16, _tokens=_pixtral_tokens, _resize=_pixtral_resize,
+        params={"max_image_size": 1024, "patch": 16, "merge": 1},
+        doc="Pixtral-12B: long side <= 1024, 16 px patches, one break token per row: 1024x1024 = 65 x 64 = 4160 "
+            "tokens (Mistral-Small-3.1 uses 28 px tokens instead; not this profile)." + _PIXTRAL_SRC),
+]}
 
 
 def profile_names() -> list[str]:
@@ -132,6 +459,8 @@ def profile_names() -> list[str]:
 
 def profile(name: "str | Profile") -> Profile:
     """Return the reader profile called ``name`` (a :class:`Profile` is returned as is).
+
+    Names only; for a model name (``claude-opus-4-7``, ``gpt-4o``...) use :func:`profile_for_model`.
 
     Raises
     ------
@@ -143,5 +472,70 @@ def profile(name: "str | Profile") -> Profile:
     try:
         return _PROFILES[name]
     except (KeyError, TypeError):
+        hint = ""
+        if isinstance(name, str):
+            try:
+                hint = f" (for a model name use profile_for_model: {name!r} -> {profile_for_model(name).name!r})"
+            except UnknownProfileError:
+                pass
         raise UnknownProfileError(
-            f"unknown profile {name!r}; known profiles: {', '.join(profile_names())}") from None
+            f"unknown profile {name!r}; known profiles: {', '.join(profile_names())}{hint}") from None
+
+
+_CLAUDE_VER = re.compile(r"claude-(?:(?:opus|sonnet|haiku|fable|mythos|instant)-)?(\d{1,2})(?:[-.](\d{1,2})(?!\d))?")
+
+
+def profile_for_model(model: str) -> Profile:
+    """Pick the reader profile for a provider model name.
+
+    Rules (case-insensitive; a provider prefix such as ``anthropic/`` or ``models/`` is ignored): ``claude-*`` of
+    version 4.7 or later (``claude-opus-4-7``, ``claude-sonnet-5-5``) -> ``claude-hires``, other ``claude-*`` ->
+    ``claude``; ``gpt-5.4``..``gpt-5.6`` (any variant) -> ``openai``; ``gpt-4o``, ``gpt-4.1`` (not ``-mini`` /
+    ``-nano``, which bill differently) -> ``openai-tiles``; ``gemini-3*`` -> ``gemini``; ``gemini-2*`` ->
+    ``gemini-2``; ``qwen2-vl*`` / ``qwen2.5-vl*`` -> ``qwen2.5-vl``; ``qwen3*`` -> ``qwen3-vl``; ``pixtral*`` ->
+    ``pixtral``.
+
+    Parameters
+    ----------
+    model : str
+        A model name as sent to the provider.
+
+    Returns
+    -------
+    Profile
+
+    Raises
+    ------
+    UnknownProfileError
+        If no rule matches; the message lists the known profiles.
+    """
+    if not isinstance(model, str):
+        raise UnknownProfileError(f"model must be a str, not {type(model).__name__}")
+    m = model.strip().lower().rsplit("/", 1)[-1]
+    name = None
+    if m.startswith("claude"):
+        v = _CLAUDE_VER.match(m)
+        if v:
+            major, minor = int(v.group(1)), int(v.group(2) or 0)
+            name = "claude-hires" if (major, minor) >= (4, 7) else "claude"
+        else:
+            name = "claude"
+    elif re.match(r"gpt-5\.[456](?!\d)", m):
+        name = "openai"
+    elif re.match(r"gpt-(4o|4\.1)($|-(?!mini|nano))", m):
+        name = "openai-tiles"
+    elif m.startswith("gemini-3"):
+        name = "gemini"
+    elif m.startswith("gemini-2"):
+        name = "gemini-2"
+    elif re.match(r"qwen2(\.5)?-vl", m):
+        name = "qwen2.5-vl"
+    elif m.startswith("qwen3"):
+        name = "qwen3-vl"
+    elif m.startswith("pixtral"):
+        name = "pixtral"
+    if name is None:
+        raise UnknownProfileError(
+            f"no reader profile for model {model!r}; known profiles: {', '.join(profile_names())} "
+            "(pick one with --profile / profile(name))")
+    return _PROFILES[name]
