@@ -112,7 +112,7 @@ def mark_snapshots(messages: list[Message]) -> int:
 _STR_FIELDS = ("text", "name", "arguments", "call_id", "media_type", "data", "url", "signature")
 
 
-def _as_str(v: Any) -> str:
+def as_str(v: Any) -> str:
     if v is None:
         return ""
     if isinstance(v, (dict, list)):
@@ -133,14 +133,14 @@ def coerce_types(messages: list[Message], tools: list[dict]) -> None:
             for f in _STR_FIELDS:
                 v = getattr(p, f)
                 if not isinstance(v, str):
-                    setattr(p, f, _as_str(v))
+                    setattr(p, f, as_str(v))
             if not isinstance(p.is_error, bool):
                 p.is_error = bool(p.is_error)
             stack.extend(p.content)
     for t in tools:
         for f in ("name", "description"):
             if not isinstance(t.get(f), str):
-                t[f] = _as_str(t.get(f))
+                t[f] = as_str(t.get(f))
         if not isinstance(t.get("parameters"), dict):
             t["parameters"] = {"type": "object", "properties": {}}
 

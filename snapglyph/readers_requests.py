@@ -1,4 +1,7 @@
-"""Readers for request bodies: OpenAI chat completions, Anthropic messages, OpenAI Responses (and SWE-agent ``.traj``).
+"""Readers for request bodies: OpenAI chat completions and Anthropic messages (and SWE-agent ``.traj``).
+
+The OpenAI Responses reader lives in :mod:`snapglyph.readers_responses`; :func:`detect_request` tells the three
+apart.
 
 Each reader returns ``(messages, tools, model, meta)``; :mod:`snapglyph.transcripts` numbers the messages and wraps
 them in a :class:`~snapglyph.transcripts.Transcript`. Malformed input raises :class:`~snapglyph.errors.FormatError`.
@@ -11,13 +14,12 @@ from typing import Any
 
 from .errors import FormatError
 from .messages import Message, Part
-from .readers_common import dumps_args, extra_keys, image_part, require_dict
+from .readers_common import as_str, dumps_args, extra_keys, image_part, require_dict
 
 __all__ = [
     "detect_request",
     "read_anthropic",
     "read_openai",
-    "read_responses",
     "read_swe_agent",
     "normalise_tools",
 ]
@@ -135,12 +137,12 @@ def _openai_parts(content: Any, path: str | None, where: str) -> list[Part]:
             raise FormatError(f"{where}: a content part is a {type(b).__name__}", path=path)
         t = b.get("type")
         if t in ("text", "input_text", "output_text"):
-            parts.append(Part(kind="text", text=str(b.get("text", "")), meta=_part_extra(b, {"type", "text"})))
+            parts.append(Part(kind="text", text=as_str(b.get("text")), meta=_part_extra(b, {"type", "text"})))
         elif t == "refusal":
-            parts.append(Part(kind="text", text=str(b.get("refusal", "")), meta={"refusal": True}))
+            parts.append(Part(kind="text", text=as_str(b.get("refusal")), meta={"refusal": True}))
         elif t == "image_url":
             iu = b.get("image_url")
-            url = iu.get("url", "") if isinstance(iu, dict) else str(iu or "")
+            url = as_str(iu.get("url")) if isinstance(iu, dict) else as_str(iu)
             meta = {"detail": iu["detail"]} if isinstance(iu, dict) and "detail" in iu else {}
             parts.append(image_part(url=url, meta=meta))
         else:
@@ -164,6 +166,24 @@ def read_openai(body: Any, path: str | None = None) -> tuple[list[Message], list
     The first system/developer message is the system prompt; later ones keep role ``system`` with
     ``meta["source_role"]``. Tool messages without ``tool_call_id`` answer the oldest unanswered call of the
     preceding assistant message; SWE-agent's ``tool_call_ids`` lists are honoured.
+
+    Parameters
+    ----------
+    body : dict or list
+        The request body, or a bare list of chat messages.
+    path : str, optional
+        The file it came from, named in errors.
+
+    Returns
+    -------
+    tuple
+        ``(messages, tools, model, meta)``: neutral messages (ids assigned later by the caller), tool
+        definitions ``{"name", "description", "parameters"}``, the model name or ``None``, and format facts.
+
+    Raises
+    ------
+    FormatError
+        A message that is not an object, an unknown role, or content of the wrong type.
     """
     if isinstance(body, dict):
         msgs = body.get("messages")
@@ -202,7 +222,7 @@ def read_openai(body: Any, path: str | None = None) -> tuple[list[Message], list
                 del meta_m["extra"]
             parts += _openai_parts(m.get("content"), path, where)
             if m.get("refusal"):
-                parts.append(Part(kind="text", text=str(m["refusal"]), meta={"refusal": True}))
+                parts.append(Part(kind="text", text=as_str(m["refusal"]), meta={"refusal": True}))
             pending = []
             calls = m.get("tool_calls") or []
             if not isinstance(calls, list):
@@ -210,7 +230,7 @@ def read_openai(body: Any, path: str | None = None) -> tuple[list[Message], list
             for c in calls:
                 c = require_dict(c, f"{where}: a tool call", path)
                 fn = c.get("function") if isinstance(c.get("function"), dict) else {}
-                name, args, cid = fn.get("name", ""), fn.get("arguments", ""), str(c.get("id", ""))
+                name, args, cid = fn.get("name", ""), fn.get("arguments", ""), as_str(c.get("id"))
                 pmeta = {"extra": extra_keys(c, {"id", "type", "function"})} if extra_keys(
                     c, {"id", "type", "function"}) else {}
                 parts.append(Part(kind="tool_call", name=name, arguments=dumps_args(args), call_id=cid, meta=pmeta))
@@ -228,7 +248,7 @@ def read_openai(body: Any, path: str | None = None) -> tuple[list[Message], list
             content = _openai_parts(m.get("content"), path, where)
             ids = m.get("tool_call_ids") if isinstance(m.get("tool_call_ids"), list) else None
             if m.get("tool_call_id"):
-                ids = [str(m["tool_call_id"])]
+                ids = [as_str(m["tool_call_id"])]
             elif not ids:
                 if role == "function" and m.get("name"):
                     match = [c for c in pending if names.get(c) == m["name"]]
@@ -262,6 +282,24 @@ def read_swe_agent(doc: dict, path: str | None = None) -> tuple[list[Message], l
     SWE-agent's extra keys (``agent``, ``message_type``, ``thought``, ``action``, ``tool_call_ids``) stay in each
     message's ``meta["extra"]``. The trajectory, environment and replay config are not messages; ``info`` is kept
     in the transcript meta.
+
+    Parameters
+    ----------
+    doc : dict
+        The parsed ``.traj`` document.
+    path : str, optional
+        The file it came from, named in errors.
+
+    Returns
+    -------
+    tuple
+        ``(messages, tools, model, meta)``: neutral messages (ids assigned later by the caller), tool
+        definitions ``{"name", "description", "parameters"}``, the model name or ``None``, and format facts.
+
+    Raises
+    ------
+    FormatError
+        No ``history`` list, or a malformed message in it.
     """
     hist = doc.get("history")
     if not isinstance(hist, list):
@@ -289,7 +327,7 @@ def read_swe_agent(doc: dict, path: str | None = None) -> tuple[list[Message], l
 def _anthropic_block(b: dict, path: str | None, where: str, names: dict[str, str]) -> Part:
     t = b.get("type")
     if t == "text":
-        return Part(kind="text", text=str(b.get("text", "")), meta=_part_extra(b, {"type", "text"}))
+        return Part(kind="text", text=as_str(b.get("text")), meta=_part_extra(b, {"type", "text"}))
     if t == "image":
         src = b.get("source") if isinstance(b.get("source"), dict) else {}
         meta = _part_extra(b, {"type", "source"})
@@ -299,7 +337,7 @@ def _anthropic_block(b: dict, path: str | None, where: str, names: dict[str, str
             return image_part(url=src.get("url", ""), meta=meta)
         return Part(kind="image", meta={**meta, "source": src})
     if t in ("tool_use", "server_tool_use"):
-        cid = str(b.get("id", ""))
+        cid = as_str(b.get("id"))
         names[cid] = b.get("name", "")
         meta = _part_extra(b, {"type", "id", "name", "input"})
         if t == "server_tool_use":
@@ -307,7 +345,7 @@ def _anthropic_block(b: dict, path: str | None, where: str, names: dict[str, str
         return Part(kind="tool_call", name=b.get("name", ""), arguments=dumps_args(b.get("input", {})), call_id=cid,
                     meta=meta)
     if t == "tool_result":
-        cid = str(b.get("tool_use_id", ""))
+        cid = as_str(b.get("tool_use_id"))
         c = b.get("content")
         if c is None:
             content = []
@@ -322,10 +360,10 @@ def _anthropic_block(b: dict, path: str | None, where: str, names: dict[str, str
                     is_error=bool(b.get("is_error", False)),
                     meta=_part_extra(b, {"type", "tool_use_id", "content", "is_error"}))
     if t == "thinking":
-        return Part(kind="thinking", text=str(b.get("thinking", "")), signature=str(b.get("signature", "") or ""),
+        return Part(kind="thinking", text=as_str(b.get("thinking")), signature=as_str(b.get("signature")),
                     meta=_part_extra(b, {"type", "thinking", "signature"}))
     if t == "redacted_thinking":
-        return Part(kind="thinking", signature=str(b.get("data", "")), meta={"redacted": True})
+        return Part(kind="thinking", signature=as_str(b.get("data")), meta={"redacted": True})
     return _unknown_block(b)
 
 
@@ -335,6 +373,24 @@ def read_anthropic(body: Any, path: str | None = None) -> tuple[list[Message], l
     ``system`` (a string or text blocks) becomes message 0. A user message holding ``tool_result`` blocks becomes
     role ``tool``: its tool results first, then its other blocks. ``tool_use`` input is serialised with
     ``json.dumps(input, ensure_ascii=False)``.
+
+    Parameters
+    ----------
+    body : dict or list
+        The request body, or a bare list of Anthropic messages.
+    path : str, optional
+        The file it came from, named in errors.
+
+    Returns
+    -------
+    tuple
+        ``(messages, tools, model, meta)``: neutral messages (ids assigned later by the caller), tool
+        definitions ``{"name", "description", "parameters"}``, the model name or ``None``, and format facts.
+
+    Raises
+    ------
+    FormatError
+        A role other than user/assistant, or content of the wrong type.
     """
     if isinstance(body, dict):
         msgs = body.get("messages")
@@ -379,135 +435,4 @@ def read_anthropic(body: Any, path: str | None = None) -> tuple[list[Message], l
             out.append(Message(0, "tool", results + rest, meta_m))
         else:
             out.append(Message(0, role, parts, meta_m))
-    return out, tools, model, meta
-
-
-# ----------------------------------------------------------------------------------------------------- Responses
-_RESP_MSG_KEYS = frozenset({"type", "role", "content", "id", "status"})
-
-
-def _responses_output(o: Any, path: str | None, where: str) -> list[Part]:
-    if o is None:
-        return []
-    if isinstance(o, str):
-        return [Part(kind="text", text=o)]
-    if isinstance(o, list):
-        return _responses_parts(o, path, where)
-    return [Part(kind="text", text=json.dumps(o, ensure_ascii=False))]
-
-
-def _responses_parts(content: Any, path: str | None, where: str) -> list[Part]:
-    if isinstance(content, str):
-        return [Part(kind="text", text=content)]
-    if not isinstance(content, list):
-        raise FormatError(f"{where}: content is a {type(content).__name__}", path=path)
-    parts = []
-    for b in content:
-        b = require_dict(b, f"{where}: a content part", path)
-        t = b.get("type")
-        if t in ("input_text", "output_text", "text"):
-            parts.append(Part(kind="text", text=str(b.get("text", "")), meta=_part_extra(b, {"type", "text"})))
-        elif t == "refusal":
-            parts.append(Part(kind="text", text=str(b.get("refusal", "")), meta={"refusal": True}))
-        elif t == "input_image":
-            url = b.get("image_url") or ""
-            meta = {"detail": b["detail"]} if "detail" in b else {}
-            if b.get("file_id"):
-                meta["file_id"] = b["file_id"]
-            parts.append(image_part(url=url, meta=meta))
-        else:
-            parts.append(_unknown_block(b))
-    return parts
-
-
-def read_responses(body: Any, path: str | None = None) -> tuple[list[Message], list[dict], str | None, dict]:
-    """Read an OpenAI Responses request: ``instructions`` and ``input`` (a string or a list of items).
-
-    ``instructions`` (or a leading system/developer message) is message 0. Consecutive assistant-side items
-    (``message`` with role assistant, ``reasoning``, ``function_call``, ``custom_tool_call``) form one assistant
-    message; each ``function_call_output`` is one ``tool`` message. Reasoning summaries become ``thinking`` parts
-    (their ``encrypted_content`` is the signature).
-    """
-    if isinstance(body, dict):
-        items = body.get("input", [])
-        tools, model, meta = normalise_tools(body.get("tools"), path), body.get("model"), _request_meta(body)
-        instructions = body.get("instructions")
-    else:
-        items, tools, model, meta, instructions = body, [], None, {}, None
-    if isinstance(items, str):
-        items = [{"role": "user", "content": items}]
-    if not isinstance(items, list):
-        raise FormatError(f"'input' is a {type(items).__name__}, expected a string or a list", path=path)
-    out: list[Message] = []
-    names: dict[str, str] = {}
-    if instructions:
-        out.append(Message(0, "system", [Part(kind="text", text=str(instructions))], {"source": "instructions"}))
-    cur: Message | None = None  # the open assistant message
-
-    def assistant() -> Message:
-        nonlocal cur
-        if cur is None:
-            cur = Message(0, "assistant", [], {"items": []})
-            out.append(cur)
-        return cur
-
-    for i, it in enumerate(items):
-        it = require_dict(it, f"input item {i}", path)
-        t = it.get("type", "message" if "role" in it else None)
-        where = f"input item {i} ({t})"
-        if t == "message":
-            role = it.get("role")
-            parts = _responses_parts(it.get("content", ""), path, where)
-            extra = extra_keys(it, _RESP_MSG_KEYS)
-            if role == "assistant":
-                a = assistant()
-                a.parts += parts
-                a.meta["items"].append({k: it[k] for k in ("id", "status") if k in it} | {"type": "message"})
-                if extra:
-                    a.meta.setdefault("extra", {}).update(extra)
-                continue
-            cur = None
-            meta_m = {"extra": extra} if extra else {}
-            if it.get("id"):
-                meta_m["item_id"] = it["id"]
-            if role in ("system", "developer"):
-                if role == "developer" or any(x.role == "system" for x in out):
-                    meta_m["source_role"] = role
-                out.append(Message(0, "system", parts, meta_m))
-            elif role == "user":
-                out.append(Message(0, "user", parts, meta_m))
-            else:
-                raise FormatError(f"{where}: unknown role {role!r}", path=path)
-        elif t in ("function_call", "custom_tool_call"):
-            cid = str(it.get("call_id", ""))
-            names[cid] = it.get("name", "")
-            args = it.get("arguments", "") if t == "function_call" else it.get("input", "")
-            pm = {k: it[k] for k in ("id", "status") if k in it}
-            if t == "custom_tool_call":
-                pm["custom"] = True
-            assistant().parts.append(Part(kind="tool_call", name=it.get("name", ""), arguments=dumps_args(args),
-                                          call_id=cid, meta=pm))
-        elif t == "reasoning":
-            summ = it.get("summary") or []
-            text = "\n".join(s.get("text", "") for s in summ if isinstance(s, dict))
-            pm = {"item_id": it["id"]} if it.get("id") else {}
-            if it.get("content"):
-                pm["content"] = it["content"]
-            assistant().parts.append(Part(kind="thinking", text=text,
-                                          signature=str(it.get("encrypted_content") or ""), meta=pm))
-        elif t in ("function_call_output", "custom_tool_call_output"):
-            cur = None
-            cid = str(it.get("call_id", ""))
-            meta_m = {"item_id": it["id"]} if it.get("id") else {}
-            if t == "custom_tool_call_output":
-                meta_m["custom"] = True
-            out.append(Message(0, "tool", [Part(kind="tool_result", call_id=cid, name=names.get(cid, ""),
-                                                content=_responses_output(it.get("output"), path, where))], meta_m))
-        else:
-            # Items without a neutral form (item_reference, built-in tool calls): kept whole in meta.
-            cur = None
-            out.append(Message(0, "user", [Part(kind="text", text=f"[{t}]")], {"source_item": it}))
-    for m in out:
-        if m.role == "assistant" and not m.meta.get("items"):
-            m.meta.pop("items", None)
     return out, tools, model, meta

@@ -12,7 +12,7 @@ from typing import Any
 
 from .errors import FormatError
 from .messages import Message, Part
-from .readers_common import dumps_args, image_part
+from .readers_common import as_str, dumps_args, image_part
 
 __all__ = [
     "is_claude_code",
@@ -130,6 +130,24 @@ def read_claude_code(entries: list[dict], path: str | None = None) -> tuple[list
     ``file-history-snapshot``, ``queue-operation``) are skipped and counted in ``meta["skipped"]``; ``summary``
     entries (session titles, no place in the tree) go to ``meta["summaries"]``. ``toolUseResult`` duplicates the
     tool result content and is dropped.
+
+    Parameters
+    ----------
+    entries : list of dict
+        The parsed JSONL lines, in file order.
+    path : str, optional
+        The file it came from, named in errors.
+
+    Returns
+    -------
+    tuple
+        ``(messages, tools, model, meta)``: neutral messages (ids assigned later by the caller), tool
+        definitions ``{"name", "description", "parameters"}``, the model name or ``None``, and format facts.
+
+    Raises
+    ------
+    FormatError
+        Message content of the wrong type.
     """
     idx, facts = _cc_branch(entries)
     out: list[Message] = []
@@ -202,17 +220,17 @@ def _pi_content(content: Any, path: str | None, where: str) -> list[Part]:
             raise FormatError(f"{where}: a content block is a {type(b).__name__}", path=path)
         t = b.get("type")
         if t == "text":
-            parts.append(Part(kind="text", text=str(b.get("text", ""))))
+            parts.append(Part(kind="text", text=as_str(b.get("text"))))
         elif t == "image":
             parts.append(image_part(media_type=b.get("mimeType", ""), data=b.get("data", "")))
         elif t == "thinking":
             meta = {"redacted": True} if b.get("redacted") else {}
-            parts.append(Part(kind="thinking", text=str(b.get("thinking", "")),
-                              signature=str(b.get("thinkingSignature", "") or ""), meta=meta))
+            parts.append(Part(kind="thinking", text=as_str(b.get("thinking")),
+                              signature=as_str(b.get("thinkingSignature")), meta=meta))
         elif t == "toolCall":
             extra = {k: v for k, v in b.items() if k not in ("type", "id", "name", "arguments")}
             parts.append(Part(kind="tool_call", name=b.get("name", ""), arguments=dumps_args(b.get("arguments", {})),
-                              call_id=str(b.get("id", "")), meta={"extra": extra} if extra else {}))
+                              call_id=as_str(b.get("id")), meta={"extra": extra} if extra else {}))
         else:
             parts.append(Part(kind="text", text=f"[{t}]", meta={"source_block": b}))
     return parts
@@ -242,7 +260,7 @@ def _pi_message(m: dict, path: str | None, where: str) -> Message | None:
         return Message(0, "assistant", _pi_content(m.get("content"), path, where), meta)
     if role == "toolResult":
         meta = {**base, "extra": {"details": m["details"]}} if "details" in m else base
-        return Message(0, "tool", [Part(kind="tool_result", call_id=str(m.get("toolCallId", "")),
+        return Message(0, "tool", [Part(kind="tool_result", call_id=as_str(m.get("toolCallId")),
                                         name=m.get("toolName", ""), is_error=bool(m.get("isError", False)),
                                         content=_pi_content(m.get("content"), path, where))], meta)
     if role == "bashExecution":
@@ -254,7 +272,7 @@ def _pi_message(m: dict, path: str | None, where: str) -> Message | None:
         return Message(0, "user", _pi_content(m.get("content"), path, where),
                        {**base, "custom_type": m.get("customType"), "display": m.get("display")})
     if role in ("branchSummary", "compactionSummary"):
-        return Message(0, "user", [Part(kind="text", text=str(m.get("summary", "")))], {**base, "summary": role})
+        return Message(0, "user", [Part(kind="text", text=as_str(m.get("summary")))], {**base, "summary": role})
     raise FormatError(f"{where}: unknown pi message role {role!r}", path=path)
 
 
@@ -268,6 +286,24 @@ def read_pi(entries: list[dict], path: str | None = None) -> tuple[list[Message]
     them to the model as user text; ``!!`` commands marked ``excludeFromContext`` are skipped). Thinking
     signatures go to ``Part.signature``, never into text. ``model_change``, ``thinking_level_change``,
     ``custom``, ``label`` and ``session_info`` entries are not messages and are counted in ``meta["skipped"]``.
+
+    Parameters
+    ----------
+    entries : list of dict
+        The parsed JSONL lines, in file order (the ``session`` header included).
+    path : str, optional
+        The file it came from, named in errors.
+
+    Returns
+    -------
+    tuple
+        ``(messages, tools, model, meta)``: neutral messages (ids assigned later by the caller), tool
+        definitions ``{"name", "description", "parameters"}``, the model name or ``None``, and format facts.
+
+    Raises
+    ------
+    FormatError
+        An unknown message role, or content of the wrong type.
     """
     header = next((e for e in entries if e.get("type") == "session"), {})
     body = [e for e in entries if e.get("type") != "session"]
@@ -302,10 +338,10 @@ def read_pi(entries: list[dict], path: str | None = None) -> tuple[list[Message]
         elif t == "compaction":
             info = {k: e.get(k) for k in ("firstKeptEntryId", "firstKeptEntryIndex", "tokensBefore")
                     if k in e}
-            out.append(Message(0, "user", [Part(kind="text", text=str(e.get("summary", "")))],
+            out.append(Message(0, "user", [Part(kind="text", text=as_str(e.get("summary")))],
                                {"timestamp": e.get("timestamp"), "compaction": info}))
         elif t == "branch_summary":
-            out.append(Message(0, "user", [Part(kind="text", text=str(e.get("summary", "")))],
+            out.append(Message(0, "user", [Part(kind="text", text=as_str(e.get("summary")))],
                                {"timestamp": e.get("timestamp"), "branch_summary": {"fromId": e.get("fromId")}}))
         elif t == "custom_message":
             out.append(Message(0, "user", _pi_content(e.get("content"), path, where),
