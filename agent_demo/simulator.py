@@ -267,6 +267,9 @@ class Simulator:
                     return status, ebody
                 reported = self.context_window                  # Ollama: front of the prompt silently dropped
                 entry["truncated"] = True
+            tc = body.get("tool_choice")
+            if tc == "none" or (isinstance(tc, dict) and tc.get("type") == "none"):
+                body = {**body, "tools": None}                 # tools defined but not allowed this request
             step = self._next_step(dialect, body)
             entry.update(kind="ok", status=200, reported_prompt_tokens=reported,
                          tool_calls=[c[0] for c in step.tool_calls] if body.get("tools") else [])

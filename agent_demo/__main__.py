@@ -1,0 +1,145 @@
+"""``python -m agent_demo``: run the agent loop against the local simulator or any OpenAI-compatible server.
+
+``--simulate`` starts :class:`agent_demo.simulator.Simulator` on 127.0.0.1 (a free port), writes a small project
+into a temporary workspace and runs a scripted session whose context overflows; the loop recovers with snapglyph
+pages, offline, and prints each round, each compaction and the final answer. ``--base-url URL --model NAME``
+runs the same loop against a real server, with the key read from the environment.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from .clients import AnthropicClient, OpenAIClient
+from .loop import Agent, AgentStop, LoopConfig
+from .tools import Workspace
+from .transcript import Transcript
+
+TASK = ("Find out why the build of this small project fails and what to change. Look at the files, the build "
+        "log and the tests, then answer in a few lines.")
+
+
+def write_project(root: Path) -> None:
+    """Write the demo project (a few source files and a long build log) into ``root``."""
+    (root / "src").mkdir(parents=True, exist_ok=True)
+    (root / "logs").mkdir(exist_ok=True)
+    (root / "README.md").write_text("# tiny-calc\n\nA calculator library. Run `python -m tiny_calc`.\n" * 3)
+    funcs = "".join(f"def op_{i}(a, b):\n    \"\"\"Operation {i}.\"\"\"\n    return a * {i} + b  # TODO check\n\n"
+                    for i in range(40))
+    (root / "src" / "calc.py").write_text("import math\n\n" + funcs)
+    (root / "src" / "parse.py").write_text("".join(
+        f"def parse_{i}(s):\n    return int(s.strip()) + {i}\n\n" for i in range(30)))
+    log = "".join(f"[{i:04d}] compiling module_{i}.py ... ok (0.{i % 10}s)\n" for i in range(200))
+    log += "[0200] ERROR: src/calc.py:42: division by zero in op_7 when b == 0\n"
+    (root / "logs" / "build.log").write_text(log)
+
+
+def demo_script():
+    """The scripted model of ``--simulate``: turn 1 explores and overflows; later turns read a file and answer."""
+    from .simulator import answer, call
+    first = [call(("list_dir", {"path": "."})), call(("read_file", {"path": "README.md"})),
+             call(("read_file", {"path": "src/calc.py"})), call(("search", {"pattern": "TODO", "path": "src"})),
+             call(("read_file", {"path": "src/parse.py"})), call(("run_command", {"command": "wc -l src/*.py"})),
+             call(("read_file", {"path": "logs/build.log"})), call(("read_file", {"path": "src/calc.py",
+                                                                               "start": 40, "end": 45})),
+             answer("The build fails in src/calc.py (logs/build.log line 200: division by zero in op_7 when "
+                    "b == 0). Guard op_7 against b == 0 or fix its caller; the TODOs in calc.py mark the same "
+                    "unchecked operations.")]
+    state = {"i": 0, "later": 0}
+
+    def script(dialect: str, body: dict):
+        i = state["i"]
+        state["i"] += 1
+        if i < len(first):
+            return first[i]
+        state["later"] += 1
+        if state["later"] % 2 == 1 and body.get("tools"):
+            return call(("read_file", {"path": "src/parse.py"}))
+        return answer(f"Turn answer {state['later'] // 2}: parse.py has 30 parse functions.")
+    return script
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point; returns the process exit code (0 on success, 2 when the loop had to stop)."""
+    ap = argparse.ArgumentParser(prog="python -m agent_demo", description=__doc__.splitlines()[0])
+    ap.add_argument("--simulate", action="store_true", help="run against the local simulator (no key, no network)")
+    ap.add_argument("--provider", default="openai", help="simulated provider whose overflow body is sent")
+    ap.add_argument("--dialect", choices=("openai", "anthropic"), default="openai")
+    ap.add_argument("--base-url", help="OpenAI-compatible base URL, e.g. http://127.0.0.1:8000/v1")
+    ap.add_argument("--model", default="sim")
+    ap.add_argument("--api-key-env", default=None, help="environment variable holding the key "
+                    "(default OPENAI_API_KEY or ANTHROPIC_API_KEY)")
+    ap.add_argument("--context-window", type=int, default=32_768,
+                    help="the window the loop assumes, in tokens (an overflow body naming a smaller one wins)")
+    ap.add_argument("--sim-window", type=int, default=9000,
+                    help="--simulate: the window the simulated server enforces (as if started with a small -c)")
+    ap.add_argument("--max-tokens", type=int, default=512)
+    ap.add_argument("--max-rounds", type=int, default=12)
+    ap.add_argument("--max-turns", type=int, default=50)
+    ap.add_argument("--turns", type=int, default=2, help="--simulate: scripted user turns to run")
+    ap.add_argument("--workspace", help="workspace folder (simulate: a temporary demo project)")
+    ap.add_argument("--transcript", help="JSONL transcript path (default: in a temporary folder)")
+    ap.add_argument("--resume", action="store_true", help="continue the transcript's conversation")
+    ap.add_argument("--check-truncation", action="store_true", help="detect silent truncation (Ollama)")
+    ap.add_argument("prompt", nargs="*", help="user message(s); without one, read lines from stdin")
+    a = ap.parse_args(argv)
+    if not a.simulate and not a.base_url:
+        ap.error("give --simulate or --base-url URL --model NAME")
+
+    tmp = Path(tempfile.mkdtemp(prefix="agent_demo_"))
+    ws_dir = Path(a.workspace) if a.workspace else tmp / "workspace"
+    if a.simulate and not (ws_dir / "logs" / "build.log").exists():
+        write_project(ws_dir)
+    ws_dir.mkdir(parents=True, exist_ok=True)
+    transcript = Transcript(a.transcript or tmp / "transcript.jsonl")
+    sim = None
+    if a.simulate:
+        from .simulator import Simulator
+        sim = Simulator(demo_script(), provider=a.provider, context_window=a.sim_window).start()
+        base = sim.base_url + ("/v1" if a.dialect == "openai" else "")
+        key = "sk-simulated"
+        print(f"simulator: {a.provider} overflow bodies, {a.sim_window}-token window enforced, {a.dialect} dialect "
+              f"at {base}; the loop assumes {a.context_window} tokens")
+    else:
+        base = a.base_url
+        env = a.api_key_env or ("OPENAI_API_KEY" if a.dialect == "openai" else "ANTHROPIC_API_KEY")
+        key = os.environ.get(env, "sk-local")
+    client = OpenAIClient(base, key) if a.dialect == "openai" else AnthropicClient(base, key)
+    cfg = LoopConfig(context_window=a.context_window, max_tokens=a.max_tokens, max_rounds=a.max_rounds,
+                     max_turns=a.max_turns, check_truncation=a.check_truncation)
+    agent = Agent(client, dialect=a.dialect, model=a.model, workspace=Workspace(ws_dir), transcript=transcript,
+                  config=cfg, log=lambda s: print("  " + s, flush=True))
+    t0 = time.perf_counter()
+    try:
+        agent.start(resume=a.resume)
+        prompts = a.prompt or ([TASK] + [f"Follow-up {k}: what is in src/parse.py?" for k in range(1, a.turns)]
+                               if a.simulate else None)
+        for text in prompts if prompts is not None else _stdin_lines():
+            print(f"turn {agent.counters.turns + 1}: user: {text}", flush=True)
+            answer = agent.run_turn(text)
+            print(f"turn {agent.counters.turns}: answer: {answer}", flush=True)
+    except AgentStop as e:
+        print(f"stopped: {e}", file=sys.stderr)
+        return 2
+    finally:
+        if sim is not None:
+            sim.stop()
+    c = agent.counters
+    print(f"done in {time.perf_counter() - t0:.1f} s: session {c.sessions}, {c.turns} turns, {c.rounds} rounds, "
+          f"{c.overflows} overflows, {c.compactions} compactions; transcript {transcript.path}")
+    return 0
+
+
+def _stdin_lines():
+    for line in sys.stdin:
+        if line.strip():
+            yield line.strip()
+
+
+if __name__ == "__main__":
+    sys.exit(main())
