@@ -1,0 +1,110 @@
+"""Deterministic PNG: a minimal writer over the standard library's zlib, and data URLs.
+
+A page is grey (``(height, width)`` uint8). :func:`png_bytes` writes it as a grey PNG of the smallest exact bit
+depth (1, 2, 4 or 8 bits per pixel: a page whose pixels are all multiples of 85 is written with 2 bits), with filter
+0 on every row and one IDAT chunk. Nothing varies between runs: no timestamp, no text chunk, no gamma chunk, and
+zlib's output depends only on its input and level. Every PNG decodes with Pillow to exactly the input pixels
+(tested). Measured on a dense 1092x1092 page of 6x12 text, this writer at 2 bits and zlib level 1 takes a few
+milliseconds against Pillow's tens (see bench/).
+"""
+
+from __future__ import annotations
+
+import base64
+import struct
+import zlib
+
+import numpy as np
+
+from .errors import InputError
+
+__all__ = ["ZLIB_LEVEL", "data_url", "exact_depth", "png_bytes"]
+
+ZLIB_LEVEL = 1
+"""zlib level used for IDAT (1: fastest; on glyph pages it costs about 10% in size against level 6 and is ~4x
+faster)."""
+
+_SIG = b"\x89PNG\r\n\x1a\n"
+
+
+def _chunk(kind: bytes, data: bytes) -> bytes:
+    return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data) & 0xFFFFFFFF)
+
+
+def exact_depth(pixels: np.ndarray) -> int:
+    """Return the smallest PNG grey bit depth that holds ``pixels`` exactly.
+
+    Parameters
+    ----------
+    pixels : numpy.ndarray
+        ``(height, width)`` uint8.
+
+    Returns
+    -------
+    int
+        1 (only 0 and 255), 2 (multiples of 85), 4 (multiples of 17) or 8.
+    """
+    if not (pixels % 17).any():
+        if not (pixels % 85).any():
+            if not ((pixels != 0) & (pixels != 255)).any():
+                return 1
+            return 2
+        return 4
+    return 8
+
+
+def png_bytes(pixels: np.ndarray, *, depth: int | None = None, level: int = ZLIB_LEVEL) -> bytes:
+    """Encode a grey page as deterministic PNG bytes.
+
+    Parameters
+    ----------
+    pixels : numpy.ndarray
+        ``(height, width)`` uint8 grey values, height and width >= 1.
+    depth : int or None
+        Bits per pixel (1, 2, 4, 8); None picks :func:`exact_depth`. A caller that knows its pixels are multiples
+        of ``255 // (2**depth - 1)`` passes it to skip the scan.
+    level : int
+        zlib compression level 0-9.
+
+    Returns
+    -------
+    bytes
+        A PNG file: signature, IHDR (grey, no interlace), one IDAT, IEND.
+
+    Raises
+    ------
+    InputError
+        If ``pixels`` is not a non-empty 2-D uint8 array, or ``depth`` is not 1, 2, 4 or 8.
+    """
+    from ._kernels import pack_rows
+
+    if not isinstance(pixels, np.ndarray) or pixels.ndim != 2 or pixels.dtype != np.uint8 or 0 in pixels.shape:
+        raise InputError("pixels must be a non-empty (height, width) uint8 array")
+    if depth is None:
+        depth = exact_depth(pixels)
+    if depth not in (1, 2, 4, 8):
+        raise InputError(f"depth must be 1, 2, 4 or 8, not {depth!r}")
+    h, w = pixels.shape
+    stride = (w * depth + 7) // 8
+    raw = np.empty(h * (stride + 1), np.uint8)
+    pack_rows(np.ascontiguousarray(pixels), h, depth, raw)
+    ihdr = struct.pack(">IIBBBBB", w, h, depth, 0, 0, 0, 0)
+    return b"".join((_SIG, _chunk(b"IHDR", ihdr), _chunk(b"IDAT", zlib.compress(raw.data, level)),
+                     _chunk(b"IEND", b"")))
+
+
+def data_url(png: bytes) -> str:
+    """Return ``png`` as a ``data:image/png;base64,...`` URL.
+
+    Parameters
+    ----------
+    png : bytes
+        PNG file bytes.
+
+    Returns
+    -------
+    str
+    """
+    if not isinstance(png, (bytes, bytearray, memoryview)):
+        raise InputError(f"png must be bytes, not {type(png).__name__}")
+    return "data:image/png;base64," + base64.b64encode(bytes(png)).decode("ascii")

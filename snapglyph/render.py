@@ -1,0 +1,391 @@
+"""Render text or a document to pages: ``render(text | messages | Document, profile=...) -> list[Page]``.
+
+Pipeline per segment: :func:`snapglyph.text.normalize` -> codepoints -> glyph indices from the :class:`Atlas`
+(rasterised on first use) -> the numba kernel :func:`snapglyph._kernels.layout_blit`, which places each glyph and
+draws it into the current page array until the page is full. Pages stream: :func:`iter_pages` holds one page and
+one chunk of about 64 K characters at a time.
+
+Layout modes:
+
+``dense`` (default)  text is reflowed: each source newline is one light marker glyph (↵) and the text goes on in the
+                     same row; indentation (leading spaces) is kept; rows are filled to the page width.
+``lines``            every source line starts a row; long lines wrap at the page width.
+
+In both, a role header (``STYLE_HEADER``) starts a new row and is drawn inverted; tool output (``STYLE_DIM``) is drawn
+in dark grey instead of black; a wide character never straddles a row end. Page pixels take four grey values (0, 85,
+170, 255), so pages encode as 2-bit PNGs.
+
+Append stability: a page's pixels and breaks depend only on the segments it shows and those before it, so appending
+segments changes only the last page (which is trimmed to the rows it uses, rounded up to the profile's patch) and
+adds new ones.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from functools import cached_property
+from typing import Iterator, Sequence
+
+import numpy as np
+
+from .atlas import BLANK, CELLS, MARKER, REPL_NARROW, REPL_WIDE, Atlas, atlas
+from .document import STYLE_HEADER, Document
+from .errors import InputError, RenderError
+from .profiles import Profile
+from .profiles import profile as _profile
+from .text import normalize
+
+__all__ = ["MODES", "Page", "STYLE_LUT", "iter_pages", "render", "render_document", "resolve_cell"]
+
+MODES = ("dense", "lines")
+
+STYLE_LUT = np.array([
+    [255, 170, 85, 0],     # STYLE_TEXT: black ink on white
+    [255, 170, 170, 85],   # STYLE_DIM: tool output, dark grey ink
+    [0, 85, 170, 255],     # STYLE_HEADER: inverted, white on black
+    [255, 170, 85, 0],     # STYLE_CALL: like text
+    [255, 170, 170, 170],  # newline marker (dense mode): light grey, set apart from letters
+], np.uint8)
+"""Pixel value of each (style, atlas level); every value is a multiple of 85 (2-bit PNG)."""
+
+PNG_DEPTH = 2
+_CHUNK = 1 << 16
+_SPLIT = 1 << 20
+_CODE_NOP = -3
+_WIDE_RE = re.compile("[\u1100-\u115f\u2e80-\u303e\u3041-\ua4cf\uac00-\ud7a3\uf900-\ufaff\ufe30-\ufe4f"
+                      "\uff00-\uff60\uffe0-\uffe6\U00020000-\U0003fffd]")
+
+
+@dataclass(frozen=True, eq=False)
+class Page:
+    """One rendered page.
+
+    Attributes
+    ----------
+    pixels : numpy.ndarray
+        ``(height, width)`` uint8 grey values in {0, 85, 170, 255}; white background.
+    index : int
+        0-based page number within the render.
+    chars : int
+        Source characters shown on the page (drawn plus replaced; a newline counts as shown).
+    replaced : int
+        Source characters drawn as the replacement glyph (no bundled font has them).
+    zero_width : int
+        Source characters of the page's segments that take no cell (combining marks, format characters).
+    removed : int
+        Source characters removed as escapes or terminal controls.
+    first_id, last_id : int or None
+        First and last message id shown (None where the page shows no message text).
+    fill : float
+        Cells used over cells available in the rows the page uses (0..1).
+    cell : tuple of int
+        ``(cell_w, cell_h)`` in pixels actually used.
+    rows : int
+        Rows of cells the page uses (``rows * cell_h <= height``).
+    note : str
+        Why the cell differs from the one asked for, else empty.
+    """
+
+    pixels: np.ndarray
+    index: int
+    chars: int
+    replaced: int
+    zero_width: int
+    removed: int
+    first_id: int | None
+    last_id: int | None
+    fill: float
+    cell: tuple[int, int]
+    rows: int = 0
+    note: str = ""
+    depth: int = field(default=PNG_DEPTH, repr=False)
+
+    @property
+    def width(self) -> int:
+        """Page width in pixels."""
+        return int(self.pixels.shape[1])
+
+    @property
+    def height(self) -> int:
+        """Page height in pixels."""
+        return int(self.pixels.shape[0])
+
+    @property
+    def drawn(self) -> int:
+        """Source characters drawn from a font glyph (``chars - replaced``)."""
+        return self.chars - self.replaced
+
+    @cached_property
+    def png(self) -> bytes:
+        """Deterministic PNG bytes of :attr:`pixels` (2-bit grey; computed on first access)."""
+        from .encode import png_bytes
+
+        return png_bytes(self.pixels, depth=self.depth)
+
+
+def resolve_cell(cell, prof: Profile) -> tuple[int, int]:
+    """Return the cell ``(cell_w, cell_h)`` in pixels for ``cell`` on ``prof``.
+
+    Parameters
+    ----------
+    cell : None, str or tuple of int
+        None for the profile's default; a name of :data:`snapglyph.atlas.CELLS` (``"5x8"``, ``"6x12"``,
+        ``"8x16"``) or ``"WxH"``; or ``(cell_w, cell_h)``.
+    prof : Profile
+
+    Returns
+    -------
+    tuple of int
+
+    Raises
+    ------
+    InputError
+        For a malformed cell or one that does not fit one row and column on the page.
+    """
+    if cell is None:
+        cell = prof.cell
+    if isinstance(cell, str):
+        if cell in CELLS:
+            cell = CELLS[cell]
+        else:
+            m = re.fullmatch(r"(\d+)x(\d+)", cell.strip())
+            if not m:
+                raise InputError(f"cell {cell!r} is not WxH (known: {', '.join(CELLS)})")
+            cell = (int(m.group(1)), int(m.group(2)))
+    try:
+        cw, ch = (int(cell[0]), int(cell[1]))
+    except (TypeError, ValueError, IndexError):
+        raise InputError(f"cell must be (cell_w, cell_h), not {cell!r}") from None
+    if not (4 <= cw <= 64 and 4 <= ch <= 64):
+        raise InputError(f"cell {cw}x{ch} out of range: width and height must be 4..64 pixels")
+    if cw * 2 > prof.page_size[0] or ch > prof.page_size[1]:
+        raise InputError(f"cell {cw}x{ch} does not fit the {prof.name} page {prof.page_size}")
+    return cw, ch
+
+
+def _segments(document: Document):
+    """Yield (text, style, message_id), splitting texts over 1 M characters at a newline where one exists."""
+    for seg in document.segments:
+        t = seg.text
+        if not isinstance(t, str):
+            raise InputError(f"segment text must be a str, not {type(t).__name__}")
+        while len(t) > _SPLIT:
+            cut = t.rfind("\n", _SPLIT // 2, _SPLIT)
+            cut = _SPLIT if cut < 0 else cut + 1
+            yield t[:cut], seg.style, seg.message_id, True
+            t = t[cut:]
+        yield t, seg.style, seg.message_id, False
+
+
+def _encode_segment(text: str, style: int, mid: int, at: Atlas, continued: bool):
+    """Normalise one segment; return (codes int32, styles uint8, srcw uint8, mids int32, zw int32, rm int32)."""
+    nt = normalize(text)
+    s = nt.text
+    if s.isascii():
+        cps = np.frombuffer(s.encode("ascii"), np.uint8)
+    else:
+        cps = np.frombuffer(s.encode("utf-32-le"), np.uint32)
+    codes = at.lookup(cps)
+    codes[cps == 10] = -1
+    n = len(codes)
+    head = 1 if style == STYLE_HEADER and not continued else 0
+    nop = 1 if (n == 0 and (nt.zero_width or nt.removed)) else 0
+    out = np.empty(head + n + nop, np.int32)
+    if head:
+        out[0] = -2
+    out[head:head + n] = codes
+    if nop:
+        out[-1] = _CODE_NOP
+    srcw = np.ones(len(out), np.uint8)
+    if head:
+        srcw[0] = 0
+    if nop:
+        srcw[-1] = 0
+    for a, b in nt.synthetic:
+        srcw[head + a:head + b] = 0
+    zw = np.zeros(len(out), np.int32)
+    rm = np.zeros(len(out), np.int32)
+    if len(out):
+        zw[0] = nt.zero_width
+        rm[0] = nt.removed
+    st = np.full(len(out), style if 0 <= style <= 3 else 0, np.uint8)
+    mids = np.full(len(out), mid, np.int32)
+    return out, st, srcw, mids, zw, rm
+
+
+def _chunks(document: Document, at: Atlas):
+    """Yield concatenated stream arrays of about ``_CHUNK`` elements."""
+    parts: list[tuple] = []
+    size = 0
+    for text, style, mid, continued in _segments(document):
+        arrs = _encode_segment(text, style, mid, at, continued)
+        if len(arrs[0]) == 0:
+            continue
+        parts.append(arrs)
+        size += len(arrs[0])
+        if size >= _CHUNK:
+            yield tuple(np.concatenate(col) for col in zip(*parts))
+            parts, size = [], 0
+    if parts:
+        yield tuple(np.concatenate(col) for col in zip(*parts))
+
+
+def _check(document, prof, cell, mode, family) -> tuple[Profile, Atlas, str]:
+    if not isinstance(document, Document):
+        raise InputError(f"document must be a Document, not {type(document).__name__}")
+    if mode not in MODES:
+        raise InputError(f"unknown layout mode {mode!r}; known: {', '.join(MODES)}")
+    prof = _profile(prof)
+    c = resolve_cell(cell, prof)
+    at = atlas(c, family)
+    note = ""
+    if not at.wide_ok and any(_WIDE_RE.search(s.text) for s in document.segments if not s.text.isascii()):
+        for name, alt in sorted(CELLS.items(), key=lambda kv: kv[1][1]):
+            if alt[1] > c[1]:
+                at2 = atlas(alt, family)
+                if at2.wide_ok:
+                    note = (f"cell {c[0]}x{c[1]} has no legible wide (CJK) glyphs; "
+                            f"switched to {alt[0]}x{alt[1]}")
+                    at = at2
+                    break
+    return prof, at, note
+
+
+def iter_pages(document: Document, *, profile="claude", cell=None, mode: str = "dense", family: str | None = None,
+               reuse_buffer: bool = False) -> Iterator[Page]:
+    """Lay out and draw ``document`` page by page (streaming: one page and one chunk in memory).
+
+    Parameters
+    ----------
+    document : Document
+    profile : str or Profile
+        Reader profile: page size and patch.
+    cell : None, str or tuple of int
+        See :func:`resolve_cell`.
+    mode : str
+        ``"dense"`` or ``"lines"``.
+    family : str or None
+        ``"outline"`` or ``"bitmap"``; None for the cell's default (:func:`snapglyph.atlas.default_family`).
+    reuse_buffer : bool
+        If True, every full page shares one pixel buffer, overwritten when the next page is drawn: use each page
+        (``.png``, ``.pixels``) before advancing the iterator. Saves allocating a page per page.
+
+    Yields
+    ------
+    Page
+        Full pages of the profile's size, then the last page trimmed to its rows rounded up to the profile's patch.
+
+    Raises
+    ------
+    InputError
+        For a bad document, mode, cell or profile.
+    FontError
+        If a bundled font is missing.
+    """
+    from ._kernels import layout_blit
+
+    prof, at, note = _check(document, profile, cell, mode, family)
+    cw, ch = at.cell_w, at.cell_h
+    width, height = prof.page_size
+    cols, rows = width // cw, height // ch
+    dense = mode == "dense"
+    buf = np.full((height, width), 255, np.uint8)
+    state = np.zeros(4, np.int64)
+    acc = [0, 0, 0, 0, None, None]  # chars, replaced, zero-width, removed, first id, last id
+    index = 0
+    touched = False
+
+    def account(codes, srcw, mids, zw, rm, a, b):
+        if b <= a:
+            return
+        w = srcw[a:b]
+        acc[0] += int(w.sum(dtype=np.int64))
+        c = codes[a:b]
+        acc[1] += int(np.count_nonzero(((c == REPL_NARROW) | (c == REPL_WIDE)) & (w > 0)))
+        acc[2] += int(zw[a:b].sum(dtype=np.int64))
+        acc[3] += int(rm[a:b].sum(dtype=np.int64))
+        m = mids[a:b]
+        m = m[m >= 0]
+        if len(m):
+            if acc[4] is None:
+                acc[4] = int(m[0])
+            acc[5] = int(m[-1])
+
+    def make(pixels, full: bool) -> Page:
+        used_rows = int(state[3])
+        fill = float(state[2]) / (used_rows * cols) if used_rows else 0.0
+        return Page(pixels, index, acc[0], acc[1], acc[2], acc[3], acc[4], acc[5], fill, (cw, ch), used_rows, note)
+
+    for codes, styles, srcw, mids, zw, rm in _chunks(document, at):
+        i, n = 0, len(codes)
+        while i < n:
+            j = layout_blit(codes, styles, i, n, state, buf, at.glyphs, at.width, STYLE_LUT, cw, ch, cols, rows,
+                            dense, MARKER)
+            account(codes, srcw, mids, zw, rm, i, j)
+            touched = True
+            if j < n:  # page full
+                page = make(buf if reuse_buffer else buf.copy(), True)
+                yield page
+                if reuse_buffer:
+                    buf.fill(255)
+                else:
+                    buf = np.full((height, width), 255, np.uint8)
+                index += 1
+                state[:] = 0
+                acc[:] = [0, 0, 0, 0, None, None]
+                if j == i:
+                    raise RenderError("layout made no progress on an empty page (cell wider than the page?)")
+            i = j
+    if touched:
+        p = prof.patch or 1
+        used = max(1, int(state[3]) * ch)
+        h = min(height, -(-used // p) * p)
+        yield make(buf[:h].copy(), False)
+
+
+def render_document(document: Document, *, profile="claude", cell=None, mode: str = "dense",
+                    family: str | None = None) -> list[Page]:
+    """Render ``document`` to a list of pages (see :func:`iter_pages` for the parameters and errors)."""
+    return list(iter_pages(document, profile=profile, cell=cell, mode=mode, family=family))
+
+
+def render(text_or_messages, *, profile="claude", cell=None, mode: str = "dense",
+           family: str | None = None) -> list[Page]:
+    """Render text, messages or a document to pages.
+
+    Parameters
+    ----------
+    text_or_messages : str, sequence of Message, or Document
+        A ``str`` becomes a one-segment document; messages go through :func:`snapglyph.document.build_document`.
+    profile, cell, mode, family
+        See :func:`iter_pages`.
+
+    Returns
+    -------
+    list of Page
+        Empty for an empty input.
+
+    Raises
+    ------
+    InputError
+        For an input of another type, or a bad mode, cell or profile.
+    FontError
+        If a bundled font is missing.
+    """
+    doc = _as_document(text_or_messages)
+    return render_document(doc, profile=profile, cell=cell, mode=mode, family=family)
+
+
+def _as_document(x) -> Document:
+    if isinstance(x, Document):
+        return x
+    if isinstance(x, str):
+        return Document.from_text(x)
+    if isinstance(x, Sequence):
+        from .document import build_document
+        from .messages import Message
+
+        if all(isinstance(m, Message) for m in x):
+            return build_document(list(x))
+    raise InputError(f"cannot render a {type(x).__name__}: pass a str, a list of Message or a Document")

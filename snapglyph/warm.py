@@ -1,0 +1,47 @@
+"""Compile (or load from numba's on-disk cache) every kernel once: ``python -m snapglyph.warm``.
+
+CI runs it with ``NUMBA_CACHE_DIR`` set to a writable folder before the tests, so parallel test workers load the
+cached machine code instead of racing to compile it. It prints nothing on success. Where the package folder is
+read-only and ``NUMBA_CACHE_DIR`` is unset, numba falls back to a per-user cache directory (or compiles in memory
+on every start, about 1 s, if none is writable); rendering works either way.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+__all__ = ["warm"]
+
+
+def warm() -> None:
+    """Run each numba kernel once on tiny inputs so that it is compiled and cached.
+
+    Raises
+    ------
+    RenderError
+        If a kernel returns a wrong result on the tiny input.
+    """
+    from ._kernels import layout_blit, pack_rows
+    from .errors import RenderError
+
+    glyphs = np.zeros((4, 2, 4), np.uint8)
+    glyphs[1] = 3
+    gwidth = np.ones(4, np.uint8)
+    lut = np.array([[255, 170, 85, 0]] * 5, np.uint8)
+    page = np.full((4, 8), 255, np.uint8)
+    state = np.zeros(4, np.int64)
+    codes = np.array([1, -1, 1, -2, 1], np.int32)
+    styles = np.zeros(5, np.uint8)
+    for dense in (True, False):
+        state[:] = 0
+        layout_blit(codes, styles, 0, 5, state, page, glyphs, gwidth, lut, 2, 2, 4, 2, dense, 1)
+    out = np.empty(4 * (1 + 2), np.uint8)
+    for depth in (1, 2, 4, 8):
+        out = np.empty(4 * (1 + (8 * depth + 7) // 8), np.uint8)
+        pack_rows(page, 4, depth, out)
+    if page[0, 0] != 0:
+        raise RenderError("kernel warm-up drew a wrong pixel")
+
+
+if __name__ == "__main__":  # pragma: no cover
+    warm()

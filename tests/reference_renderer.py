@@ -1,0 +1,66 @@
+"""A slow, obviously correct renderer in plain Python, for pixel-exact comparison with the numba kernels.
+
+It shares only the inputs with the fast path (text normalisation, the glyph atlas and the profile geometry) and
+imports nothing from ``snapglyph._kernels`` or ``snapglyph.render``: layout, wrapping, paging, styles and blitting
+are written again here, one character and one pixel at a time.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from snapglyph.atlas import MARKER, atlas
+from snapglyph.document import STYLE_HEADER, Document
+from snapglyph.profiles import profile as get_profile
+from snapglyph.text import normalize
+
+# Pixel value of each atlas level for each style, written out independently of render.STYLE_LUT.
+INK = {0: (255, 170, 85, 0), 1: (255, 170, 170, 85), 2: (0, 85, 170, 255), 3: (255, 170, 85, 0)}
+MARKER_INK = (255, 170, 170, 170)
+
+
+def reference_pages(document: Document, *, profile: str, cell: tuple[int, int], mode: str,
+                    family: str | None = None) -> list[np.ndarray]:
+    """Render ``document`` page by page; return the pixel arrays ``(height, width)`` uint8."""
+    prof = get_profile(profile)
+    at = atlas(cell, family)
+    cw, ch = cell
+    width, height = prof.page_size
+    cols, rows = width // cw, height // ch
+    pages: list[np.ndarray] = []
+    page = [[255] * width for _ in range(height)]
+    row = col = rows_used = 0
+    touched = False
+
+    for seg in document.segments:
+        nt = normalize(seg.text)
+        if seg.style == STYLE_HEADER or nt.text or nt.zero_width or nt.removed:
+            touched = True
+        if seg.style == STYLE_HEADER and col > 0:
+            row, col = row + 1, 0
+        for c in nt.text:
+            if c == "\n" and mode == "lines":
+                row, col = row + 1, 0
+                continue
+            if c == "\n":
+                g, ink = MARKER, MARKER_INK
+            else:
+                at.ensure([ord(c)])
+                g, ink = int(at.table[ord(c)]), INK.get(seg.style, INK[0])
+            w = int(at.width[g])
+            if col + w > cols:
+                row, col = row + 1, 0
+            if row >= rows:
+                pages.append(np.array(page, np.uint8))
+                page = [[255] * width for _ in range(height)]
+                row = col = rows_used = 0
+            for y in range(ch):
+                for x in range(w * cw):
+                    page[row * ch + y][col * cw + x] = ink[int(at.glyphs[g, y, x])]
+            col += w
+            rows_used = max(rows_used, row + 1)
+    if touched:
+        used = max(1, rows_used * ch)
+        h = min(height, -(-used // prof.patch) * prof.patch)
+        pages.append(np.array(page[:h], np.uint8))
+    return pages

@@ -1,0 +1,55 @@
+"""The PNG writer: exact round trip through Pillow at every bit depth, determinism, data URLs."""
+
+from __future__ import annotations
+
+import base64
+import io
+
+import numpy as np
+import pytest
+from PIL import Image
+
+from snapglyph.encode import data_url, exact_depth, png_bytes
+from snapglyph.errors import InputError
+
+
+def _decode(png: bytes) -> np.ndarray:
+    im = Image.open(io.BytesIO(png))
+    im.load()
+    return np.asarray(im.convert("L"))
+
+
+@pytest.mark.parametrize("depth,step", [(1, 255), (2, 85), (4, 17), (8, 1)])
+@pytest.mark.parametrize("shape", [(1, 1), (3, 5), (28, 29), (37, 1092)])
+def test_roundtrip_every_depth(depth, step, shape):
+    rng = np.random.default_rng(sum(shape) * depth)
+    px = (rng.integers(0, 255 // step + 1, size=shape) * step).astype(np.uint8)
+    png = png_bytes(px)
+    assert exact_depth(px) <= depth
+    assert np.array_equal(_decode(png), px)
+    assert np.array_equal(_decode(png_bytes(px, depth=depth)), px)
+    assert png_bytes(px) == png_bytes(px.copy())
+
+
+def test_no_metadata_chunks():
+    png = png_bytes(np.zeros((4, 4), np.uint8))
+    kinds = []
+    pos = 8
+    while pos < len(png):
+        n = int.from_bytes(png[pos:pos + 4], "big")
+        kinds.append(png[pos + 4:pos + 8])
+        pos += 12 + n
+    assert kinds == [b"IHDR", b"IDAT", b"IEND"]
+
+
+def test_errors_and_data_url():
+    with pytest.raises(InputError):
+        png_bytes(np.zeros((2, 2, 3), np.uint8))
+    with pytest.raises(InputError):
+        png_bytes(np.zeros((2, 2), np.float32))
+    with pytest.raises(InputError):
+        png_bytes(np.zeros((2, 2), np.uint8), depth=3)
+    png = png_bytes(np.zeros((2, 2), np.uint8))
+    url = data_url(png)
+    assert url.startswith("data:image/png;base64,")
+    assert base64.b64decode(url.split(",", 1)[1]) == png

@@ -1,0 +1,165 @@
+"""The numba kernels against the plain-Python reference renderer, page geometry, append stability, determinism."""
+
+from __future__ import annotations
+
+import dataclasses
+import io
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+from PIL import Image
+
+from snapglyph.document import STYLE_CALL, STYLE_DIM, STYLE_HEADER, STYLE_TEXT, Document, Segment
+from snapglyph.errors import InputError
+from snapglyph.profiles import profile
+from snapglyph.render import iter_pages, render, render_document
+
+from reference_renderer import reference_pages
+
+GOLDEN = Path(__file__).parent / "golden"
+
+# A small page so that the slow reference renderer can check several pages quickly.
+SMALL = dataclasses.replace(profile("claude"), name="small", page_size=(224, 112), patch=28)
+
+MIXED = (
+    "def f(x):\n\tif x:\n\t\treturn {\"id\": \"a0f9e1B8\", 'n': 1}  # 0O 1lI\n"
+    "Grüße aus Köln; αβγ; жЖ; ─│┌┐ █▒ → ⠋⠙⠹ é\n"
+    "漢字 and 한글 wide; x" + "y" * 50 + "漢z\n"
+    "\x1b[31mred\x1b[0m 10%\r100%\n\n\nemoji \U0001F600 \U0001F468\u200d\U0001F469 done\n" + "word " * 60
+)
+
+
+def doc() -> Document:
+    return Document([
+        Segment(" #1 user ", STYLE_HEADER, 1), Segment("\n", STYLE_TEXT, 1), Segment(MIXED, STYLE_TEXT, 1),
+        Segment(" #2 assistant ", STYLE_HEADER, 2), Segment("\n", STYLE_TEXT, 2),
+        Segment("-> bash {\"command\": \"ls\"}\n", STYLE_CALL, 2),
+        Segment(" #3 tool bash ", STYLE_HEADER, 3), Segment("\n", STYLE_TEXT, 3),
+        Segment("total 0\n\tREADME.md\n" * 8, STYLE_DIM, 3),
+    ])
+
+
+@pytest.mark.parametrize("mode", ["dense", "lines"])
+@pytest.mark.parametrize("cell", [(5, 8), (6, 12), (8, 16)])
+@pytest.mark.parametrize("family", ["outline", "bitmap"])
+def test_kernel_matches_reference(mode, cell, family):
+    d = doc()
+    if cell == (5, 8):  # no wide glyphs at 5x8: the fast path would switch cells; compare on text without CJK
+        d = Document([dataclasses.replace(s, text=s.text.replace("漢", "K").replace("字", "J")
+                                          .replace("한", "H").replace("글", "G")) for s in d.segments])
+    fast = render_document(d, profile=SMALL, cell=cell, mode=mode, family=family)
+    slow = reference_pages(d, profile=SMALL, cell=cell, mode=mode, family=family)
+    assert len(fast) == len(slow) >= 2
+    for f, s in zip(fast, slow):
+        assert f.pixels.shape == s.shape
+        assert np.array_equal(f.pixels, s), f"page {f.index} differs"
+        assert f.cell == cell and f.note == ""
+
+
+def test_geometry_and_trim():
+    for name in ("claude", "openai"):
+        prof = profile(name)
+        pages = render("hello\n" * 5000, profile=name, mode="lines")
+        assert len(pages) >= 2
+        for p in pages[:-1]:
+            assert (p.width, p.height) == prof.page_size
+        last = pages[-1]
+        assert last.width == prof.page_size[0]
+        assert last.height % prof.patch == 0 and prof.patch <= last.height <= prof.page_size[1]
+        assert [p.index for p in pages] == list(range(len(pages)))
+    assert render("x")[0].height == 28
+
+
+def test_append_stability():
+    base = doc()
+    more = Document(base.segments + [Segment(" #4 user ", STYLE_HEADER, 4), Segment("\nnext " * 400, 0, 4)])
+    a = render_document(base, profile=SMALL)
+    b = render_document(more, profile=SMALL)
+    assert len(b) > len(a)
+    for p, q in zip(a[:-1], b):
+        assert p.png == q.png
+    used = a[-1].rows * a[-1].cell[1]
+    assert np.array_equal(a[-1].pixels[:used], b[len(a) - 1].pixels[:used])
+
+
+def test_accounting_and_ids():
+    d = doc()
+    pages = render_document(d, profile=SMALL)
+    n = d.n_chars
+    assert sum(p.chars + p.zero_width + p.removed for p in pages) == n
+    assert sum(p.replaced for p in pages) == 2  # the two emoji (the joined one is zero-width)
+    assert pages[0].first_id == 1 and pages[-1].last_id == 3
+    assert all(0 < p.fill <= 1 for p in pages)
+
+
+def test_dense_fills_rows():
+    text = "\n".join(f"line {i}: some words" for i in range(3000))
+    dense = render(text, mode="dense")
+    lines = render(text, mode="lines")
+    assert len(dense) < len(lines)
+    assert dense[0].fill > 0.99 and lines[0].fill < 0.3
+
+
+def test_wide_switch_note():
+    pages = render("abc 漢字", cell="5x8")
+    assert pages[0].cell == (6, 12) and "switched" in pages[0].note
+    assert render("abc", cell="5x8")[0].cell == (5, 8)
+
+
+def test_inputs_and_errors():
+    from snapglyph.messages import Message, Part
+
+    msgs = [Message(id=0, role="user", parts=[Part(kind="text", text="hi")])]
+    assert render(msgs)[0].first_id == 0
+    assert render(Document.from_text("x"))[0].chars == 1
+    assert render("") == []
+    with pytest.raises(InputError):
+        render(123)
+    with pytest.raises(InputError):
+        render("x", mode="sparse")
+    with pytest.raises(InputError):
+        render("x", cell="huge")
+    with pytest.raises(InputError):
+        render("x", profile="nope")
+
+
+def test_reuse_buffer_stream(tmp_path):
+    text = "abc " * 20000
+    pngs = [p.png for p in iter_pages(Document.from_text(text), profile="claude", reuse_buffer=True)]
+    assert pngs == [p.png for p in render(text)]
+
+
+def test_golden_page():
+    """One page of real-looking mixed text, pinned: any change to fonts, layout or styles shows up here."""
+    page = render_document(doc(), profile="claude", cell=(6, 12))[0]
+    gold = np.load(GOLDEN / "mixed_6x12_dense.npy")
+    assert page.pixels.shape == gold.shape
+    assert np.array_equal(page.pixels, gold)
+
+
+def test_png_roundtrip_and_determinism():
+    pages = render_document(doc(), profile="claude")
+    for p in pages:
+        im = Image.open(io.BytesIO(p.png))
+        assert np.array_equal(np.asarray(im.convert("L")), p.pixels)
+    code = ("import sys, hashlib; sys.path.insert(0, 'tests'); from test_render import doc; "
+            "from snapglyph.render import render_document; "
+            "print(hashlib.sha256(b''.join(p.png for p in render_document(doc()))).hexdigest())")
+    root = Path(__file__).parent.parent
+    outs = set()
+    for seed in ("1", "2"):
+        env = dict(os.environ, PYTHONHASHSEED=seed)
+        outs.add(subprocess.run([sys.executable, "-c", code], cwd=root, env=env, capture_output=True, text=True,
+                                check=True).stdout)
+    assert len(outs) == 1
+
+
+def test_start_up_imports_no_sdk():
+    code = ("import sys, snapglyph.render; bad = [m for m in ('tiktoken', 'openai', 'anthropic', 'httpx') "
+            "if m in sys.modules]; print(bad)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "[]"
