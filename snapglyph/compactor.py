@@ -360,8 +360,11 @@ def compact(messages: Any, *, profile: "str | Profile" = "claude", dialect: str 
                 break
             i, chosen, pages = i - 1, cuts[i - 1], trial
     else:
-        chosen = cuts[-1]
-        pages = full
+        # Even the newest round with every page does not fit: the newest pages and the tail share what the head
+        # leaves, the tail taking the longest run within half of it (at least the newest round).
+        half = (budget - fixed - head_cost) // 2
+        chosen = next((c for c in cuts if suffix[c] <= half), cuts[-1])
+        pages = render_middle(chosen) if chosen != cuts[-1] else full
     keep = min(len(pages), page_cap[chosen])
     # Drop the oldest pages until the request fits (their ids stay recallable from the store).
     while keep > 0 and cost(chosen, pages[len(pages) - keep:]) > budget:
