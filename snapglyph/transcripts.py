@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -50,6 +51,9 @@ __all__ = [
 
 #: Every value ``Transcript.format`` can take.
 FORMATS = ("openai", "swe-agent", "anthropic", "claude-code", "pi", "aider", "responses", "text")
+
+#: Text that opens like a JSON object or array of objects: malformed JSON here is an error even without an extension.
+_LOOKS_JSON = re.compile(r'\s*(\{\s*"|\[\s*\{)')
 
 #: Extensions whose files must hold a transcript (an unknown shape there is an error, not plain text).
 _JSON_EXTS = frozenset({".json", ".jsonl", ".ndjson", ".traj"})
@@ -224,7 +228,7 @@ def _load(text: str, name: str, path: str | None, strict: bool) -> Transcript:
             try:
                 t = _from_jsonl(text, name, path)
             except FormatError:
-                if strict:
+                if strict or _LOOKS_JSON.match(text):
                     raise
                 return _plain(text, path)
             if t is not None:
@@ -233,7 +237,7 @@ def _load(text: str, name: str, path: str | None, strict: bool) -> Transcript:
                 raise FormatError(f"{name}: JSON lines in no supported session format (expected Claude Code or pi "
                                   f"session entries, or chat messages with 'role')", path=path)
             return _plain(text, path)
-        if strict:
+        if strict or _LOOKS_JSON.match(text):
             raise _json_error(first_error, name, path)
         return _plain(text, path)
     if strict:
@@ -262,7 +266,8 @@ def load_text(text: str, *, name: str = "<stdin>") -> Transcript:
     Raises
     ------
     FormatError
-        Malformed JSON, or JSON in no supported format, where the name's extension says JSON; a malformed message
+        Malformed JSON where the name's extension says JSON or the text opens like a JSON object (``{"``) or an
+        array of objects (``[{``); JSON in no supported format where the extension says JSON; a malformed message
         inside a recognised format.
     """
     if not isinstance(text, str):

@@ -356,3 +356,15 @@ def test_any_str_loads():
 
     run()
     _check(load_text, "\ud800 lone surrogate\x00 NUL " + "e\u0301" * 50)
+
+
+def test_stdin_text_that_opens_like_json():
+    with pytest.raises(FormatError, match="malformed JSON in <stdin> at line 1"):
+        load_text('{"messages": [')
+    with pytest.raises(FormatError, match="malformed JSON in <stdin> at line 2"):
+        load_text('{"role": "user", "content": "a"}\n{"role": ')
+    assert load_text("{curly} prose, not JSON").format == "text"
+    assert load_text("[1/3] building").format == "text"
+    jsonl = '{"role": "user", "content": "a"}\n{"role": "assistant", "content": "b"}\n'
+    t = load_text(jsonl)
+    assert (t.format, [m.text() for m in t.messages]) == ("openai", ["a", "b"])
