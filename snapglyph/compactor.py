@@ -122,6 +122,43 @@ def _ids_of(ranges: Sequence[Sequence[int]]) -> list[int]:
     return [i for a, b in ranges for i in range(int(a), int(b) + 1)]
 
 
+def _fingerprints(m: Message) -> list[tuple]:
+    """What survives normalisation and a dialect round trip of each part (call ids may be renamed; skip them)."""
+    out: list[tuple] = []
+    for p in m.parts:
+        if p.kind == "text" and p.text.strip():
+            out.append(("text", p.text.replace("\ufffd", "")))
+        elif p.kind == "tool_call":
+            out.append(("call", p.name))
+        elif p.kind == "tool_result":
+            out.append(("result", p.result_text().replace("\ufffd", "")))
+    return out
+
+
+def _restore_tail_ids(after: list[Message], stored: list[Message], next_id: int) -> list[Message]:
+    """Put back the recorded tail source in place of the messages read after a snapshot, as far as they match.
+
+    A dialect may merge messages (Anthropic puts one round's results in one user message) or split them, so the
+    match runs over the parts. The matched prefix is replaced by the stored source messages themselves (their ids
+    and exact source); from the first mismatch on (messages appended since the last pass), ids continue after the
+    largest known id.
+    """
+    owners: list[tuple[tuple, int]] = [(f, i) for i, m in enumerate(stored) for f in _fingerprints(m)]
+    k = 0
+    n_read = 0
+    for m in after:
+        fps = _fingerprints(m)
+        if not fps or [f for f, _ in owners[k:k + len(fps)]] != fps:
+            break
+        k += len(fps)
+        n_read += 1
+    out: list[Message] = list(stored[:owners[k - 1][1] + 1]) if k else []
+    for m in after[n_read:]:
+        out.append(Message(next_id, m.role, m.parts, m.meta))
+        next_id += 1
+    return out
+
+
 def expand_snapshots(messages: Sequence[Message], store: SourceStore | None) -> list[Message]:
     """Replace every snapshot message by the stored source of the messages it covers.
 
@@ -134,7 +171,7 @@ def expand_snapshots(messages: Sequence[Message], store: SourceStore | None) -> 
         If a snapshot is present and the store is missing or lacks a covered id.
     """
     out: list[Message] = []
-    for m in messages:
+    for n, m in enumerate(messages):
         snap = m.meta.get("snapshot")
         if not snap:
             out.append(m)
@@ -143,7 +180,16 @@ def expand_snapshots(messages: Sequence[Message], store: SourceStore | None) -> 
         if store is None:
             raise StoreError(f"the input holds a snapglyph snapshot of messages {format_ranges(ids)} but no "
                              "source store was given (--store PATH); pages are re-rendered from source only")
+        if store.path is not None and not store.path.exists() and len(store) == 0:
+            raise StoreError(f"the input holds a snapglyph snapshot of messages {format_ranges(ids)} but the "
+                             f"source store {store.path} does not exist")
         out.extend(store.get(i) for i in ids)
+        stored_tail = store.tail(format_ranges(ids))
+        if stored_tail:
+            rest = [x for x in messages[n + 1:]]
+            known = max([i for i in store] + [x.id for x in out])
+            out.extend(_restore_tail_ids(rest, stored_tail, known + 1))
+            return out
     return out
 
 
@@ -378,6 +424,8 @@ def compact(messages: Any, *, profile: "str | Profile" = "claude", dialect: str 
             needed=final, budget=budget)
 
     mid_src = middle_sources(chosen)
+    tail_first = norm[chosen].id
+    store.put_tail(format_ranges([m.id for m in mid_src]), [m for m in source if m.id >= tail_first])
     # Keep the original of anything a free tier reduced (the tier stored it first).
     store.put(m for m in mid_src if not (m.meta.get("reduced") and m.id in store))
     middle_ids = [m.id for m in mid_src]

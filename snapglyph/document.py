@@ -6,8 +6,8 @@ the segments out in order, and reports for each page the first and last message 
 
 What is drawn for each message::
 
-    [#12 user]                      header segment (STYLE_HEADER: drawn inverted, always starts a row)
-    the user's text                 STYLE_TEXT
+    [#12 user] the user's text      header segment (STYLE_HEADER: drawn inverted, always starts a row),
+                                    then the text (STYLE_TEXT) on the same row
     [#13 assistant]
     the assistant's text            STYLE_TEXT
     -> bash {"command": "ls"}       tool call: name and arguments as sent (STYLE_CALL)
@@ -152,9 +152,9 @@ def _content_segments(parts: Iterable[Part], style: int, mid: int) -> list[Segme
     for p in parts:
         if p.kind == "text":
             if p.text:
-                out.append(Segment(replace_blobs(p.text) + "\n", style, mid))
+                out.append(Segment(replace_blobs(p.text), style, mid))
         elif p.kind == "image":
-            out.append(Segment(placeholder_for_image(p) + "\n", style, mid))
+            out.append(Segment(placeholder_for_image(p), style, mid))
     return out
 
 
@@ -165,21 +165,29 @@ def _message_segments(m: Message) -> list[Segment]:
         label = f"#{mid} tool" + (" " + ", ".join(names) if names else "")
     else:
         label = f"#{mid} {m.role}"
-    segs = [Segment(f" {label} ", STYLE_HEADER, mid), Segment("\n", STYLE_TEXT, mid)]
+    body: list[Segment] = []
+    n_results = len(m.tool_results())
     for p in m.parts:
         if p.kind == "text":
             if p.text:
-                segs.append(Segment(replace_blobs(p.text) + "\n", STYLE_TEXT, mid))
+                body.append(Segment(replace_blobs(p.text), STYLE_TEXT, mid))
         elif p.kind == "image":
-            segs.append(Segment(placeholder_for_image(p) + "\n", STYLE_TEXT, mid))
+            body.append(Segment(placeholder_for_image(p), STYLE_TEXT, mid))
         elif p.kind == "tool_call":
-            segs.append(Segment(f"-> {p.name} {replace_blobs(p.arguments)}\n", STYLE_CALL, mid))
+            body.append(Segment(f"-> {p.name} {replace_blobs(p.arguments)}", STYLE_CALL, mid))
         elif p.kind == "tool_result":
-            if len(m.tool_results()) > 1 or p.is_error:
-                tag = f"<- {p.name or p.call_id}" + (" (error)" if p.is_error else "")
-                segs.append(Segment(tag + "\n", STYLE_CALL, mid))
-            segs.extend(_content_segments(p.content, STYLE_DIM, mid))
+            if n_results > 1 or p.is_error:
+                body.append(Segment(f"<- {p.name or p.call_id}" + (" (error)" if p.is_error else ""),
+                                    STYLE_CALL, mid))
+            body.extend(_content_segments(p.content, STYLE_DIM, mid))
         # thinking parts: hidden reasoning is never drawn.
+    # The header row is set apart by its inverted cells; parts are separated by one newline (drawn as the newline
+    # marker in dense mode) and the next message's header starts a new row, so no newline trails the message.
+    segs = [Segment(f" {label} ", STYLE_HEADER, mid)]
+    for i, seg in enumerate(body):
+        if i:
+            segs.append(Segment("\n", seg.style, mid))
+        segs.append(seg)
     return segs
 
 

@@ -64,6 +64,7 @@ class SourceStore:
     def __init__(self, path: "str | os.PathLike | None" = None) -> None:
         self.path = Path(path) if path is not None else None
         self._messages: dict[int, Message] = {}
+        self._tails: dict[str, list[int]] = {}
         if self.path is not None and self.path.exists():
             self._load(self.path)
 
@@ -77,6 +78,9 @@ class SourceStore:
                 continue
             try:
                 rec = json.loads(line)
+                if "tail_of" in rec:
+                    self._tails[str(rec["tail_of"])] = [int(i) for i in rec["ids"]]
+                    continue
                 m = message_from_dict(rec["message"])
             except (json.JSONDecodeError, KeyError, TypeError, StoreError) as e:
                 raise StoreError(f"{path}:{n}: not a source-store line ({e})") from None
@@ -86,6 +90,24 @@ class SourceStore:
         """Keep the source of ``messages`` (a later put of the same id replaces the earlier one)."""
         for m in messages:
             self._messages[m.id] = m
+
+    def put_tail(self, snapshot_key: str, messages: Iterable[Message]) -> None:
+        """Keep the source of the tail sent after a snapshot, so a later pass can give its messages their ids back.
+
+        Parameters
+        ----------
+        snapshot_key : str
+            The snapshot's covered id ranges as text (``"#2-#417"``).
+        messages : iterable of Message
+            The tail's source messages, in order.
+        """
+        msgs = list(messages)
+        self.put(msgs)
+        self._tails[snapshot_key] = [m.id for m in msgs]
+
+    def tail(self, snapshot_key: str) -> list[Message]:
+        """The tail source recorded for a snapshot by :meth:`put_tail` (empty when none was)."""
+        return [self._messages[i] for i in self._tails.get(snapshot_key, []) if i in self._messages]
 
     def get(self, message_id: int) -> Message:
         """Return the stored source of message ``message_id``.
@@ -128,6 +150,9 @@ class SourceStore:
             with os.fdopen(fd, "w", encoding="utf-8") as f:
                 for mid in sorted(self._messages):
                     rec = {"id": mid, "message": message_to_dict(self._messages[mid])}
+                    f.write(json.dumps(rec, ensure_ascii=True, separators=(",", ":")) + "\n")
+                for key in sorted(self._tails):
+                    rec = {"tail_of": key, "ids": self._tails[key]}
                     f.write(json.dumps(rec, ensure_ascii=True, separators=(",", ":")) + "\n")
                 f.flush()
                 os.fsync(f.fileno())

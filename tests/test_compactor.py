@@ -171,3 +171,14 @@ def test_page_png_is_exact():
         data = base64.b64decode(base64.b64encode(p.png))
         arr = np.asarray(Image.open(io.BytesIO(data)).convert("L"))
         np.testing.assert_array_equal(arr, p.pixels)
+
+
+@pytest.mark.parametrize("dialect", ["anthropic", "openai", "responses"])
+def test_ids_are_stable_across_passes(dialect):
+    """Anthropic merges one round's results into one message; the second pass still gives every id back."""
+    msgs = conversation()
+    res1 = compact(msgs, profile="claude", dialect=dialect, budget=30_000)
+    res2 = compact(res1.request, profile="claude", dialect=dialect, budget=25_000, store=res1.store)
+    assert res2.head_ids + res2.middle_ids + res2.tail_ids == list(range(len(msgs)))
+    # the expanded input is the original source again, message for message
+    assert res2.tokens_before == res1.tokens_before
