@@ -145,14 +145,26 @@ def pack_rows(pixels, height, depth, out):
                 out[o + x] = pixels[y, x]
             o += stride
             continue
-        x = 0
-        for b in range(stride):
+        full = width // per
+        if depth == 2:
+            for b in range(full):
+                x = 4 * b
+                out[o + b] = ((pixels[y, x] >> 6) << 6) | ((pixels[y, x + 1] >> 6) << 4) \
+                    | ((pixels[y, x + 2] >> 6) << 2) | (pixels[y, x + 3] >> 6)
+        else:
+            for b in range(full):
+                x = per * b
+                v = 0
+                for k in range(per):
+                    v = (v << depth) | (pixels[y, x + k] >> shift)
+                out[o + b] = v
+        if full < stride:
             v = 0
             for k in range(per):
+                x = full * per + k
                 v <<= depth
                 if x < width:
                     v |= pixels[y, x] >> shift
-                x += 1
-            out[o + b] = v
+            out[o + full] = v
         o += stride
     return o

@@ -6,7 +6,8 @@ Applied to each document segment on its own, in this order:
 2. CRLF becomes one newline (the CR counts as removed); U+2028 and U+2029 become newlines.
 3. Terminal controls, only in segments that hold any: ANSI CSI (SGR colours, cursor hiding ...), OSC (hyperlinks,
    window titles; ended by BEL or ST), DCS/APC/PM/SOS strings and two-byte escapes are removed; an OSC 1337 inline
-   image becomes the placeholder ``[inline image]``. A carriage return moves to the line start and later characters
+   image becomes the placeholder ``[inline image]``. Escapes end at the line end (an unterminated OSC string does not
+   swallow later lines). A carriage return moves to the line start and later characters
    overwrite, a backspace moves one back, ``CSI K`` erases to the line end, so a progress bar leaves only its final
    state (overwritten characters count as removed). Other C0 controls and DEL become their visible Control Pictures
    (U+2400 + code, U+2421); C1 controls become U+FFFD.
@@ -112,6 +113,11 @@ def _terminal(s: str) -> tuple[str, list[tuple[int, int]], int]:
 
     def write(chars: str, syn: bool) -> None:
         nonlocal cur, removed
+        if cur == len(line):
+            line.extend(chars)
+            syn_line.extend([syn] * len(chars))
+            cur += len(chars)
+            return
         for c in chars:
             if cur < len(line):
                 if not syn_line[cur]:
@@ -186,35 +192,59 @@ def _terminal(s: str) -> tuple[str, list[tuple[int, int]], int]:
     return "".join(out), synthetic, removed
 
 
+def _terminal_lines(s: str) -> tuple[str, list[tuple[int, int]], int]:
+    """Run :func:`_terminal` only over the lines that hold a control character (an escape never spans lines)."""
+    lines = s.split("\n")
+    out: list[str] = []
+    synthetic: list[tuple[int, int]] = []
+    removed = 0
+    n = 0
+    for k, line in enumerate(lines):
+        if k:
+            n += 1
+        if _CONTROL.search(line):
+            line, syn, r = _terminal(line)
+            removed += r
+            synthetic.extend((a + n, b + n) for a, b in syn)
+        out.append(line)
+        n += len(line)
+    return "\n".join(out), synthetic, removed
+
+
+def _expand_line(line: str, n: int, spans: list[tuple[int, int]]) -> str:
+    """Expand the tabs of one line that starts at output index ``n``; append the fill spans to ``spans``."""
+    out: list[str] = []
+    col = 0
+    ascii_ = line.isascii()
+    pieces = line.split("\t")
+    for piece in pieces[:-1]:
+        out.append(piece)
+        col += len(piece) if ascii_ else sum(char_cells(c) for c in piece)
+        n += len(piece)
+        k = 8 - col % 8
+        out.append(" " * k)
+        if k > 1:
+            spans.append((n + 1, n + k))
+        n += k
+        col += k
+    out.append(pieces[-1])
+    return "".join(out)
+
+
 def _expand_tabs(s: str, synthetic: list[tuple[int, int]]) -> tuple[str, list[tuple[int, int]]]:
     """Expand tabs to the next multiple of 8 cells; shift the synthetic spans; add the fill as synthetic."""
-    if s.isascii() and not synthetic:
-        out_parts: list[str] = []
+    if not synthetic:
+        out_lines: list[str] = []
         spans: list[tuple[int, int]] = []
         n = 0
         for line in s.split("\n"):
-            if out_parts:
-                out_parts.append("\n")
+            if out_lines:
                 n += 1
             if "\t" in line:
-                col = 0
-                for piece in line.split("\t")[:-1]:
-                    out_parts.append(piece)
-                    col += len(piece)
-                    n += len(piece)
-                    k = 8 - col % 8
-                    out_parts.append(" " * k)
-                    if k > 1:
-                        spans.append((n + 1, n + k))
-                    n += k
-                    col += k
-                last = line.rsplit("\t", 1)[1]
-                out_parts.append(last)
-                n += len(last)
-            else:
-                out_parts.append(line)
-                n += len(line)
-        return "".join(out_parts), spans
+                line = _expand_line(line, n, spans)
+            out_lines.append(line)
+            n += len(line)
+        return "\n".join(out_lines), spans
     syn = bytearray(len(s))
     for a, b in synthetic:
         syn[a:b] = b"\x01" * (b - a)
@@ -296,7 +326,7 @@ def normalize(s: str) -> Normalized:
         s = s.replace("\r\n", "\n")
         removed += n0 - len(s)
     if _CONTROL.search(s):
-        s, synthetic, r = _terminal(s)
+        s, synthetic, r = _terminal_lines(s)
         removed += r
     zero_width = 0
     if not s.isascii():
