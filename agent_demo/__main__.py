@@ -34,23 +34,33 @@ def write_project(root: Path) -> None:
     (root / "src" / "calc.py").write_text("import math\n\n" + funcs)
     (root / "src" / "parse.py").write_text("".join(
         f"def parse_{i}(s):\n    return int(s.strip()) + {i}\n\n" for i in range(30)))
+    (root / "tests").mkdir(exist_ok=True)
+    (root / "tests" / "test_calc.py").write_text("from src.calc import *\n\n" + "".join(
+        f"def test_op_{i}():\n    assert op_{i}(2, 3) == {2 * i + 3}\n    assert op_{i}(0, 1) == 1\n\n"
+        for i in range(40)))
+    (root / "NOTES.md").write_text("".join(
+        f"- {d}: reviewed module_{d}, no change needed; see the build log for timings.\n" for d in range(60)))
     log = "".join(f"[{i:04d}] compiling module_{i}.py ... ok (0.{i % 10}s)\n" for i in range(200))
     log += "[0200] ERROR: src/calc.py:42: division by zero in op_7 when b == 0\n"
     (root / "logs" / "build.log").write_text(log)
 
 
-def demo_script():
-    """The scripted model of ``--simulate``: turn 1 explores and overflows; later turns read a file and answer."""
+def demo_script(kind: str = "demo"):
+    """The scripted model of ``--simulate``: turn 1 explores and overflows; later turns read a file and answer.
+
+    ``kind="short"`` skips the exploration: every turn reads one file and answers (used by the crash tests).
+    """
     from .simulator import answer, call
     first = [call(("list_dir", {"path": "."})), call(("read_file", {"path": "README.md"})),
              call(("read_file", {"path": "src/calc.py"})), call(("search", {"pattern": "TODO", "path": "src"})),
              call(("read_file", {"path": "src/parse.py"})), call(("run_command", {"command": "wc -l src/*.py"})),
+             call(("read_file", {"path": "tests/test_calc.py"})), call(("read_file", {"path": "NOTES.md"})),
              call(("read_file", {"path": "logs/build.log"})), call(("read_file", {"path": "src/calc.py",
                                                                                "start": 40, "end": 45})),
              answer("The build fails in src/calc.py (logs/build.log line 200: division by zero in op_7 when "
                     "b == 0). Guard op_7 against b == 0 or fix its caller; the TODOs in calc.py mark the same "
                     "unchecked operations.")]
-    state = {"i": 0, "later": 0}
+    state = {"i": 0 if kind == "demo" else len(first), "later": 0}
 
     def script(dialect: str, body: dict):
         i = state["i"]
@@ -59,7 +69,7 @@ def demo_script():
             return first[i]
         state["later"] += 1
         if state["later"] % 2 == 1 and body.get("tools"):
-            return call(("read_file", {"path": "src/parse.py"}))
+            return call(("read_file", {"path": "logs/build.log" if kind == "short" else "src/parse.py"}))
         return answer(f"Turn answer {state['later'] // 2}: parse.py has 30 parse functions.")
     return script
 
@@ -76,7 +86,7 @@ def main(argv: list[str] | None = None) -> int:
                     "(default OPENAI_API_KEY or ANTHROPIC_API_KEY)")
     ap.add_argument("--context-window", type=int, default=32_768,
                     help="the window the loop assumes, in tokens (an overflow body naming a smaller one wins)")
-    ap.add_argument("--sim-window", type=int, default=9000,
+    ap.add_argument("--sim-window", type=int, default=12_000,
                     help="--simulate: the window the simulated server enforces (as if started with a small -c)")
     ap.add_argument("--max-tokens", type=int, default=512)
     ap.add_argument("--max-rounds", type=int, default=12)
@@ -85,6 +95,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--workspace", help="workspace folder (simulate: a temporary demo project)")
     ap.add_argument("--transcript", help="JSONL transcript path (default: in a temporary folder)")
     ap.add_argument("--resume", action="store_true", help="continue the transcript's conversation")
+    ap.add_argument("--script", choices=("demo", "short"), default="demo", help=argparse.SUPPRESS)
     ap.add_argument("--check-truncation", action="store_true", help="detect silent truncation (Ollama)")
     ap.add_argument("prompt", nargs="*", help="user message(s); without one, read lines from stdin")
     a = ap.parse_args(argv)
@@ -100,7 +111,7 @@ def main(argv: list[str] | None = None) -> int:
     sim = None
     if a.simulate:
         from .simulator import Simulator
-        sim = Simulator(demo_script(), provider=a.provider, context_window=a.sim_window).start()
+        sim = Simulator(demo_script(a.script), provider=a.provider, context_window=a.sim_window).start()
         base = sim.base_url + ("/v1" if a.dialect == "openai" else "")
         key = "sk-simulated"
         print(f"simulator: {a.provider} overflow bodies, {a.sim_window}-token window enforced, {a.dialect} dialect "

@@ -1,0 +1,283 @@
+"""The agent loop end to end over real HTTP (simulator + official SDKs), its tools and its transcript."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+import snapglyph
+from agent_demo.clients import AnthropicClient, OpenAIClient
+from agent_demo.context import strip_reasoning, trim_to_boundary
+from agent_demo.loop import WRAP_UP, Agent, AgentStop, LoopConfig
+from agent_demo.sim_errors import anthropic_grammar_error, openai_grammar_error
+from agent_demo.simulator import Simulator, Step, answer, call
+from agent_demo.tools import Workspace
+from agent_demo.transcript import Transcript
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+@pytest.fixture
+def ws(tmp_path):
+    d = tmp_path / "ws"
+    d.mkdir()
+    for i in range(8):
+        (d / f"f{i}.txt").write_text("".join(f"line {j} of file {i}: value={j * i}\n" for j in range(80)))
+    return d
+
+
+def _agent(sim, dialect, ws, tmp_path, **cfg):
+    client = OpenAIClient(sim.base_url + "/v1") if dialect == "openai" else AnthropicClient(sim.base_url)
+    logs: list[str] = []
+    cfg.setdefault("context_window", 32_768)
+    cfg.setdefault("max_tokens", 200)
+    agent = Agent(client, dialect=dialect, model="sim", workspace=Workspace(ws),
+                  transcript=Transcript(tmp_path / "t.jsonl"), config=LoopConfig(**cfg), log=logs.append)
+    return agent, logs
+
+
+def _reads(n):
+    return [call(("read_file", {"path": f"f{i}.txt"})) for i in range(n)] + [answer("final answer")]
+
+
+# -- tools ------------------------------------------------------------------------------------------------------
+def test_tools_confined_capped_and_errors(ws, tmp_path):
+    (tmp_path / "secret.txt").write_text("s")
+    os.symlink(tmp_path / "secret.txt", ws / "link.txt")
+    w = Workspace(ws, timeout=0.5, max_result_chars=100)
+    assert w.run("read_file", {"path": "../secret.txt"}).is_error
+    assert "outside the workspace" in w.run("read_file", {"path": "link.txt"}).text
+    assert w.run("list_dir", {"path": "/"}).is_error
+    r = w.run("read_file", '{"path": "f1.txt"}')
+    assert not r.is_error and "[result cut: 100 of" in r.text
+    assert w.run("read_file", {"path": "f1.txt", "start": 2, "end": 2}).text == "line 1 of file 1: value=1\n"
+    assert w.run("nope", {}).text.startswith("error: unknown tool 'nope'")
+    assert w.run("read_file", "{bad json").is_error
+    assert w.run("read_file", {"wrong": 1}).is_error
+    assert "f3.txt:5:" in Workspace(ws).run("search", {"pattern": "value=12$"}).text
+    t0 = time.perf_counter()
+    r = w.run("run_command", {"command": "sleep 5"})
+    assert r.is_error and "timed out" in r.text and time.perf_counter() - t0 < 3
+    assert "exit code 0" in Workspace(ws).run("run_command", {"command": "ls"}).text
+
+
+# -- transcript -------------------------------------------------------------------------------------------------
+def test_transcript_torn_tail_every_offset(tmp_path):
+    p = tmp_path / "t.jsonl"
+    t = Transcript(p)
+    t.start_session(1)
+    t.append_turn([{"role": "user", "content": "a"}, {"role": "assistant", "content": "b"}])
+    good = p.read_bytes()
+    t.append_turn([{"role": "user", "content": "c" * 50}, {"role": "assistant", "content": "d"}])
+    full = p.read_bytes()
+    lines = [json.loads(x) for x in full.splitlines()]
+    assert [e["parentId"] for e in lines[1:]] == [e["id"] for e in lines[:-1]]
+    for cut in range(len(good), len(full)):
+        p.write_bytes(full[:cut])
+        res = Transcript(p).load()
+        assert res.messages == [{"role": "user", "content": "a"}, {"role": "assistant", "content": "b"}]
+        assert p.read_bytes() == good and res.set_aside == cut - len(good)
+    p.write_bytes(full)
+    assert Transcript(p).load().turns == 2
+
+
+# -- the loop ---------------------------------------------------------------------------------------------------
+@pytest.mark.parametrize("dialect,provider", [("openai", "openai"), ("anthropic", "anthropic"),
+                                              ("openai", "vllm"), ("openai", "llamacpp"),
+                                              ("openai", "openrouter"), ("openai", "deepseek"),
+                                              ("openai", "openai-responses"), ("openai", "lmstudio"),
+                                              ("openai", "mistral"), ("anthropic", "anthropic-max-tokens")])
+def test_overflow_recovers_with_pages(dialect, provider, ws, tmp_path):
+    with Simulator(_reads(6), provider=provider, context_window=4000) as sim:
+        agent, logs = _agent(sim, dialect, ws, tmp_path)
+        assert agent.run_turn("read the files") == "final answer"
+        kinds = [e["kind"] for e in sim.log]
+        assert "overflow" in kinds and "grammar" not in kinds, kinds
+        assert kinds[-1] == "ok" and agent.counters.overflows >= 1 and agent.counters.compactions >= 1
+        assert any("pages" in line for line in logs)
+        assert agent.counters.history[0]["after"] < agent.counters.history[0]["before"]
+        body = agent.body()
+        assert snapglyph.validate(body, dialect, agent.profile) == []
+        # the transcript holds the original messages (no pages) of the finished turn
+        stored = Transcript(tmp_path / "t.jsonl").load().messages
+        assert len(stored) == 2 + 2 * 6
+        assert "image" not in json.dumps(stored)
+
+
+def test_proactive_threshold_and_calibration(ws, tmp_path):
+    with Simulator(_reads(7), provider="openai", context_window=6000) as sim:
+        agent, logs = _agent(sim, "openai", ws, tmp_path, context_window=6000)
+        agent.run_turn("read")
+        assert [e["kind"] for e in sim.log].count("overflow") == 0
+        assert any("proactive" in h["reason"] for h in agent.counters.history)
+        # calibration: our estimate times the ratio tracks the simulator's own count
+        ok = [e for e in sim.log if e["kind"] == "ok"]
+        est = agent.estimate(agent.body()) - agent.config.max_tokens
+        assert abs(est - ok[-1]["prompt_tokens"]) / ok[-1]["prompt_tokens"] < 0.35
+        assert all(e["prompt_tokens"] + 200 <= 6000 for e in ok)
+
+
+def test_wrap_up_without_tools_never_stored(ws, tmp_path):
+    for dialect in ("openai", "anthropic"):
+        with Simulator([call(("list_dir", {}))] * 5, provider=dialect) as sim:
+            agent, logs = _agent(sim, dialect, ws, tmp_path / dialect, max_rounds=2)
+            text = agent.run_turn("loop forever")
+            assert text.startswith("Wrap-up") and agent.counters.rounds == 3
+            assert sim.log[-1]["tool_calls"] == []
+            stored = json.dumps(Transcript(tmp_path / dialect / "t.jsonl").load().messages)
+            assert WRAP_UP not in stored and WRAP_UP not in json.dumps(agent.context)
+
+
+def test_turn_cap_resume_and_system_prompt_not_stored(ws, tmp_path):
+    with Simulator(_reads(1) * 3, provider="openai") as sim:
+        agent, _ = _agent(sim, "openai", ws, tmp_path, max_turns=2)
+        agent.run_turn("one")
+        agent.run_turn("two")
+        with pytest.raises(AgentStop):
+            agent.run_turn("three")
+        context = list(agent.context)
+        again, logs = _agent(sim, "openai", ws, tmp_path)
+        again.start(resume=True)
+        assert again.context == context and again.counters.sessions == 2 and again.counters.turns == 2
+        assert again.run_turn("three") == "final answer"
+        assert agent.system_prompt not in (tmp_path / "t.jsonl").read_text()
+
+
+def test_reasoning_kept_only_in_turn_in_progress():
+    think = {"type": "thinking", "thinking": "hmm", "signature": "sig"}
+    msgs = [{"role": "user", "content": "q1"},
+            {"role": "assistant", "content": [think, {"type": "text", "text": "a1"}]},
+            {"role": "user", "content": "q2"},
+            {"role": "assistant", "content": [think, {"type": "tool_use", "id": "t1", "name": "f", "input": {}}]},
+            {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t1", "content": "r"}]}]
+    out = strip_reasoning(msgs, "anthropic")
+    assert out[1]["content"] == [{"type": "text", "text": "a1"}] and out[3]["content"][0] == think
+    assert msgs[1]["content"][0] == think                                   # stored copy untouched
+    oai = [{"role": "user", "content": "q"}, {"role": "assistant", "content": "a", "reasoning_content": "r"},
+           {"role": "user", "content": "q2"}]
+    assert "reasoning_content" not in strip_reasoning(oai, "openai")[1]
+
+
+def test_trim_to_boundary_never_starts_with_tool_result():
+    msgs = [{"role": "user", "content": "task"}]
+    for i in range(5):
+        msgs += [{"role": "assistant", "tool_calls": [{"id": f"c{i}", "type": "function",
+                                                        "function": {"name": "f", "arguments": "{}"}}]},
+                 {"role": "tool", "tool_call_id": f"c{i}", "content": "x" * 100}]
+    kept = trim_to_boundary(msgs, "openai", lambda m: len(json.dumps(m)) < 600)
+    assert kept[0] == msgs[0] and kept[1]["role"] == "assistant" and openai_grammar_error(kept) is None
+    assert trim_to_boundary(msgs, "openai", lambda m: False) is None
+
+
+def test_no_valid_cut_stops_clearly(ws, tmp_path):
+    with Simulator(_reads(3), provider="anthropic", context_window=400) as sim:
+        agent, _ = _agent(sim, "anthropic", ws, tmp_path, max_tokens=100)
+        with pytest.raises(AgentStop, match="no valid cut remains|still overflows"):
+            agent.run_turn("read")
+
+
+def test_every_request_passes_the_simulators_grammar(ws, tmp_path):
+    with Simulator(_reads(8), provider="anthropic", context_window=4500) as sim:
+        agent, _ = _agent(sim, "anthropic", ws, tmp_path)
+        agent.run_turn("read everything")
+        assert all(e["kind"] in ("ok", "overflow") for e in sim.log)
+        assert anthropic_grammar_error(agent.body()["messages"]) is None
+
+
+# -- the command line and crash safety -------------------------------------------------------------------------
+def _cli(*args, timeout=60):
+    return subprocess.run([sys.executable, "-m", "agent_demo", *args], cwd=ROOT, capture_output=True, text=True,
+                          timeout=timeout)
+
+
+def test_cli_simulate_overflows_and_recovers(tmp_path):
+    t0 = time.perf_counter()
+    r = _cli("--simulate", "--transcript", str(tmp_path / "t.jsonl"))
+    assert r.returncode == 0, r.stderr
+    assert time.perf_counter() - t0 < 60
+    out = r.stdout
+    assert "overflow:" in out and "compaction (overflow)" in out and "pages" in out
+    assert "answer: The build fails in src/calc.py" in out
+
+
+def _check_turns(messages):
+    assert openai_grammar_error(messages) is None
+    # every stored turn starts with a user message and ends with an assistant answer
+    starts = [i for i, m in enumerate(messages) if m["role"] == "user"]
+    assert messages[0]["role"] == "user" and (not messages or messages[-1]["role"] == "assistant")
+    return len(starts)
+
+
+def test_sigkill_at_random_moments_then_resume(tmp_path):
+    import random
+    rng = random.Random(7)
+    tpath = tmp_path / "t.jsonl"
+    ws = tmp_path / "ws"
+    committed = b""
+    for k in range(5):
+        proc = subprocess.Popen([sys.executable, "-m", "agent_demo", "--simulate", "--script", "short", "--turns",
+                                 "400", "--resume",
+                                 "--transcript", str(tpath), "--workspace", str(ws), "--max-turns", "100000"],
+                                cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        time.sleep(rng.uniform(1.5, 3.5))
+        proc.kill()                                                   # SIGKILL
+        proc.wait()
+        raw = tpath.read_bytes()
+        assert raw.startswith(committed)                              # nothing committed before was changed
+        for line in raw[: raw.rfind(b"\n") + 1].splitlines():
+            json.loads(line)                                          # every complete line parses
+        res = Transcript(tpath).load()
+        kept = tpath.read_bytes()
+        assert raw.startswith(kept) and len(kept) >= len(committed)
+        _check_turns(res.messages)
+        assert res.sessions == k + 1
+        committed = kept
+    assert Transcript(tpath).load().turns >= 3                         # the killed sessions made progress
+    r = _cli("--simulate", "--script", "short", "--resume", "--turns", "1", "--transcript", str(tpath), "--workspace", str(ws),
+             "--max-turns", "100000", "Last question?")
+    assert r.returncode == 0, r.stderr
+    assert "resume:" in r.stdout
+    assert tpath.read_bytes().startswith(committed)
+    final = Transcript(tpath).load()
+    assert final.messages[-1]["role"] == "assistant" and final.turns >= 2
+
+
+_WRITER = """
+import sys
+from agent_demo.transcript import Transcript
+t = Transcript(sys.argv[1])
+t.load()
+print("ready", flush=True)
+k = 0
+while True:
+    k += 1
+    t.append_turn([{"role": "user", "content": f"q{k} " + "x" * 3_000_000}, {"role": "assistant", "content": "a"}])
+"""
+
+
+def test_sigkill_in_the_middle_of_a_write(tmp_path):
+    import random
+    rng = random.Random(3)
+    tpath = tmp_path / "t.jsonl"
+    torn_seen = 0
+    for _ in range(4):
+        before = tpath.read_bytes() if tpath.exists() else b""
+        proc = subprocess.Popen([sys.executable, "-c", _WRITER, str(tpath)], cwd=ROOT, stdout=subprocess.PIPE)
+        proc.stdout.readline()
+        time.sleep(rng.uniform(0.05, 0.4))
+        proc.kill()
+        proc.wait()
+        raw = tpath.read_bytes()
+        assert raw.startswith(before)
+        torn_seen += not raw.endswith(b"\n")
+        res = Transcript(tpath).load()
+        assert tpath.read_bytes() == raw[: len(tpath.read_bytes())] and tpath.read_bytes().endswith(b"\n")
+        assert len(res.messages) == 2 * res.turns
+        assert all(m["role"] == ("user" if i % 2 == 0 else "assistant") for i, m in enumerate(res.messages))
+    assert torn_seen >= 1                                   # at least one kill landed inside a write
