@@ -23,9 +23,10 @@ from . import dialects
 from .errors import BudgetError, InputError, LimitError, StoreError
 from .messages import Message, Part
 from .profiles import Profile, profile as get_profile
+from .snapshot import check_limits, format_ranges, id_ranges, images_in, page_parts, snapshot_text
 from .store import SourceStore
 
-__all__ = ["CompactResult", "compact", "expand_snapshots", "format_ranges", "snapshot_text"]
+__all__ = ["CompactResult", "compact", "expand_snapshots"]
 
 MESSAGE_OVERHEAD = 4
 """Tokens charged per message for role and framing (OpenAI's documented chat overhead is 3-4 per message)."""
@@ -56,6 +57,9 @@ class CompactResult:
         Estimated request tokens of the input and of the output (reserved output tokens included).
     passthrough : bool
         True when the input already fitted and was passed through (normalised).
+    cache_break : str or None
+        Set when the input held an earlier snapshot and its oldest shown pages changed (more pages dropped for
+        the budget or a limit), so a provider's prompt cache of them is lost; None otherwise.
     """
 
     request: dict
@@ -69,6 +73,7 @@ class CompactResult:
     tokens_before: int = 0
     tokens_after: int = 0
     passthrough: bool = False
+    cache_break: str | None = None
     profile: str = ""
     dialect: str = ""
 
@@ -86,36 +91,6 @@ class CompactResult:
                 f"{len(self.tail_ids)} messages; {len(self.pages)} pages; {rw} rewrites; tokens "
                 f"{self.tokens_before} -> {self.tokens_after} (estimated, profile {self.profile}, "
                 f"dialect {self.dialect})")
-
-
-def format_ranges(ids: Sequence[int]) -> str:
-    """Format message ids as comma-separated ranges: ``[3, 4, 5, 9]`` -> ``"#3-#5, #9"``."""
-    ids = sorted(set(ids))
-    out: list[str] = []
-    i = 0
-    while i < len(ids):
-        j = i
-        while j + 1 < len(ids) and ids[j + 1] == ids[j] + 1:
-            j += 1
-        out.append(f"#{ids[i]}" if i == j else f"#{ids[i]}-#{ids[j]}")
-        i = j + 1
-    return ", ".join(out)
-
-
-def snapshot_text(covered: Sequence[int], dropped: Sequence[int] = ()) -> str:
-    """The short neutral text that follows the page images in the snapshot message."""
-    text = f"snapglyph snapshot: the images above show messages {format_ranges(covered)} as pages."
-    if dropped:
-        text += f" Not shown (recall by id): {format_ranges(dropped)}."
-    return text
-
-
-def _parse_snapshot(text: str) -> dict | None:
-    try:
-        from .transcripts import parse_snapshot_text
-    except ImportError:  # pragma: no cover - transcripts always ships
-        return None
-    return parse_snapshot_text(text)
 
 
 def _ids_of(ranges: Sequence[Sequence[int]]) -> list[int]:
@@ -235,17 +210,6 @@ class _Costs:
         return sum(self.prof.image_tokens(p.width, p.height) for p in pages)
 
 
-def _images_in(messages: Sequence[Message]) -> int:
-    n = 0
-    for m in messages:
-        for p in m.parts:
-            if p.kind == "image":
-                n += 1
-            elif p.kind == "tool_result":
-                n += sum(1 for q in p.content if q.kind == "image")
-    return n
-
-
 def _head_end(msgs: Sequence[Message]) -> int:
     """Index just past the head: the system prompt(s) and the first user message (and its tool results)."""
     i = 0
@@ -330,10 +294,10 @@ def compact(messages: Any, *, profile: "str | Profile" = "claude", dialect: str 
         raise InputError(f"budget must be a positive number of tokens, not {budget!r}")
     if not isinstance(max_tokens, int) or max_tokens <= 0:
         raise InputError(f"max_tokens must be a positive number of tokens, not {max_tokens!r}")
-    source, src_tools, src_model = _to_messages(messages)
+    source_in, src_tools, src_model = _to_messages(messages)
     all_tools = list(src_tools) + list(tools or [])
     model = model or src_model or prof.name
-    source = expand_snapshots(source, store)
+    source = expand_snapshots(source_in, store)
     store = store if store is not None else SourceStore()
     costs = _Costs(prof)
 
@@ -351,7 +315,7 @@ def compact(messages: Any, *, profile: "str | Profile" = "claude", dialect: str 
                              dialect=dialect, tokens_before=before, **kw)
 
     if total_norm <= budget:
-        _check_limits(norm, [], prof)
+        check_limits(norm, prof)
         return finish(norm, [], tail_ids=[m.id for m in norm], tokens_after=total_norm, passthrough=True)
 
     h = _head_end(norm)
@@ -376,12 +340,11 @@ def compact(messages: Any, *, profile: "str | Profile" = "claude", dialect: str 
         return render_document(build_document(middle_sources(c)), profile=prof, cell=cell, mode=mode)
 
     snap_text_cost = costs.text(snapshot_text([0, 10**6], [0, 10**6])) + MESSAGE_OVERHEAD
-    tail_images = [_images_in(norm[c:]) + _images_in(head) for c in range(len(norm) + 1)]
-    page_cap = [max(0, prof.max_images - tail_images[c]) for c in range(len(norm) + 1)]
+    page_cap = [_page_cap(head + norm[c:], prof) for c in range(len(norm) + 1)]
 
     def cost(c: int, pages: list) -> int:
         kept = pages[-page_cap[c]:] if page_cap[c] else []
-        return fixed + head_cost + suffix[c] + (costs.pages(kept) + snap_text_cost if pages else 0)
+        return fixed + head_cost + suffix[c] + (costs.pages(kept) + snap_text_cost if kept else 0)
 
     # One render of the largest middle gives every smaller middle's pages (pages are append-stable); the last page
     # of a smaller middle is charged at full height here, so the estimate never undercounts.
@@ -418,10 +381,11 @@ def compact(messages: Any, *, profile: "str | Profile" = "claude", dialect: str 
     kept = pages[len(pages) - keep:] if keep else []
     final = fixed + head_cost + suffix[chosen] + (costs.pages(kept) + snap_text_cost if kept else 0)
     if final > budget:
+        need = final - (costs.pages(kept) + snap_text_cost if kept else 0)
         raise BudgetError(
             f"cannot fit the budget of {budget} tokens: the head ({head_cost}), the newest round "
-            f"({suffix[chosen]}), tool definitions and the reserved output ({fixed}) already need {final - (costs.pages(kept) + snap_text_cost if kept else 0)} tokens",
-            needed=final, budget=budget)
+            f"({suffix[chosen]}), tool definitions and the reserved output ({fixed}) already need {need} tokens",
+            needed=need, budget=budget)
 
     mid_src = middle_sources(chosen)
     tail_first = norm[chosen].id
@@ -429,58 +393,57 @@ def compact(messages: Any, *, profile: "str | Profile" = "claude", dialect: str 
     # Keep the original of anything a free tier reduced (the tier stored it first).
     store.put(m for m in mid_src if not (m.meta.get("reduced") and m.id in store))
     middle_ids = [m.id for m in mid_src]
-    shown_first = kept[0].first_id if kept else None
-    dropped = [i for i in middle_ids if shown_first is None or i < shown_first]
-    # Text-cost check: pages that cost more than the text they replace are not worth sending.
-    mid_norm = norm[h:chosen]
-    mid_text_cost = sum(per[h:chosen])
-    if kept and not dropped and costs.pages(kept) + snap_text_cost >= mid_text_cost:
-        if fixed + head_cost + suffix[h] <= budget:
-            return finish(norm, [], head_ids=[m.id for m in head], tail_ids=[m.id for m in norm[h:]],
-                          tokens_after=fixed + head_cost + suffix[h])
-    snap_parts = [Part("image", media_type="image/png", data=_b64(p.png), width=p.width, height=p.height)
-                  for p in kept]
-    snap_parts.append(Part("text", text=snapshot_text(middle_ids, dropped)))
-    snap = Message(mid_norm[0].id if mid_norm else head_last + 1, "user", snap_parts,
-                   {"snapshot": {"covered": _ranges(middle_ids), "dropped": _ranges(dropped)}})
-    out = head + [snap] + norm[chosen:]
-    _check_limits(out, kept, prof)
+    # Pages that would cost more than the text they replace are never chosen: the search above starts from the
+    # longest tail, so a middle is only imaged when that is what makes the request fit.
+    dropped, kept, out = _assemble(head, norm[chosen:], kept, pages, middle_ids, prof, dialect, model,
+                                   max_tokens, all_tools)
+    final = fixed + head_cost + suffix[chosen] + (costs.pages(kept) + snap_text_cost if kept else 0)
     if final >= before:
         raise BudgetError(f"compaction would not shrink the request: {before} tokens in, {final} out",
                           needed=final, budget=budget)
+    prev = next((m.meta["snapshot"] for m in source_in if m.meta.get("snapshot")), None)
+    cache_break = None
+    if prev is not None and id_ranges(dropped) != [list(r) for r in prev.get("dropped", [])]:
+        cache_break = (f"the oldest shown pages changed (now not shown: {format_ranges(dropped) or 'none'}); "
+                       "a provider's prompt cache of the earlier pages is lost")
     return finish(out, kept, head_ids=[m.id for m in head], middle_ids=middle_ids,
-                  tail_ids=[m.id for m in norm[chosen:]], dropped_ids=dropped, tokens_after=final)
+                  tail_ids=[m.id for m in norm[chosen:]], dropped_ids=dropped, tokens_after=final,
+                  cache_break=cache_break)
 
 
-def _ranges(ids: Sequence[int]) -> list[list[int]]:
-    out: list[list[int]] = []
-    for i in sorted(set(ids)):
-        if out and out[-1][1] == i - 1:
-            out[-1][1] = i
-        else:
-            out.append([i, i])
-    return out
+def _page_cap(verbatim: Sequence[Message], prof: Profile) -> int:
+    """How many pages a request may carry beside the images of its verbatim messages."""
+    imgs = images_in(verbatim)
+    cap = prof.max_images - len(imgs)
+    big = prof.many_image_max_side is not None and any(
+        max(q.width or 0, q.height or 0) > prof.many_image_max_side for q in imgs)
+    if big and prof.many_image_threshold is not None:
+        # A verbatim image above the many-image side limit: stay at or below the image count that triggers it.
+        cap = min(cap, prof.many_image_threshold - len(imgs))
+    return max(0, cap)
 
 
-def _b64(data: bytes) -> str:
-    import base64
-    return base64.b64encode(data).decode("ascii")
+def _dropped_ids(middle_ids: list[int], kept: list, n_pages: int) -> list[int]:
+    """Middle ids whose start is not on a kept page (a message split by the first kept page counts as dropped)."""
+    if len(kept) == n_pages:
+        return []
+    first = kept[0].first_id if kept else None
+    return [i for i in middle_ids if first is None or i <= first]
 
 
-def _check_limits(msgs: Sequence[Message], pages: Sequence[Any], prof: Profile) -> None:
-    n = _images_in(msgs)
-    if n > prof.max_images:
-        raise LimitError(f"the request would carry {n} images; profile {prof.name} allows {prof.max_images}",
-                         limit="max_images")
-    for m in msgs:
-        for p in m.parts:
-            imgs = [p] if p.kind == "image" else [q for q in p.content if q.kind == "image"]
-            for q in imgs:
-                if q.data and len(q.data) > prof.max_image_bytes:
-                    raise LimitError(f"message #{m.id} has an image of {len(q.data)} bytes (base64); profile "
-                                     f"{prof.name} allows {prof.max_image_bytes}", limit="max_image_bytes")
-                if (prof.many_image_threshold is not None and n > prof.many_image_threshold and q.width
-                        and max(q.width, q.height or 0) > prof.many_image_max_side):
-                    raise LimitError(f"message #{m.id} has a {q.width}x{q.height} image in a request of {n} images;"
-                                     f" above {prof.many_image_threshold} images profile {prof.name} allows at most "
-                                     f"{prof.many_image_max_side} px a side", limit="many_image_max_side")
+def _assemble(head: list[Message], tail: list[Message], kept: list, pages: list, middle_ids: list[int],
+              prof: Profile, dialect: str, model: str, max_tokens: int, tools: list) -> tuple[list, list, list]:
+    """Build the snapshot message and the output messages; drop the oldest pages while the request bytes exceed
+    the profile's limit. Returns ``(dropped ids, kept pages, output messages)``."""
+    while True:
+        dropped = _dropped_ids(middle_ids, kept, len(pages))
+        parts = page_parts(kept, prof) + [Part("text", text=snapshot_text(middle_ids, dropped))]
+        snap = Message(middle_ids[0], "user", parts,
+                       {"snapshot": {"covered": id_ranges(middle_ids), "dropped": id_ranges(dropped)}})
+        out = head + [snap] + tail
+        req = dialects.to_request(out, dialect=dialect, model=model, max_tokens=max_tokens, tools=tools)
+        nbytes = len(json.dumps(req, ensure_ascii=False).encode("utf-8"))
+        if nbytes <= prof.max_request_bytes or not kept:
+            check_limits(out, prof, request=req)
+            return dropped, kept, out
+        kept = kept[1:]

@@ -210,9 +210,22 @@ def _parse_args(arguments: str) -> dict:
 
 def _anthropic_image(p: Part) -> dict:
     if p.data:
-        return {"type": "image", "source": {"type": "base64", "media_type": p.media_type or "image/png",
-                                            "data": p.data}}
-    return {"type": "image", "source": {"type": "url", "url": p.url}}
+        block = {"type": "image", "source": {"type": "base64", "media_type": p.media_type or "image/png",
+                                             "data": p.data}}
+    else:
+        block = {"type": "image", "source": {"type": "url", "url": p.url}}
+    if p.meta.get("cache_control"):
+        # A prompt-cache breakpoint after the last page that stays stable when messages are appended
+        # (platform.claude.com/docs/en/build-with-claude/prompt-caching, read 2026-11-30).
+        block["cache_control"] = {"type": "ephemeral"}
+    return block
+
+
+def _image_url(p: Part) -> dict:
+    iu = {"url": _data_url(p)}
+    if p.meta.get("detail"):
+        iu["detail"] = p.meta["detail"]
+    return iu
 
 
 def _anthropic_blocks(parts: list[Part]) -> list[dict]:
@@ -249,7 +262,7 @@ def _openai_user_content(parts: list[Part]) -> Any:
         if p.kind == "text":
             out.append({"type": "text", "text": p.text})
         elif p.kind == "image":
-            out.append({"type": "image_url", "image_url": {"url": _data_url(p)}})
+            out.append({"type": "image_url", "image_url": _image_url(p)})
     return out
 
 
@@ -294,7 +307,7 @@ def _responses_items(messages: Sequence[Message]) -> list[dict]:
             if p.kind == "text":
                 c.append({"type": "input_text", "text": p.text})
             elif p.kind == "image":
-                c.append({"type": "input_image", "image_url": _data_url(p), "detail": "high"})
+                c.append({"type": "input_image", "image_url": _data_url(p), "detail": p.meta.get("detail", "auto")})
         return c
 
     for m in messages:

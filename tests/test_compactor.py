@@ -11,7 +11,7 @@ import pytest
 from PIL import Image
 
 from snapglyph import compact
-from snapglyph.compactor import format_ranges
+from snapglyph.snapshot import format_ranges
 from snapglyph.dialects import normalise, to_request
 from snapglyph.document import build_document
 from snapglyph.errors import BudgetError, StoreError
@@ -182,3 +182,56 @@ def test_ids_are_stable_across_passes(dialect):
     assert res2.head_ids + res2.middle_ids + res2.tail_ids == list(range(len(msgs)))
     # the expanded input is the original source again, message for message
     assert res2.tokens_before == res1.tokens_before
+
+
+def test_pages_are_cache_stable():
+    """H then H plus more: every page but the last of the earlier middle is byte-identical."""
+    full = conversation(rounds=70)
+    k = next(i for i in range(len(full) // 2, len(full)) if full[i].role == "assistant")
+    first = compact(full[:k], profile="claude", dialect="anthropic", budget=40_000)
+    second = compact(full, profile="claude", dialect="anthropic", budget=60_000)
+    assert len(second.middle_ids) > len(first.middle_ids)
+    assert not first.dropped_ids and not second.dropped_ids
+    assert len(first.pages) >= 3
+    for a, b in zip(first.pages[:-1], second.pages):
+        assert a.png == b.png
+    assert first.pages[-1].png != second.pages[len(first.pages) - 1].png
+    # the prompt-cache breakpoint sits on the last page that stays stable
+    blocks = second.request["messages"][1]["content"]
+    marked = [i for i, b in enumerate(blocks) if "cache_control" in b]
+    assert marked == [len(second.pages) - 2]
+
+
+def test_openai_pages_carry_the_profile_detail():
+    res = compact(conversation(), profile="openai", dialect="openai", budget=30_000)
+    urls = [p["image_url"] for m in res.request["messages"] if isinstance(m["content"], list)
+            for p in m["content"] if p["type"] == "image_url"]
+    assert urls and all(u["detail"] == "high" and u["url"].startswith("data:image/png;base64,") for u in urls)
+
+
+def test_snapshot_parts_for_other_compactors():
+    from snapglyph.snapshot import snapshot_parts
+    msgs = conversation(rounds=10)[2:20]
+    sp = snapshot_parts(msgs, profile="claude", dialect="anthropic")
+    assert sp.ids == [m.id for m in msgs]
+    assert [p["type"] for p in sp.parts] == ["image"] * len(sp.pages) + ["text"]
+    assert sp.parts[-1]["text"] == f"snapglyph snapshot: the images above show messages #2-#{msgs[-1].id} as pages."
+    assert sp.image_tokens == sum(profile("claude").image_tokens(p.width, p.height) for p in sp.pages)
+    sp2 = snapshot_parts(msgs, profile="openai", dialect="openai")
+    assert sp2.parts[0]["type"] == "image_url"
+
+
+def test_many_image_rule_caps_pages_beside_a_big_tail_image():
+    """Anthropic: over 20 images, every image must be at most 2000 px a side; a 2400 px tail screenshot stays,
+    so the pages are capped to keep the request at 20 images."""
+    import numpy as np
+    buf = io.BytesIO()
+    Image.fromarray(np.zeros((2400, 100), np.uint8)).save(buf, "PNG")
+    shot = Part("image", media_type="image/png", data=base64.b64encode(buf.getvalue()).decode(), width=100,
+                height=2400)
+    msgs = conversation(rounds=150, width=3000)
+    msgs.append(Message(len(msgs), "user", [Part("text", text="look at this"), shot]))
+    res = compact(msgs, profile="claude", dialect="anthropic", budget=150_000)
+    assert len(res.pages) + 1 <= 20
+    assert res.dropped_ids
+    assert validate(res.request, "anthropic", profile="claude") == []
