@@ -29,7 +29,7 @@ from typing import Iterator, Sequence
 
 import numpy as np
 
-from .atlas import BLANK, CELLS, MARKER, REPL_NARROW, REPL_WIDE, Atlas, atlas
+from .atlas import CELLS, MARKER, REPL_NARROW, REPL_WIDE, Atlas, atlas
 from .document import STYLE_HEADER, Document
 from .errors import InputError, RenderError
 from .profiles import Profile
@@ -179,7 +179,7 @@ def _segments(document: Document):
 
 
 def _encode_segment(text: str, style: int, mid: int, at: Atlas, continued: bool):
-    """Normalise one segment; return (codes int32, styles uint8, srcw uint8, mids int32, zw int32, rm int32)."""
+    """Normalise one segment; return (codes int32, srcw uint8, zero-width count, removed count)."""
     nt = normalize(text)
     s = nt.text
     if s.isascii():
@@ -191,44 +191,56 @@ def _encode_segment(text: str, style: int, mid: int, at: Atlas, continued: bool)
     n = len(codes)
     head = 1 if style == STYLE_HEADER and not continued else 0
     nop = 1 if (n == 0 and (nt.zero_width or nt.removed)) else 0
-    out = np.empty(head + n + nop, np.int32)
-    if head:
-        out[0] = -2
-    out[head:head + n] = codes
-    if nop:
-        out[-1] = _CODE_NOP
-    srcw = np.ones(len(out), np.uint8)
+    if head or nop:
+        out = np.empty(head + n + nop, np.int32)
+        if head:
+            out[0] = -2
+        out[head:head + n] = codes
+        if nop:
+            out[-1] = _CODE_NOP
+        codes = out
+    srcw = np.ones(len(codes), np.uint8)
     if head:
         srcw[0] = 0
     if nop:
         srcw[-1] = 0
     for a, b in nt.synthetic:
         srcw[head + a:head + b] = 0
-    zw = np.zeros(len(out), np.int32)
-    rm = np.zeros(len(out), np.int32)
-    if len(out):
-        zw[0] = nt.zero_width
-        rm[0] = nt.removed
-    st = np.full(len(out), style if 0 <= style <= 3 else 0, np.uint8)
-    mids = np.full(len(out), mid, np.int32)
-    return out, st, srcw, mids, zw, rm
+    return codes, srcw, nt.zero_width, nt.removed
+
+
+class _Chunk:
+    """About ``_CHUNK`` stream elements: per element codes, styles and source weights; per segment the rest."""
+
+    def __init__(self, parts: list) -> None:
+        if len(parts) == 1:
+            self.codes, self.srcw = parts[0][0], parts[0][1]
+        else:
+            self.codes = np.concatenate([p[0] for p in parts])
+            self.srcw = np.concatenate([p[1] for p in parts])
+        sizes = [len(p[0]) for p in parts]
+        self.starts = np.cumsum([0] + sizes[:-1]).astype(np.int64)
+        self.styles = np.repeat(np.array([p[2] for p in parts], np.uint8), sizes)
+        self.mids = [p[3] for p in parts]
+        self.zw = [p[4] for p in parts]
+        self.rm = [p[5] for p in parts]
 
 
 def _chunks(document: Document, at: Atlas):
-    """Yield concatenated stream arrays of about ``_CHUNK`` elements."""
+    """Yield :class:`_Chunk` objects of about ``_CHUNK`` elements."""
     parts: list[tuple] = []
     size = 0
     for text, style, mid, continued in _segments(document):
-        arrs = _encode_segment(text, style, mid, at, continued)
-        if len(arrs[0]) == 0:
+        codes, srcw, zw, rm = _encode_segment(text, style, mid, at, continued)
+        if len(codes) == 0:
             continue
-        parts.append(arrs)
-        size += len(arrs[0])
+        parts.append((codes, srcw, style if 0 <= style <= 3 else 0, mid, zw, rm))
+        size += len(codes)
         if size >= _CHUNK:
-            yield tuple(np.concatenate(col) for col in zip(*parts))
+            yield _Chunk(parts)
             parts, size = [], 0
     if parts:
-        yield tuple(np.concatenate(col) for col in zip(*parts))
+        yield _Chunk(parts)
 
 
 def _check(document, prof, cell, mode, family) -> tuple[Profile, Atlas, str]:
@@ -296,33 +308,37 @@ def iter_pages(document: Document, *, profile="claude", cell=None, mode: str = "
     index = 0
     touched = False
 
-    def account(codes, srcw, mids, zw, rm, a, b):
+    def account(ck: _Chunk, a: int, b: int):
         if b <= a:
             return
-        w = srcw[a:b]
+        w = ck.srcw[a:b]
         acc[0] += int(w.sum(dtype=np.int64))
-        c = codes[a:b]
+        c = ck.codes[a:b]
         acc[1] += int(np.count_nonzero(((c == REPL_NARROW) | (c == REPL_WIDE)) & (w > 0)))
-        acc[2] += int(zw[a:b].sum(dtype=np.int64))
-        acc[3] += int(rm[a:b].sum(dtype=np.int64))
-        m = mids[a:b]
-        m = m[m >= 0]
-        if len(m):
-            if acc[4] is None:
-                acc[4] = int(m[0])
-            acc[5] = int(m[-1])
+        # Segments whose first element lies in [a, b) bring their zero-width and removed counts.
+        lo, hi = np.searchsorted(ck.starts, [a, b])
+        for k in range(lo, hi):
+            acc[2] += ck.zw[k]
+            acc[3] += ck.rm[k]
+        first = max(0, int(np.searchsorted(ck.starts, a, side="right")) - 1)
+        last = int(np.searchsorted(ck.starts, b - 1, side="right")) - 1
+        for k in range(first, last + 1):
+            if ck.mids[k] >= 0:
+                if acc[4] is None:
+                    acc[4] = ck.mids[k]
+                acc[5] = ck.mids[k]
 
     def make(pixels, full: bool) -> Page:
         used_rows = int(state[3])
         fill = float(state[2]) / (used_rows * cols) if used_rows else 0.0
         return Page(pixels, index, acc[0], acc[1], acc[2], acc[3], acc[4], acc[5], fill, (cw, ch), used_rows, note)
 
-    for codes, styles, srcw, mids, zw, rm in _chunks(document, at):
-        i, n = 0, len(codes)
+    for ck in _chunks(document, at):
+        i, n = 0, len(ck.codes)
         while i < n:
-            j = layout_blit(codes, styles, i, n, state, buf, at.glyphs, at.width, STYLE_LUT, cw, ch, cols, rows,
-                            dense, MARKER)
-            account(codes, srcw, mids, zw, rm, i, j)
+            j = layout_blit(ck.codes, ck.styles, i, n, state, buf, at.glyphs, at.width, STYLE_LUT, cw, ch, cols,
+                            rows, dense, MARKER)
+            account(ck, i, j)
             touched = True
             if j < n:  # page full
                 page = make(buf if reuse_buffer else buf.copy(), True)
