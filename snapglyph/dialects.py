@@ -51,6 +51,25 @@ def _clean(s: str, rewrites: Counter) -> str:
     return s
 
 
+_ESCAPED_SURROGATE = re.compile(r"\\u[dD][89a-fA-F][0-9a-fA-F]{2}")
+
+
+def _clean_arguments(arguments: str, rewrites: Counter) -> str:
+    """Tool call arguments with lone surrogates replaced, including JSON-escaped ones (``\\ud800``), which a
+    provider that parses the arguments (Anthropic's ``input``) would turn back into unencodable text."""
+    arguments = _clean(arguments, rewrites)
+    if not _ESCAPED_SURROGATE.search(arguments):
+        return arguments
+    try:
+        value = json.loads(arguments)
+    except (json.JSONDecodeError, ValueError):
+        return arguments
+    text = json.dumps(value, ensure_ascii=False)
+    if not _SURROGATE.search(text):
+        return arguments  # escaped pairs that form valid characters
+    return json.dumps(json.loads(_clean(text, rewrites)), ensure_ascii=False)
+
+
 def _check_dialect(dialect: str) -> None:
     if dialect not in DIALECTS:
         raise InputError(f"unknown dialect {dialect!r}; known dialects: {', '.join(DIALECTS)}")
@@ -145,7 +164,7 @@ def normalise(messages: Sequence[Message], *, dialect: str) -> tuple[list[Messag
                         rewrites["missing tool call ids added"] += 1
                     pending[cid] = new
                     call = replace(p, call_id=new, name=_clean(p.name, rewrites),
-                                   arguments=_clean(p.arguments, rewrites))
+                                   arguments=_clean_arguments(p.arguments, rewrites))
                     parts.append(call)
                     last_calls.append(call)
                 elif p.kind == "image":
@@ -268,7 +287,11 @@ def _openai_user_content(parts: list[Part]) -> Any:
 
 def _openai_messages(messages: Sequence[Message]) -> list[dict]:
     out: list[dict] = []
+    extra: list[Part] = []  # images (and user text) of a run of tool messages, sent once the run ends
     for m in messages:
+        if extra and m.role != "tool":
+            out.append({"role": "user", "content": _openai_user_content(extra)})
+            extra = []
         if m.role == "system":
             out.append({"role": "system", "content": m.text()})
         elif m.role == "user":
@@ -283,7 +306,6 @@ def _openai_messages(messages: Sequence[Message]) -> list[dict]:
                                      for c in calls]
             out.append(msg)
         else:  # tool: text-only tool messages, then the images and any user text in one user message
-            extra: list[Part] = []
             for p in m.tool_results():
                 images = [q for q in p.content if q.kind == "image"]
                 text = p.result_text()
@@ -293,8 +315,8 @@ def _openai_messages(messages: Sequence[Message]) -> list[dict]:
                     extra.extend(images)
                 out.append({"role": "tool", "tool_call_id": p.call_id, "content": text})
             extra.extend(p for p in m.parts if p.kind in ("text", "image"))
-            if extra:
-                out.append({"role": "user", "content": _openai_user_content(extra)})
+    if extra:
+        out.append({"role": "user", "content": _openai_user_content(extra)})
     return out
 
 
