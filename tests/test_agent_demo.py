@@ -225,7 +225,10 @@ def test_sigkill_at_random_moments_then_resume(tmp_path):
                                  "400", "--resume",
                                  "--transcript", str(tpath), "--workspace", str(ws), "--max-turns", "100000"],
                                 cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        time.sleep(rng.uniform(1.5, 3.5))
+        deadline = time.time() + 30                                   # wait for the session line (startup)
+        while time.time() < deadline and (not tpath.exists() or tpath.stat().st_size <= len(committed)):
+            time.sleep(0.01)
+        time.sleep(rng.uniform(0.1, 1.5))
         proc.kill()                                                   # SIGKILL
         proc.wait()
         raw = tpath.read_bytes()
@@ -238,7 +241,7 @@ def test_sigkill_at_random_moments_then_resume(tmp_path):
         _check_turns(res.messages)
         assert res.sessions == k + 1
         committed = kept
-    assert Transcript(tpath).load().turns >= 3                         # the killed sessions made progress
+    assert Transcript(tpath).load().turns >= 2                         # the killed sessions made progress
     r = _cli("--simulate", "--script", "short", "--resume", "--turns", "1", "--transcript", str(tpath), "--workspace", str(ws),
              "--max-turns", "100000", "Last question?")
     assert r.returncode == 0, r.stderr
@@ -265,12 +268,13 @@ def test_sigkill_in_the_middle_of_a_write(tmp_path):
     import random
     rng = random.Random(3)
     tpath = tmp_path / "t.jsonl"
-    torn_seen = 0
-    for _ in range(4):
+    torn_seen = tries = 0
+    while tries < 4 or (not torn_seen and tries < 16):
+        tries += 1
         before = tpath.read_bytes() if tpath.exists() else b""
         proc = subprocess.Popen([sys.executable, "-c", _WRITER, str(tpath)], cwd=ROOT, stdout=subprocess.PIPE)
         proc.stdout.readline()
-        time.sleep(rng.uniform(0.05, 0.4))
+        time.sleep(rng.uniform(0.05, 0.3))
         proc.kill()
         proc.wait()
         raw = tpath.read_bytes()
@@ -281,3 +285,13 @@ def test_sigkill_in_the_middle_of_a_write(tmp_path):
         assert len(res.messages) == 2 * res.turns
         assert all(m["role"] == ("user" if i % 2 == 0 else "assistant") for i, m in enumerate(res.messages))
     assert torn_seen >= 1                                   # at least one kill landed inside a write
+
+
+def test_cli_base_url_against_an_openai_compatible_server(tmp_path):
+    with Simulator([call(("list_dir", {})), answer("it works")], provider="llamacpp", context_window=50_000) as sim:
+        env = {**os.environ, "OPENAI_API_KEY": "sk-from-env"}
+        r = subprocess.run([sys.executable, "-m", "agent_demo", "--base-url", sim.base_url + "/v1", "--model", "m",
+                            "--workspace", str(tmp_path), "--transcript", str(tmp_path / "t.jsonl"), "Hello?"],
+                           cwd=ROOT, capture_output=True, text=True, timeout=60, env=env)
+        assert r.returncode == 0, r.stderr
+        assert "answer: it works" in r.stdout and [e["kind"] for e in sim.log] == ["ok", "ok"]
