@@ -17,7 +17,7 @@ from __future__ import annotations
 import json
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
 from . import dialects
 from .errors import BudgetError, InputError, LimitError, StoreError
@@ -241,7 +241,8 @@ def _to_messages(source: Any) -> tuple[list[Message], list[dict], str | None]:
 def compact(messages: Any, *, profile: "str | Profile" = "claude", dialect: str | None = None,
             budget: int = 100_000, store: SourceStore | None = None, model: str | None = None,
             max_tokens: int = DEFAULT_MAX_TOKENS, tools: Sequence[dict] | None = None,
-            cell: tuple[int, int] | None = None, mode: str = "dense") -> CompactResult:
+            cell: tuple[int, int] | None = None, mode: str = "dense",
+            summarise: Callable[[list[Message]], str] | None = None) -> CompactResult:
     """Compact a conversation into a request of at most ``budget`` tokens: head + page images + tail.
 
     Parameters
@@ -267,6 +268,10 @@ def compact(messages: Any, *, profile: "str | Profile" = "claude", dialect: str 
         Cell ``(cell_w, cell_h)`` in pixels; default: the profile's.
     mode : str
         Layout mode, ``dense`` or ``lines``.
+    summarise : callable, optional
+        ``summarise(messages) -> str``, the only tier that may call a model: when pages must be dropped to meet
+        the budget or a limit, it gets the source of the messages no longer shown, and its text joins the
+        snapshot message (inside the budget).
 
     Returns
     -------
@@ -388,6 +393,25 @@ def compact(messages: Any, *, profile: "str | Profile" = "claude", dialect: str 
             needed=need, budget=budget)
 
     mid_src = middle_sources(chosen)
+    summary = None
+    if summarise is not None and keep < len(pages):
+        # Tier (d): the caller's summariser, the only tier that calls a model, stands in for the pages dropped.
+        for _ in range(3):
+            gone = set(_dropped_ids([m.id for m in mid_src], kept, len(pages)))
+            summary = summarise([m for m in mid_src if m.id in gone])
+            if not isinstance(summary, str) or not summary.strip():
+                raise InputError("the summarise callback must return non-empty text")
+            summary = f"Summary of messages {format_ranges(sorted(gone))} (not shown as pages):\n{summary}"
+            extra = costs.text(summary) + 2
+            while keep > 0 and cost(chosen, pages[len(pages) - keep:]) + extra > budget:
+                keep -= 1
+            kept = pages[len(pages) - keep:] if keep else []
+            if set(_dropped_ids([m.id for m in mid_src], kept, len(pages))) == gone:
+                break
+        final = fixed + head_cost + suffix[chosen] + costs.pages(kept) + snap_text_cost + extra
+        if final > budget:
+            raise BudgetError(f"the summary ({extra} tokens) does not fit the budget of {budget} tokens",
+                              needed=final, budget=budget)
     tail_first = norm[chosen].id
     store.put_tail(format_ranges([m.id for m in mid_src]), [m for m in source if m.id >= tail_first])
     # Keep the original of anything a free tier reduced (the tier stored it first).
@@ -396,8 +420,10 @@ def compact(messages: Any, *, profile: "str | Profile" = "claude", dialect: str 
     # Pages that would cost more than the text they replace are never chosen: the search above starts from the
     # longest tail, so a middle is only imaged when that is what makes the request fit.
     dropped, kept, out = _assemble(head, norm[chosen:], kept, pages, middle_ids, prof, dialect, model,
-                                   max_tokens, all_tools)
+                                   max_tokens, all_tools, summary)
     final = fixed + head_cost + suffix[chosen] + (costs.pages(kept) + snap_text_cost if kept else 0)
+    if summary:
+        final += costs.text(summary) + 2
     if final >= before:
         raise BudgetError(f"compaction would not shrink the request: {before} tokens in, {final} out",
                           needed=final, budget=budget)
@@ -432,12 +458,14 @@ def _dropped_ids(middle_ids: list[int], kept: list, n_pages: int) -> list[int]:
 
 
 def _assemble(head: list[Message], tail: list[Message], kept: list, pages: list, middle_ids: list[int],
-              prof: Profile, dialect: str, model: str, max_tokens: int, tools: list) -> tuple[list, list, list]:
+              prof: Profile, dialect: str, model: str, max_tokens: int, tools: list,
+              summary: str | None = None) -> tuple[list, list, list]:
     """Build the snapshot message and the output messages; drop the oldest pages while the request bytes exceed
     the profile's limit. Returns ``(dropped ids, kept pages, output messages)``."""
     while True:
         dropped = _dropped_ids(middle_ids, kept, len(pages))
-        parts = page_parts(kept, prof) + [Part("text", text=snapshot_text(middle_ids, dropped))]
+        parts = page_parts(kept, prof) + ([Part("text", text=summary)] if summary else [])
+        parts.append(Part("text", text=snapshot_text(middle_ids, dropped)))
         snap = Message(middle_ids[0], "user", parts,
                        {"snapshot": {"covered": id_ranges(middle_ids), "dropped": id_ranges(dropped)}})
         out = head + [snap] + tail

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Callable, Sequence
 
 from .document import placeholder_for_image
-from .errors import BudgetError, InputError
+from .errors import InputError
 from .messages import Message, Part
 from .store import SourceStore
 
@@ -51,7 +51,7 @@ class TierReport:
 
 def _size(text: str) -> str:
     n = len(text.encode("utf-8", "surrogatepass"))
-    lines = text.count("\n") + (1 if text else 0)
+    lines = text.count("\n") + (0 if not text or text.endswith("\n") else 1)
     return f"{lines} lines, {n} bytes"
 
 
@@ -106,6 +106,9 @@ def omit_uneventful(messages: Sequence[Message], *, protect_from: int, store: So
                 parts.append(p)
                 continue
             note = f"[omitted: {p.name or 'tool'} result, {_size(text)}, {why}; recall #{m.id}]"
+            if len(note) >= len(text):  # a placeholder must never be longer than what it replaces
+                parts.append(p)
+                continue
             parts.append(replace(p, content=[Part("text", text=note)]))
             changed = True
         if changed:
@@ -197,8 +200,8 @@ def compact_ladder(messages: Any, *, profile: Any = "claude", dialect: str | Non
     """Apply the tiers cheapest first until the request fits ``budget`` tokens.
 
     Omission and image drop run on messages older than the newest ``protect_last`` messages; if the request then
-    fits it is passed through (normalised); otherwise the snapshot runs; if even the snapshot cannot fit and a
-    ``summarise`` callback is given, the middle is replaced by its summary text.
+    fits it is passed through (normalised); otherwise the snapshot runs; if the snapshot must leave pages out and
+    a ``summarise`` callback is given, the messages left out are summarised by it (the last tier).
 
     Parameters
     ----------
@@ -210,7 +213,7 @@ def compact_ladder(messages: Any, *, profile: Any = "claude", dialect: str | Non
     protect_last : int
         Number of newest messages no free tier touches.
     summarise : callable, optional
-        ``summarise(messages) -> str``; called with the middle's source messages, only as the last resort.
+        ``summarise(messages) -> str``; called only with the messages the snapshot could not show.
     **kw
         Passed to :func:`snapglyph.compact` (``max_tokens``, ``model``, ``tools``, ``cell``, ``mode``).
 
@@ -236,34 +239,10 @@ def compact_ladder(messages: Any, *, profile: Any = "claude", dialect: str | Non
     older, rep = drop_images(older, keep=max(0, keep_images - n_new), store=store)
     reports.append(rep)
     msgs = older + newer
-    try:
-        res = compact(msgs, profile=profile, dialect=dialect, budget=budget, store=store, **kw)
-    except BudgetError:
-        if summarise is None:
-            raise
-        res = _summary_tier(msgs, summarise, profile=profile, dialect=dialect, budget=budget, store=store, **kw)
-        reports.append(TierReport("summary", res.middle_ids, "middle replaced by the caller's summary"))
-        return LadderResult(res.request, store, reports, res)
+    res = compact(msgs, profile=profile, dialect=dialect, budget=budget, store=store, summarise=summarise, **kw)
     if not res.passthrough:
         reports.append(TierReport("snapshot", res.middle_ids, f"{len(res.pages)} pages"))
+        if summarise is not None and res.dropped_ids:
+            reports.append(TierReport("summary", res.dropped_ids, "messages not shown as pages summarised by the "
+                                                                  "caller's summariser"))
     return LadderResult(res.request, store, reports, res)
-
-
-def _summary_tier(msgs: list[Message], summarise: Callable[[list[Message]], str], **kw: Any) -> Any:
-    from .compactor import _head_end, compact
-
-    h = _head_end(msgs)
-    cut = max((i for i in range(h + 1, len(msgs)) if msgs[i].role in ("user", "assistant")), default=None)
-    if cut is None:
-        raise BudgetError("no cut point for a summary", budget=kw.get("budget"))
-    middle = msgs[h:cut]
-    kw["store"].put(m for m in middle if m.id not in kw["store"])
-    text = summarise(list(middle))
-    if not isinstance(text, str) or not text.strip():
-        raise InputError("the summarise callback must return non-empty text")
-    summary = Message(middle[0].id, "user", [Part("text", text=f"Summary of messages #{middle[0].id}-"
-                                                               f"#{middle[-1].id}:\n{text}")],
-                      {"summary_of": [m.id for m in middle]})
-    res = compact(msgs[:h] + [summary] + msgs[cut:], **kw)
-    res.middle_ids = [m.id for m in middle]
-    return res
