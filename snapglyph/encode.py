@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import base64
 import struct
+import sys
 import zlib
 
 import numpy as np
@@ -53,6 +54,22 @@ def exact_depth(pixels: np.ndarray) -> int:
     return 8
 
 
+def _pack_numpy(pixels: np.ndarray, depth: int) -> np.ndarray:
+    """Pack rows like :func:`snapglyph._kernels.pack_rows`, with numpy (used where numba is not loaded yet)."""
+    h, w = pixels.shape
+    per = 8 // depth
+    stride = (w * depth + 7) // 8
+    samples = np.zeros((h, stride * per), np.uint8)
+    samples[:, :w] = pixels >> (8 - depth)
+    samples = samples.reshape(h, stride, per)
+    packed = np.zeros((h, stride), np.uint8)
+    for k in range(per):
+        packed |= samples[:, :, k] << np.uint8(depth * (per - 1 - k))
+    out = np.zeros((h, stride + 1), np.uint8)
+    out[:, 1:] = packed
+    return out.reshape(-1)
+
+
 def png_bytes(pixels: np.ndarray, *, depth: int | None = None, level: int = ZLIB_LEVEL) -> bytes:
     """Encode a grey page as deterministic PNG bytes.
 
@@ -76,8 +93,6 @@ def png_bytes(pixels: np.ndarray, *, depth: int | None = None, level: int = ZLIB
     InputError
         If ``pixels`` is not a non-empty 2-D uint8 array, or ``depth`` is not 1, 2, 4 or 8.
     """
-    from ._kernels import pack_rows
-
     if not isinstance(pixels, np.ndarray) or pixels.ndim != 2 or pixels.dtype != np.uint8 or 0 in pixels.shape:
         raise InputError("pixels must be a non-empty (height, width) uint8 array")
     if depth is None:
@@ -86,8 +101,12 @@ def png_bytes(pixels: np.ndarray, *, depth: int | None = None, level: int = ZLIB
         raise InputError(f"depth must be 1, 2, 4 or 8, not {depth!r}")
     h, w = pixels.shape
     stride = (w * depth + 7) // 8
-    raw = np.empty(h * (stride + 1), np.uint8)
-    pack_rows(np.ascontiguousarray(pixels), h, depth, raw)
+    kernels = sys.modules.get("snapglyph._kernels")
+    if kernels is not None:
+        raw = np.empty(h * (stride + 1), np.uint8)
+        kernels.pack_rows(np.ascontiguousarray(pixels), h, depth, raw)
+    else:
+        raw = _pack_numpy(pixels, depth)
     ihdr = struct.pack(">IIBBBBB", w, h, depth, 0, 0, 0, 0)
     return b"".join((_SIG, _chunk(b"IHDR", ihdr), _chunk(b"IDAT", zlib.compress(raw.data, level)),
                      _chunk(b"IEND", b"")))

@@ -23,6 +23,7 @@ adds new ones.
 from __future__ import annotations
 
 import re
+import sys
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Iterator, Sequence
@@ -50,6 +51,9 @@ STYLE_LUT = np.array([
 """Pixel value of each (style, atlas level); every value is a multiple of 85 (2-bit PNG)."""
 
 PNG_DEPTH = 2
+SMALL_DOCUMENT = 20_000
+"""Documents of at most this many characters are laid out in plain Python when numba is not loaded yet: a
+one-page render then starts without importing numba."""
 _CHUNK = 1 << 16
 _SPLIT = 1 << 20
 _CODE_NOP = -3
@@ -243,6 +247,41 @@ def _chunks(document: Document, at: Atlas):
         yield _Chunk(parts)
 
 
+def _layout_blit_py(codes, styles, start, stop, state, page, glyphs, gwidth, lut, cell_w, cell_h, cols, rows,
+                    dense, marker):
+    """Plain-Python twin of :func:`snapglyph._kernels.layout_blit` (same arguments, same result, same pixels)."""
+    row, col, used, rows_used = (int(v) for v in state)
+    i = start
+    while i < stop:
+        c = int(codes[i])
+        if c <= -2:
+            if c == -2 and col > 0:
+                row, col = row + 1, 0
+            i += 1
+            continue
+        if c == -1:
+            if not dense:
+                row, col = row + 1, 0
+                i += 1
+                continue
+            g, s = marker, 4
+        else:
+            g, s = c, int(styles[i])
+        w = int(gwidth[g])
+        if col + w > cols:
+            row, col = row + 1, 0
+        if row >= rows:
+            break
+        if g != 0 or lut[s, 0] != 255:
+            page[row * cell_h:(row + 1) * cell_h, col * cell_w:(col + w) * cell_w] = lut[s][glyphs[g, :, :w * cell_w]]
+        col += w
+        used += w
+        rows_used = max(rows_used, row + 1)
+        i += 1
+    state[:] = (row, col, used, rows_used)
+    return i
+
+
 def _check(document, prof, cell, mode, family) -> tuple[Profile, Atlas, str]:
     if not isinstance(document, Document):
         raise InputError(f"document must be a Document, not {type(document).__name__}")
@@ -265,7 +304,7 @@ def _check(document, prof, cell, mode, family) -> tuple[Profile, Atlas, str]:
 
 
 def iter_pages(document: Document, *, profile="claude", cell=None, mode: str = "dense", family: str | None = None,
-               reuse_buffer: bool = False) -> Iterator[Page]:
+               reuse_buffer: bool = False, engine: str = "auto") -> Iterator[Page]:
     """Lay out and draw ``document`` page by page (streaming: one page and one chunk in memory).
 
     Parameters
@@ -282,6 +321,9 @@ def iter_pages(document: Document, *, profile="claude", cell=None, mode: str = "
     reuse_buffer : bool
         If True, every full page shares one pixel buffer, overwritten when the next page is drawn: use each page
         (``.png``, ``.pixels``) before advancing the iterator. Saves allocating a page per page.
+    engine : str
+        ``"numba"`` (the compiled kernel), ``"python"`` (its plain-Python twin, same pixels) or ``"auto"``: Python
+        for documents of at most :data:`SMALL_DOCUMENT` characters while numba is not loaded yet, else numba.
 
     Yields
     ------
@@ -295,9 +337,15 @@ def iter_pages(document: Document, *, profile="claude", cell=None, mode: str = "
     FontError
         If a bundled font is missing.
     """
-    from ._kernels import layout_blit
-
     prof, at, note = _check(document, profile, cell, mode, family)
+    if engine not in ("auto", "numba", "python"):
+        raise InputError(f"unknown engine {engine!r}; known: auto, numba, python")
+    if engine == "python" or (engine == "auto" and document.n_chars <= SMALL_DOCUMENT
+                              and "snapglyph._kernels" not in sys.modules):
+        layout_blit = _layout_blit_py  # a short text: skip importing numba (about 0.5 s of start-up)
+    else:
+        from ._kernels import layout_blit
+
     cw, ch = at.cell_w, at.cell_h
     width, height = prof.page_size
     cols, rows = width // cw, height // ch

@@ -53,3 +53,16 @@ def test_errors_and_data_url():
     url = data_url(png)
     assert url.startswith("data:image/png;base64,")
     assert base64.b64decode(url.split(",", 1)[1]) == png
+
+
+@pytest.mark.parametrize("depth", [1, 2, 4, 8])
+def test_numpy_packer_matches_kernel(depth):
+    from snapglyph._kernels import pack_rows
+    from snapglyph.encode import _pack_numpy
+
+    rng = np.random.default_rng(depth)
+    px = rng.integers(0, 256, size=(13, 1091)).astype(np.uint8)
+    stride = (1091 * depth + 7) // 8
+    raw = np.empty(13 * (stride + 1), np.uint8)
+    pack_rows(px, 13, depth, raw)
+    assert np.array_equal(raw, _pack_numpy(px, depth))
