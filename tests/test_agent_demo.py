@@ -220,7 +220,7 @@ def test_sigkill_at_random_moments_then_resume(tmp_path):
     tpath = tmp_path / "t.jsonl"
     ws = tmp_path / "ws"
     committed = b""
-    for k in range(5):
+    for k in range(4):
         proc = subprocess.Popen([sys.executable, "-m", "agent_demo", "--simulate", "--script", "short", "--turns",
                                  "400", "--resume",
                                  "--transcript", str(tpath), "--workspace", str(ws), "--max-turns", "100000"],
