@@ -1,0 +1,95 @@
+"""The `snapglyph` command in a real subprocess: outputs, exit codes, one-line errors (never a traceback)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from PIL import Image
+
+from conftest import ROOT
+
+TRAJ = ROOT / "examples" / "swe-agent" / "marshmallow-code__marshmallow-1867.traj"
+
+
+def run(*args: str, cwd: Path | None = None, stdin: str | None = None) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "snapglyph.cli", *args], capture_output=True, text=True,
+                          cwd=cwd, input=stdin, timeout=300)
+
+
+def test_render_writes_pages_and_manifest(tmp_path):
+    r = run("render", str(TRAJ), "--profile", "claude", "--out", str(tmp_path / "p"))
+    assert r.returncode == 0, r.stderr
+    man = json.loads((tmp_path / "p" / "manifest.json").read_text())
+    assert man["profile"] == "claude" and man["pages"]
+    for page in man["pages"]:
+        im = Image.open(tmp_path / "p" / page["file"])
+        assert im.size == (page["width"], page["height"]) and page["width"] == 1092
+        assert set(page) == {"file", "width", "height", "chars", "first_id", "last_id"}
+    assert man["pages"][0]["first_id"] == 0 and man["pages"][-1]["last_id"] == 27
+
+
+def test_render_stdin_text(tmp_path):
+    r = run("render", "-", "--out", str(tmp_path / "p"), stdin="hello\nworld\n")
+    assert r.returncode == 0, r.stderr
+    man = json.loads((tmp_path / "p" / "manifest.json").read_text())
+    assert len(man["pages"]) == 1 and man["pages"][0]["chars"] == len("hello\nworld\n")
+
+
+def test_compact_twice_with_the_store(tmp_path):
+    a, b = tmp_path / "a.json", tmp_path / "b.json"
+    r = run("compact", str(TRAJ), "--profile", "claude", "--budget", "9000", "--out", str(a))
+    assert r.returncode == 0, r.stderr
+    line = r.stderr.strip().splitlines()[-1]
+    assert line.startswith("snapglyph: head 2 / middle ") and "pages" in line and "tokens" in line
+    assert (tmp_path / "a.json.store.jsonl").exists()
+    r = run("compact", str(a), "--profile", "claude", "--budget", "8000", "--out", str(b))
+    assert r.returncode == 0, r.stderr
+    r = run("validate", str(b), "--dialect", "anthropic", "--profile", "claude")
+    assert r.returncode == 0 and "no faults" in r.stderr
+    # without its store the second pass fails with one clear line
+    (tmp_path / "a.json.store.jsonl").unlink()
+    r = run("compact", str(a), "--profile", "claude", "--budget", "8000")
+    assert r.returncode != 0 and "Traceback" not in r.stderr and "store" in r.stderr
+
+
+def test_recall_cli(tmp_path):
+    a = tmp_path / "a.json"
+    assert run("compact", str(TRAJ), "--budget", "9000", "--out", str(a)).returncode == 0
+    r = run("recall", str(tmp_path / "a.json.store.jsonl"), "#3")
+    assert r.returncode == 0 and r.stdout.startswith("#3 tool\nAUTHORS.rst\t")
+
+
+def test_validate_reports_faults(tmp_path):
+    bad = {"model": "m", "max_tokens": 5, "messages": [
+        {"role": "user", "content": "hi"},
+        {"role": "assistant", "content": [{"type": "tool_use", "id": "t1", "name": "x", "input": {}}]},
+        {"role": "user", "content": [{"type": "text", "text": "no result"}]}]}
+    f = tmp_path / "bad.json"
+    f.write_text(json.dumps(bad))
+    r = run("validate", str(f), "--dialect", "anthropic")
+    assert r.returncode == 1
+    assert "messages[1]: `tool_use` ids were found without `tool_result` blocks immediately after: t1" in r.stdout
+
+
+@pytest.mark.parametrize("args,needle", [
+    (["compact", "/no/such/file.json"], "no such file"),
+    (["compact", "{tmp}/bad.json"], "malformed JSON"),
+    (["compact", str(TRAJ), "--profile", "nope"], "unknown profile 'nope'; known profiles: claude"),
+    (["compact", "{tmp}/unknown.json"], "bad.json"),
+    (["render", str(TRAJ), "--model", "mystery-model-9"], "mystery-model-9"),
+    (["compact", str(TRAJ), "--budget", "100"], "budget"),
+])
+def test_bad_input_is_one_line(tmp_path, args, needle):
+    (tmp_path / "bad.json").write_text("{bad")
+    (tmp_path / "unknown.json").write_text('{"hello": 1}')
+    args = [a.replace("{tmp}", str(tmp_path)) for a in args]
+    r = run(*args)
+    assert r.returncode != 0
+    assert "Traceback" not in r.stderr
+    assert len(r.stderr.strip().splitlines()) == 1, r.stderr
+    if needle != "bad.json":
+        assert needle in r.stderr, r.stderr
