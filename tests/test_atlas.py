@@ -78,11 +78,11 @@ def test_errors_and_report():
 def test_kernels_under_boundscheck(tmp_path):
     """Render edge cases at every cell and mode with numba's bounds checks on (a fresh cache: it compiles)."""
     code = (
-        "from snapglyph.render import render\n"
+        "from snapglyph.document import Document\nfrom snapglyph.render import iter_pages\n"
         "for cell in ('5x8', '6x12', '8x16'):\n"
         "    for mode in ('dense', 'lines'):\n"
         "        for t in ('x' * 5000, '漢' * 3000, 'a\\n' * 2000, '\\t\\x1b[31m' * 50 + '\\U0001F600' * 900):\n"
-        "            for p in render(t, cell=cell, mode=mode):\n"
+        "            for p in iter_pages(Document.from_text(t), cell=cell, mode=mode, engine='numba'):\n"
         "                p.png\n"
     )
     env = dict(os.environ, NUMBA_BOUNDSCHECK="1", NUMBA_CACHE_DIR=str(tmp_path))
