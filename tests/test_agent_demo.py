@@ -252,15 +252,37 @@ def test_sigkill_at_random_moments_then_resume(tmp_path):
 
 
 _WRITER = """
-import sys
+import sys, time
+import agent_demo.transcript as T
 from agent_demo.transcript import Transcript
+
+# A slow disk: each write() reaches the file in 64 KiB pieces, so a kill can land between two of them (a real
+# kernel may also cut a large write short when SIGKILL arrives; this makes it likely instead of rare).
+class _Slow:
+    def __init__(self, f):
+        self._f = f
+    def write(self, data):
+        for i in range(0, len(data), 65536):
+            self._f.write(data[i:i + 65536])
+            self._f.flush()
+            time.sleep(0.001)
+        return len(data)
+    def __getattr__(self, name):
+        return getattr(self._f, name)
+    def __enter__(self):
+        return self
+    def __exit__(self, *exc):
+        return self._f.__exit__(*exc)
+
+_real_open = open
+T.open = lambda *a, **k: _Slow(_real_open(*a, **k)) if "a" in (a[1] if len(a) > 1 else k.get("mode", "r")) else _real_open(*a, **k)
 t = Transcript(sys.argv[1])
 t.load()
 print("ready", flush=True)
 k = 0
 while True:
     k += 1
-    t.append_turn([{"role": "user", "content": f"q{k} " + "x" * 3_000_000}, {"role": "assistant", "content": "a"}])
+    t.append_turn([{"role": "user", "content": f"q{k} " + "x" * 1_000_000}, {"role": "assistant", "content": "a"}])
 """
 
 
@@ -269,7 +291,7 @@ def test_sigkill_in_the_middle_of_a_write(tmp_path):
     rng = random.Random(3)
     tpath = tmp_path / "t.jsonl"
     torn_seen = tries = 0
-    while tries < 4 or (not torn_seen and tries < 16):
+    while tries < 4 or (not torn_seen and tries < 8):
         tries += 1
         before = tpath.read_bytes() if tpath.exists() else b""
         proc = subprocess.Popen([sys.executable, "-c", _WRITER, str(tpath)], cwd=ROOT, stdout=subprocess.PIPE)
