@@ -46,11 +46,12 @@ def cmd_render(args: argparse.Namespace) -> int:
     from .render import iter_pages
     prof = _resolve_profile(args)
     t = _load_input(args.input)
-    doc = Document.from_text(t.meta.get("text", "")) if t.format == "text" else build_document(t.messages)
+    doc = (Document.from_text(t.meta.get("text", "")) if t.format == "text"
+           else build_document(t.messages, header_row=args.mode == "lines"))
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     pages = []
-    for page in iter_pages(doc, profile=prof, mode=args.mode):
+    for page in iter_pages(doc, profile=prof, mode=args.mode, cell=args.cell, family=args.family, reuse_buffer=True):
         name = f"page-{page.index + 1:04d}.png"
         (out / name).write_bytes(page.png)
         pages.append({"file": name, "width": page.width, "height": page.height, "chars": page.chars,
@@ -80,7 +81,8 @@ def cmd_compact(args: argparse.Namespace) -> int:
     read, write = _default_store(args)
     store = SourceStore(read) if read is not None and read.exists() else SourceStore()
     res = compact(t, profile=prof, dialect=args.dialect, budget=args.budget, store=store,
-                  max_tokens=args.max_tokens, model=args.request_model)
+                  max_tokens=args.max_tokens, model=args.request_model, cell=args.cell, mode=args.mode,
+                  family=args.family)
     body = json.dumps(res.request, ensure_ascii=False, indent=None)
     if args.out:
         Path(args.out).parent.mkdir(parents=True, exist_ok=True)
@@ -142,11 +144,17 @@ def _parser() -> argparse.ArgumentParser:
         sp.add_argument("--profile", "-p", default=None, help="reader profile (default: claude)")
         sp.add_argument("--model", default=None, help="pick the profile from a model name (claude-*, gpt-*, ...)")
 
+    def page_opts(sp: argparse.ArgumentParser) -> None:
+        sp.add_argument("--cell", default=None, help="cell size: 5x8, 6x12, 8x16 or WxH (default: the profile's)")
+        sp.add_argument("--family", choices=["outline", "bitmap"], default=None,
+                        help="font family (default: the cell's measured default)")
+        sp.add_argument("--mode", default="dense", choices=["dense", "lines"], help="layout mode (default: dense)")
+
     r = sub.add_parser("render", help="render a transcript or text file to PNG pages + manifest.json")
     r.add_argument("input", help="transcript file, .txt file, or - for standard input")
     prof_opts(r)
     r.add_argument("--out", "-o", default="pages", help="output folder (default: ./pages)")
-    r.add_argument("--mode", default="dense", choices=["dense", "lines"])
+    page_opts(r)
     r.set_defaults(func=cmd_render)
 
     c = sub.add_parser("compact", help="compact a conversation into a request: head + page images + tail")
@@ -158,6 +166,7 @@ def _parser() -> argparse.ArgumentParser:
     c.add_argument("--request-model", default=None, help="model name written into the request")
     c.add_argument("--store", default=None, help="source store (default: OUT.store.jsonl; read: INPUT.store.jsonl)")
     c.add_argument("--out", "-o", default=None, help="write the request here (default: standard output)")
+    page_opts(c)
     c.set_defaults(func=cmd_compact)
 
     d = sub.add_parser("demo", help="compact a bundled real transcript into ./snapglyph-demo/")

@@ -242,7 +242,7 @@ def compact(messages: Any, *, profile: "str | Profile" = "claude", dialect: str 
             budget: int = 100_000, store: SourceStore | None = None, model: str | None = None,
             max_tokens: int = DEFAULT_MAX_TOKENS, tools: Sequence[dict] | None = None,
             cell: tuple[int, int] | None = None, mode: str = "dense",
-            summarise: Callable[[list[Message]], str] | None = None) -> CompactResult:
+            summarise: Callable[[list[Message]], str] | None = None, family: str | None = None) -> CompactResult:
     """Compact a conversation into a request of at most ``budget`` tokens: head + page images + tail.
 
     Parameters
@@ -268,6 +268,8 @@ def compact(messages: Any, *, profile: "str | Profile" = "claude", dialect: str 
         Cell ``(cell_w, cell_h)`` in pixels; default: the profile's.
     mode : str
         Layout mode, ``dense`` or ``lines``.
+    family : str, optional
+        Font family, ``outline`` or ``bitmap``; default: the cell's measured default.
     summarise : callable, optional
         ``summarise(messages) -> str``, the only tier that may call a model: when pages must be dropped to meet
         the budget or a limit, it gets the source of the messages no longer shown, and its text joins the
@@ -342,7 +344,8 @@ def compact(messages: Any, *, profile: "str | Profile" = "claude", dialect: str 
     from .document import build_document
 
     def render_middle(c: int) -> list:
-        return render_document(build_document(middle_sources(c)), profile=prof, cell=cell, mode=mode)
+        doc = build_document(middle_sources(c), header_row=mode == "lines")
+        return render_document(doc, profile=prof, cell=cell, mode=mode, family=family)
 
     snap_text_cost = costs.text(snapshot_text([0, 10**6], [0, 10**6])) + MESSAGE_OVERHEAD
     page_cap = [_page_cap(head + norm[c:], prof) for c in range(len(norm) + 1)]

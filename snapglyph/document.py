@@ -158,7 +158,7 @@ def _content_segments(parts: Iterable[Part], style: int, mid: int) -> list[Segme
     return out
 
 
-def _message_segments(m: Message) -> list[Segment]:
+def _message_segments(m: Message, header_row: bool) -> list[Segment]:
     mid = m.id
     if m.role == "tool":
         names = [p.name for p in m.tool_results() if p.name]
@@ -184,6 +184,8 @@ def _message_segments(m: Message) -> list[Segment]:
     # The header row is set apart by its inverted cells; parts are separated by one newline (drawn as the newline
     # marker in dense mode) and the next message's header starts a new row, so no newline trails the message.
     segs = [Segment(f" {label} ", STYLE_HEADER, mid)]
+    if header_row and body:
+        segs.append(Segment("\n", STYLE_TEXT, mid))
     for i, seg in enumerate(body):
         if i:
             segs.append(Segment("\n", seg.style, mid))
@@ -191,12 +193,15 @@ def _message_segments(m: Message) -> list[Segment]:
     return segs
 
 
-def build_document(messages: Sequence[Message]) -> Document:
+def build_document(messages: Sequence[Message], *, header_row: bool = False) -> Document:
     """Build the document drawn for ``messages``: a header per message, then its text, calls and results.
 
     Parameters
     ----------
     messages : sequence of Message
+    header_row : bool
+        Put each header on a row of its own (for the ``lines`` layout, where every source line starts a row and
+        tab stops must line up across rows); by default the text follows the header on its row (``dense``).
 
     Returns
     -------
@@ -205,5 +210,5 @@ def build_document(messages: Sequence[Message]) -> Document:
     """
     segs: list[Segment] = []
     for m in messages:
-        segs.extend(_message_segments(m))
+        segs.extend(_message_segments(m, header_row))
     return Document(segs)

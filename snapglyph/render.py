@@ -437,11 +437,11 @@ def render(text_or_messages, *, profile="claude", cell=None, mode: str = "dense"
     FontError
         If a bundled font is missing.
     """
-    doc = _as_document(text_or_messages)
+    doc = _as_document(text_or_messages, mode)
     return render_document(doc, profile=profile, cell=cell, mode=mode, family=family)
 
 
-def _as_document(x) -> Document:
+def _as_document(x, mode: str = "dense") -> Document:
     if isinstance(x, Document):
         return x
     if isinstance(x, str):
@@ -451,5 +451,5 @@ def _as_document(x) -> Document:
         from .messages import Message
 
         if all(isinstance(m, Message) for m in x):
-            return build_document(list(x))
+            return build_document(list(x), header_row=mode == "lines")
     raise InputError(f"cannot render a {type(x).__name__}: pass a str, a list of Message or a Document")

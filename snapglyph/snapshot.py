@@ -162,7 +162,7 @@ def snapshot_parts(messages: Sequence[Message], *, profile: Any = "claude", dial
     if not msgs or not all(isinstance(m, Message) for m in msgs):
         raise InputError("snapshot_parts() needs a non-empty list of snapglyph.Message")
     prof = get_profile(profile)
-    pages = render_document(build_document(msgs), profile=prof, cell=cell, mode=mode)
+    pages = render_document(build_document(msgs, header_row=mode == "lines"), profile=prof, cell=cell, mode=mode)
     ids = [m.id for m in msgs]
     parts = page_parts(pages, prof) + [Part("text", text=snapshot_text(ids))]
     body = request_messages([Message(ids[0], "user", parts)], dialect=dialect)
