@@ -12,7 +12,7 @@ from collections import Counter
 import pytest
 
 from snapglyph.transcripts import Transcript, load
-from tests.conftest import shared_path
+from conftest import shared_path
 
 CC_MAIN = ("claude-code-spotter", "8463c716-a2ea-4c14-9efa-87158ebd9f20.jsonl")
 CC_SUB = ("claude-code-spotter", "agent-acompact-e1f845.jsonl")
