@@ -9,15 +9,15 @@ from __future__ import annotations
 import base64
 import json
 import random
-import sys
 from pathlib import Path
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from conftest import SHARED  # noqa: E402
+from snapglyph import tokens
 
-from snapglyph import tokens  # noqa: E402
+# ../shared beside the project (as tests/conftest.py's shared_path; not imported by name, since bench/ has a
+# conftest module of its own and a combined run would pick up the wrong one)
+SHARED = Path(__file__).resolve().parent.parent.parent / "shared"
 
 CHUNK = 4000
 SMALL = 400
