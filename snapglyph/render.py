@@ -402,10 +402,20 @@ def iter_pages(document: Document, *, profile="claude", cell=None, mode: str = "
                     raise RenderError("layout made no progress on an empty page (cell wider than the page?)")
             i = j
     if touched:
-        p = prof.patch or 1
-        used = max(1, int(state[3]) * ch)
-        h = min(height, -(-used // p) * p)
+        h = _last_page_height(prof, width, height, max(1, int(state[3]) * ch))
         yield make(buf[:h].copy(), False)
+
+
+def _last_page_height(prof: Profile, width: int, height: int, used: int) -> int:
+    """Height in pixels of the last page: its rows rounded up to the patch, unless that shorter image would be
+    resized by the provider (Qwen's minimum pixels) or cost more than a full page (Gemini 2's tiles); then the full
+    page height."""
+    p = prof.patch or 1
+    h = min(height, -(-used // p) * p)
+    if h < height and (prof.provider_resize(width, h) != (width, h)
+                       or prof.image_tokens(width, h) > prof.image_tokens(width, height)):
+        return height
+    return h
 
 
 def render_document(document: Document, *, profile="claude", cell=None, mode: str = "dense",

@@ -62,5 +62,8 @@ def reference_pages(document: Document, *, profile: str, cell: tuple[int, int], 
     if touched:
         used = max(1, rows_used * ch)
         h = min(height, -(-used // prof.patch) * prof.patch)
+        # a short last page only where the provider takes it as it is and it costs no more than a full page
+        if prof.provider_resize(width, h) != (width, h) or prof.image_tokens(width, h) > prof.image_tokens(width, height):
+            h = height
         pages.append(np.array(page[:h], np.uint8))
     return pages
