@@ -95,6 +95,25 @@ def cmd_compact(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_cost(args: argparse.Namespace) -> int:
+    from .cost import cost_report, format_table, plot, rows_as_json
+    t = _load_input(args.input)
+    names = list(args.profile or [])
+    if args.model:
+        names.append(_resolve_profile(args).name)
+    source = t.meta.get("text", "") if t.format == "text" else t.messages
+    rows = cost_report(source, profiles=names or ["claude"], budget=args.budget, mode=args.mode)
+    if args.json:
+        print(json.dumps({"input": args.input, "format": t.format, "budget": args.budget, "mode": args.mode,
+                          "rows": rows_as_json(rows)}, indent=1))
+    else:
+        print(format_table(rows))
+    if args.plot:
+        plot(rows, args.plot)
+        print(f"plot written to {args.plot}", file=sys.stderr)
+    return 0
+
+
 def cmd_demo(args: argparse.Namespace) -> int:
     from .demo import run_demo
     return run_demo(Path(args.out), profile_name=args.profile or "claude", budget=args.budget)
@@ -168,6 +187,16 @@ def _parser() -> argparse.ArgumentParser:
     c.add_argument("--out", "-o", default=None, help="write the request here (default: standard output)")
     page_opts(c)
     c.set_defaults(func=cmd_compact)
+
+    k = sub.add_parser("cost", help="text tokens vs image tokens per profile, whole transcript and middle")
+    k.add_argument("input", help="transcript file, .txt file, or - for standard input")
+    k.add_argument("--profile", "-p", action="append", default=None, help="profile (repeat for several)")
+    k.add_argument("--model", default=None, help="add the profile picked from a model name")
+    k.add_argument("--budget", type=int, default=100_000, help="budget for the middle (as compact --budget)")
+    k.add_argument("--mode", default="dense", choices=["dense", "lines"])
+    k.add_argument("--json", action="store_true", help="print JSON")
+    k.add_argument("--plot", default=None, metavar="FILE.png", help="draw the numbers (needs matplotlib)")
+    k.set_defaults(func=cmd_cost)
 
     d = sub.add_parser("demo", help="compact a bundled real transcript into ./snapglyph-demo/")
     d.add_argument("--out", default="snapglyph-demo")
