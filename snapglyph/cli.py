@@ -80,9 +80,16 @@ def cmd_compact(args: argparse.Namespace) -> int:
         raise InputError(f"{args.input}: plain text is not a conversation; use `snapglyph render` for text")
     read, write = _default_store(args)
     store = SourceStore(read) if read is not None and read.exists() else SourceStore()
-    res = compact(t, profile=prof, dialect=args.dialect, budget=args.budget, store=store,
-                  max_tokens=args.max_tokens, model=args.request_model, cell=args.cell, mode=args.mode,
-                  family=args.family)
+    kw = dict(profile=prof, dialect=args.dialect, budget=args.budget, store=store, max_tokens=args.max_tokens,
+              model=args.request_model, cell=args.cell, mode=args.mode, family=args.family)
+    if args.free_tiers:
+        from .tiers import compact_ladder
+        ladder = compact_ladder(t, keep_images=args.keep_images, **kw)
+        res = ladder.result
+        for rep in ladder.reports:
+            print(f"snapglyph: tier {rep.tier}: {rep.detail}", file=sys.stderr)
+    else:
+        res = compact(t, **kw)
     body = json.dumps(res.request, ensure_ascii=False, indent=None)
     if args.out:
         Path(args.out).parent.mkdir(parents=True, exist_ok=True)
@@ -116,7 +123,7 @@ def cmd_cost(args: argparse.Namespace) -> int:
 
 def cmd_demo(args: argparse.Namespace) -> int:
     from .demo import run_demo
-    return run_demo(Path(args.out), profile_name=args.profile or "claude", budget=args.budget)
+    return run_demo(Path(args.out), profile_name=_resolve_profile(args).name, budget=args.budget)
 
 
 def cmd_fonts(args: argparse.Namespace) -> int:
@@ -185,6 +192,9 @@ def _parser() -> argparse.ArgumentParser:
     c.add_argument("--request-model", default=None, help="model name written into the request")
     c.add_argument("--store", default=None, help="source store (default: OUT.store.jsonl; read: INPUT.store.jsonl)")
     c.add_argument("--out", "-o", default=None, help="write the request here (default: standard output)")
+    c.add_argument("--free-tiers", action="store_true",
+                   help="first omit uneventful old tool results and drop old images (originals go to the store)")
+    c.add_argument("--keep-images", type=int, default=4, help="images kept by --free-tiers (default: 4)")
     page_opts(c)
     c.set_defaults(func=cmd_compact)
 
@@ -200,8 +210,8 @@ def _parser() -> argparse.ArgumentParser:
 
     d = sub.add_parser("demo", help="compact a bundled real transcript into ./snapglyph-demo/")
     d.add_argument("--out", default="snapglyph-demo")
-    d.add_argument("--profile", "-p", default=None)
-    d.add_argument("--budget", type=int, default=60_000)
+    prof_opts(d)
+    d.add_argument("--budget", type=int, default=100_000)
     d.set_defaults(func=cmd_demo)
 
     f = sub.add_parser("fonts", help="list the bundled fonts, cell sizes and coverage")

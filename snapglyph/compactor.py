@@ -86,11 +86,12 @@ class CompactResult:
         if self.passthrough:
             return (f"snapglyph: input fits the budget, passed through ({len(self.tail_ids)} messages, {rw} rewrites)"
                     f"; tokens {self.tokens_before} -> {self.tokens_after} (estimated, profile {self.profile})")
-        dropped = f" ({len(self.dropped_ids)} dropped)" if self.dropped_ids else ""
+        dropped = f" ({len(self.dropped_ids)} not shown, recallable)" if self.dropped_ids else ""
+        cache = f"; cache break: {self.cache_break}" if self.cache_break else ""
         return (f"snapglyph: head {len(self.head_ids)} / middle {len(self.middle_ids)}{dropped} / tail "
                 f"{len(self.tail_ids)} messages; {len(self.pages)} pages; {rw} rewrites; tokens "
                 f"{self.tokens_before} -> {self.tokens_after} (estimated, profile {self.profile}, "
-                f"dialect {self.dialect})")
+                f"dialect {self.dialect}){cache}")
 
 
 def _ids_of(ranges: Sequence[Sequence[int]]) -> list[int]:

@@ -35,7 +35,7 @@ def demo_transcript() -> Path:
     return p
 
 
-def run_demo(out: Path, *, profile_name: str = "claude", budget: int = 60_000) -> int:
+def run_demo(out: Path, *, profile_name: str = "claude", budget: int = 100_000) -> int:
     """Compact the bundled transcript at ``budget`` tokens and write pages, request, store and report to ``out``.
 
     Returns the exit status (0). Raises the errors of :func:`snapglyph.compactor.compact`.
@@ -69,6 +69,8 @@ def run_demo(out: Path, *, profile_name: str = "claude", budget: int = 60_000) -
         f"- head: {len(res.head_ids)} messages, middle: {len(res.middle_ids)} messages as {len(res.pages)} pages "
         f"({chars} characters), tail: {len(res.tail_ids)} messages verbatim",
         f"- estimated tokens: {res.tokens_before} before, {res.tokens_after} after",
+        f"- the pages: {sum(prof.image_tokens(p.width, p.height) for p in res.pages)} image tokens for the "
+        f"{len(res.middle_ids) - len(res.dropped_ids)} messages they show",
         f"- normalisation rewrites: {dict(res.rewrites) or 'none'}",
         f"- time: {took:.2f} s (reading, counting, rendering, encoding)",
         "",

@@ -105,7 +105,7 @@ def test_budget_error_names_the_numbers():
         compact(msgs, profile="claude", dialect="anthropic", budget=4100)
 
 
-def test_second_pass_rerenders_from_source(tmp_path):
+def test_second_pass_rerenders_from_source(tmp_path, monkeypatch):
     msgs = conversation()
     res1 = compact(msgs, profile="claude", dialect="anthropic", budget=30_000)
     more = conversation(rounds=80)[len(msgs) - 1:]
@@ -119,7 +119,18 @@ def test_second_pass_rerenders_from_source(tmp_path):
     with pytest.raises(StoreError, match="no source store"):
         compact(body, profile="claude", dialect="anthropic", budget=30_000)
     store = SourceStore(path)
-    res2 = compact(body, profile="claude", dialect="anthropic", budget=30_000, store=store)
+    # no code path may decode an earlier page: PNG decoding and inflating are made to fail during the second pass
+    import zlib
+
+    import PIL.Image
+
+    def refuse(*a, **k):
+        raise AssertionError("an earlier PNG was decoded")
+    with monkeypatch.context() as mp:
+        mp.setattr(PIL.Image, "open", refuse)
+        mp.setattr(zlib, "decompress", refuse)
+        mp.setattr(zlib, "decompressobj", refuse)
+        res2 = compact(body, profile="claude", dialect="anthropic", budget=30_000, store=store)
     assert len(res2.middle_ids) > len(res1.middle_ids)
     assert validate(res2.request, "anthropic", profile="claude") == []
     # the pages equal a direct render of the source text, pixel for pixel
