@@ -2,8 +2,9 @@
 
 Pipeline per segment: :func:`snapglyph.text.normalize` -> codepoints -> glyph indices from the :class:`Atlas`
 (rasterised on first use) -> the numba kernel :func:`snapglyph._kernels.layout_blit`, which places each glyph and
-draws it into the current page array until the page is full. Pages stream: :func:`iter_pages` holds one page and
-one chunk of about 64 K characters at a time.
+draws its ink pixels into the current page array until the page is full. With the numba engine, long segments go
+through :func:`snapglyph.text.normalize_codes` instead (the same stream codes, tabs and zero-width characters done
+in one compiled pass). Pages stream: :func:`iter_pages` holds one page and one chunk of about 64 K characters.
 
 Layout modes:
 
@@ -35,7 +36,7 @@ from .document import STYLE_HEADER, Document
 from .errors import InputError, RenderError
 from .profiles import Profile
 from .profiles import profile as _profile
-from .text import normalize
+from .text import normalize, normalize_codes
 
 __all__ = ["MODES", "Page", "STYLE_LUT", "iter_pages", "render", "render_document", "resolve_cell"]
 
@@ -57,6 +58,8 @@ one-page render then starts without importing numba."""
 _CHUNK = 1 << 16
 _SPLIT = 1 << 20
 _CODE_NOP = -3
+_FAST_MIN = 4096
+"""Segments of at least this many characters are normalised with the compiled pass when the numba engine runs."""
 _WIDE_RE = re.compile("[\u1100-\u115f\u2e80-\u303e\u3041-\ua4cf\uac00-\ud7a3\uf900-\ufaff\ufe30-\ufe4f"
                       "\uff00-\uff60\uffe0-\uffe6\U00020000-\U0003fffd]")
 
@@ -182,35 +185,42 @@ def _segments(document: Document):
         yield t, seg.style, seg.message_id, False
 
 
-def _encode_segment(text: str, style: int, mid: int, at: Atlas, continued: bool):
-    """Normalise one segment; return (codes int32, srcw uint8, zero-width count, removed count)."""
-    nt = normalize(text)
-    s = nt.text
-    if s.isascii():
-        cps = np.frombuffer(s.encode("ascii"), np.uint8)
-    else:
-        cps = np.frombuffer(s.encode("utf-32-le"), np.uint32)
-    codes = at.lookup(cps)
-    codes[cps == 10] = -1
-    n = len(codes)
+def _encode_segment(text: str, style: int, mid: int, at: Atlas, continued: bool, fast: bool = False):
+    """Normalise one segment; return (codes int32, srcw uint8, zero-width count, removed count).
+
+    ``fast`` uses :func:`snapglyph.text.normalize_codes` (compiled; for segments of at least :data:`_FAST_MIN`
+    characters), else :func:`snapglyph.text.normalize` in plain Python; both give the same arrays.
+    """
     head = 1 if style == STYLE_HEADER and not continued else 0
-    nop = 1 if (n == 0 and (nt.zero_width or nt.removed)) else 0
-    if head or nop:
-        out = np.empty(head + n + nop, np.int32)
+    if fast and len(text) >= _FAST_MIN:
+        from ._kernels import CODE_UNSEEN
+
+        codes, srcw, zw, rm, unseen = normalize_codes(text, at.table, head)
         if head:
-            out[0] = -2
-        out[head:head + n] = codes
-        if nop:
-            out[-1] = _CODE_NOP
-        codes = out
-    srcw = np.ones(len(codes), np.uint8)
-    if head:
-        srcw[0] = 0
-    if nop:
-        srcw[-1] = 0
-    for a, b in nt.synthetic:
-        srcw[head + a:head + b] = 0
-    return codes, srcw, nt.zero_width, nt.removed
+            codes[0] = -2
+        if unseen:
+            miss = codes <= CODE_UNSEEN
+            cps = CODE_UNSEEN - codes[miss]
+            at.ensure(np.unique(cps).tolist())
+            codes[miss] = at.table[cps]
+    else:
+        nt = normalize(text)
+        s = nt.text
+        ascii_ = s.isascii()
+        cps = np.frombuffer(s.encode("ascii" if ascii_ else "utf-32-le"), np.uint8 if ascii_ else np.uint32)
+        body = at.lookup(cps)
+        body[cps == 10] = -1
+        codes = np.concatenate([np.full(head, -2, np.int32), body]) if head else body
+        srcw = np.ones(len(codes), np.uint8)
+        srcw[:head] = 0
+        for a, b in nt.synthetic:
+            srcw[head + a:head + b] = 0
+        zw, rm = nt.zero_width, nt.removed
+    n = len(codes) - head
+    if n == 0 and (zw or rm):
+        codes = np.append(codes, np.int32(_CODE_NOP))
+        srcw = np.append(srcw, np.uint8(0))
+    return codes, srcw, zw, rm
 
 
 class _Chunk:
@@ -230,12 +240,12 @@ class _Chunk:
         self.rm = [p[5] for p in parts]
 
 
-def _chunks(document: Document, at: Atlas):
-    """Yield :class:`_Chunk` objects of about ``_CHUNK`` elements."""
+def _chunks(document: Document, at: Atlas, fast: bool = False):
+    """Yield :class:`_Chunk` objects of about ``_CHUNK`` elements (``fast``: see :func:`_encode_segment`)."""
     parts: list[tuple] = []
     size = 0
     for text, style, mid, continued in _segments(document):
-        codes, srcw, zw, rm = _encode_segment(text, style, mid, at, continued)
+        codes, srcw, zw, rm = _encode_segment(text, style, mid, at, continued, fast)
         if len(codes) == 0:
             continue
         parts.append((codes, srcw, style if 0 <= style <= 3 else 0, mid, zw, rm))
@@ -248,8 +258,11 @@ def _chunks(document: Document, at: Atlas):
 
 
 def _layout_blit_py(codes, styles, start, stop, state, page, glyphs, gwidth, lut, cell_w, cell_h, cols, rows,
-                    dense, marker):
-    """Plain-Python twin of :func:`snapglyph._kernels.layout_blit` (same arguments, same result, same pixels)."""
+                    dense, marker, *ink):
+    """Plain-Python twin of :func:`snapglyph._kernels.layout_blit` (same arguments, same result, same pixels).
+
+    It writes every cell whole, so it ignores the ink lists (pass none).
+    """
     row, col, used, rows_used = (int(v) for v in state)
     i = start
     while i < stop:
@@ -280,6 +293,31 @@ def _layout_blit_py(codes, styles, start, stop, state, page, glyphs, gwidth, lut
         i += 1
     state[:] = (row, col, used, rows_used)
     return i
+
+
+_INK: dict[tuple[int, int], tuple] = {}  # (id(atlas), page width) -> (atlas, n glyphs, ink lists)
+
+
+def _ink_lists(at: Atlas, width: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Ink lists of the atlas' glyphs for :func:`snapglyph._kernels.layout_blit` (cached until the atlas grows).
+
+    Returns ``ink_start`` int32 ``(n + 1,)``, ``ink_off`` int32 ``(k,)`` (``y * width + x`` of each pixel of level
+    ``> 0`` within the left ``width[g] * cell_w`` columns of glyph ``g``, glyph by glyph) and ``ink_lvl`` uint8
+    ``(k,)``.
+    """
+    key = (id(at), width)
+    hit = _INK.get(key)
+    n = at.n
+    if hit is not None and hit[0] is at and hit[1] == n:
+        return hit[2]
+    g = at.glyphs[:n]
+    span = at.width[:n].astype(np.int64) * at.cell_w
+    mask = (g > 0) & (np.arange(g.shape[2])[None, None, :] < span[:, None, None])
+    gi, yy, xx = np.nonzero(mask)
+    lists = (np.searchsorted(gi, np.arange(n + 1)).astype(np.int32),
+             (yy.astype(np.int64) * width + xx).astype(np.int32), g[gi, yy, xx].astype(np.uint8))
+    _INK[key] = (at, n, lists)
+    return lists
 
 
 def _check(document, prof, cell, mode, family) -> tuple[Profile, Atlas, str]:
@@ -343,8 +381,11 @@ def iter_pages(document: Document, *, profile="claude", cell=None, mode: str = "
     if engine == "python" or (engine == "auto" and document.n_chars <= SMALL_DOCUMENT
                               and "snapglyph._kernels" not in sys.modules):
         layout_blit = _layout_blit_py  # a short text: skip importing numba (about 0.5 s of start-up)
+        fast = False
     else:
         from ._kernels import layout_blit
+
+        fast = True
 
     cw, ch = at.cell_w, at.cell_h
     width, height = prof.page_size
@@ -381,11 +422,12 @@ def iter_pages(document: Document, *, profile="claude", cell=None, mode: str = "
         fill = float(state[2]) / (used_rows * cols) if used_rows else 0.0
         return Page(pixels, index, acc[0], acc[1], acc[2], acc[3], acc[4], acc[5], fill, (cw, ch), used_rows, note)
 
-    for ck in _chunks(document, at):
+    for ck in _chunks(document, at, fast):
         i, n = 0, len(ck.codes)
+        ink = _ink_lists(at, width) if fast else ()  # after the chunk's glyphs were added to the atlas
         while i < n:
             j = layout_blit(ck.codes, ck.styles, i, n, state, buf, at.glyphs, at.width, STYLE_LUT, cw, ch, cols,
-                            rows, dense, MARKER)
+                            rows, dense, MARKER, *ink)
             account(ck, i, j)
             touched = True
             if j < n:  # page full

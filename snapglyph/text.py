@@ -17,6 +17,9 @@ Applied to each document segment on its own, in this order:
    previous one by a ZWJ (so a ZWJ emoji family is drawn as its first person: one 2-cell glyph).
 6. Tabs expand to the next multiple of 8 cells from the source line start (wide characters count 2).
 
+:func:`normalize_codes` does steps 1-4 the same way, then steps 5 and 6 and the glyph lookup in one compiled pass
+over the code points (the renderer uses it for long segments); tests hold it equal to :func:`normalize`.
+
 Right-to-left text (Hebrew, Arabic) is kept in logical (storage) order, one character per cell, left to right; no
 bidi reordering or shaping is done, so a reader sees the characters in the order they were typed.
 
@@ -27,10 +30,13 @@ where drawn and replaced are counted by the renderer over the non-synthetic char
 from __future__ import annotations
 
 import re
+import threading
 import unicodedata
 from dataclasses import dataclass, field
 
-__all__ = ["Normalized", "normalize", "char_cells"]
+import numpy as np
+
+__all__ = ["Normalized", "cell_table", "char_cells", "normalize", "normalize_codes"]
 
 _SURROGATE = re.compile("[\ud800-\udfff]")
 _CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f]")
@@ -47,6 +53,8 @@ _TOKEN = re.compile(
 _IMAGE_PLACEHOLDER = "[inline image]"
 _ZWJ = "\u200d"
 _ZW_CACHE: dict[str, bool] = {}
+_CELLS: np.ndarray | None = None  # int8 (0x110000,): char_cells of each code point, -1 where not computed yet
+_CELLS_LOCK = threading.Lock()
 
 
 def _zero_width(ch: str) -> bool:
@@ -194,21 +202,28 @@ def _terminal(s: str) -> tuple[str, list[tuple[int, int]], int]:
 
 def _terminal_lines(s: str) -> tuple[str, list[tuple[int, int]], int]:
     """Run :func:`_terminal` only over the lines that hold a control character (an escape never spans lines)."""
-    lines = s.split("\n")
     out: list[str] = []
     synthetic: list[tuple[int, int]] = []
     removed = 0
-    n = 0
-    for k, line in enumerate(lines):
-        if k:
-            n += 1
-        if _CONTROL.search(line):
-            line, syn, r = _terminal(line)
-            removed += r
-            synthetic.extend((a + n, b + n) for a, b in syn)
+    pos = 0  # source index copied up to
+    n = 0  # output length so far
+    m = _CONTROL.search(s)
+    while m is not None:
+        a = s.rfind("\n", 0, m.start()) + 1
+        b = s.find("\n", m.start())
+        if b < 0:
+            b = len(s)
+        out.append(s[pos:a])
+        n += a - pos
+        line, syn, r = _terminal(s[a:b])
+        removed += r
+        synthetic.extend((x + n, y + n) for x, y in syn)
         out.append(line)
         n += len(line)
-    return "\n".join(out), synthetic, removed
+        pos = b
+        m = _CONTROL.search(s, b)
+    out.append(s[pos:])
+    return "".join(out), synthetic, removed
 
 
 def _expand_line(line: str, n: int, spans: list[tuple[int, int]]) -> str:
@@ -292,28 +307,8 @@ def _drop_zero_width(s: str) -> tuple[str, int]:
     return s, n0 - len(s)
 
 
-def normalize(s: str) -> Normalized:
-    """Normalise one segment of source text for layout (see the module docstring for every rule).
-
-    Parameters
-    ----------
-    s : str
-        Any Python string: controls, escapes, lone surrogates and any length are accepted.
-
-    Returns
-    -------
-    Normalized
-        Text to lay out, synthetic spans, and the removed and zero-width counts.
-
-    Raises
-    ------
-    InputError
-        If ``s`` is not a ``str``.
-    """
-    if not isinstance(s, str):
-        from .errors import InputError
-
-        raise InputError(f"text must be a str, not {type(s).__name__}")
+def _prepare(s: str) -> tuple[str, list[tuple[int, int]], int, int]:
+    """Steps 1-4 of the normalisation: return the text, its synthetic spans, the removed and zero-width counts."""
     removed = 0
     synthetic: list[tuple[int, int]] = []
     if not s.isascii():
@@ -351,6 +346,33 @@ def normalize(s: str) -> Normalized:
                 n0 = len(s)
                 s = unicodedata.normalize("NFC", s)
                 zero_width += n0 - len(s)
+    return s, synthetic, removed, zero_width
+
+
+def normalize(s: str) -> Normalized:
+    """Normalise one segment of source text for layout (see the module docstring for every rule).
+
+    Parameters
+    ----------
+    s : str
+        Any Python string: controls, escapes, lone surrogates and any length are accepted.
+
+    Returns
+    -------
+    Normalized
+        Text to lay out, synthetic spans, and the removed and zero-width counts.
+
+    Raises
+    ------
+    InputError
+        If ``s`` is not a ``str``.
+    """
+    if not isinstance(s, str):
+        from .errors import InputError
+
+        raise InputError(f"text must be a str, not {type(s).__name__}")
+    s, synthetic, removed, zero_width = _prepare(s)
+    if not s.isascii():
         # Placeholders are ASCII, so dropping zero-width characters never touches them; shift their spans.
         if synthetic:
             pieces, spans, pos, n = [], [], 0, 0
@@ -373,3 +395,86 @@ def normalize(s: str) -> Normalized:
     if "\t" in s:
         s, synthetic = _expand_tabs(s, synthetic)
     return Normalized(s, synthetic, removed, zero_width)
+
+
+def cell_table(cps: np.ndarray | None = None) -> np.ndarray:
+    """Return the process-wide table of :func:`char_cells` per code point, filled for every code point of ``cps``.
+
+    Parameters
+    ----------
+    cps : numpy.ndarray or None
+        1-D integer array of code points ``0..0x10FFFF`` (no lone surrogate) whose entries must be filled.
+
+    Returns
+    -------
+    numpy.ndarray
+        ``(0x110000,)`` int8: cells (0, 1 or 2) of each code point, -1 where not computed yet (entries below
+        U+0300 are always 1). Shared and filled in place by later calls; do not modify.
+    """
+    global _CELLS
+    with _CELLS_LOCK:
+        if _CELLS is None:
+            t = np.full(0x110000, -1, np.int8)
+            t[:0x300] = 1
+            _CELLS = t
+        t = _CELLS
+        if cps is not None and len(cps):
+            todo = np.unique(cps[t[cps] < 0])
+            for cp in todo.tolist():
+                t[cp] = char_cells(chr(cp))
+    return t
+
+
+def normalize_codes(s: str, table: np.ndarray, head: int = 0) -> tuple[np.ndarray, np.ndarray, int, int, int]:
+    """Normalise ``s`` like :func:`normalize` and map it to stream codes, with one compiled pass for steps 5-6.
+
+    Equal, element for element, to mapping ``normalize(s).text`` through ``table`` (newline -> -1) with the
+    synthetic spans as weight 0; it imports numba (use :func:`normalize` where start-up time matters).
+
+    Parameters
+    ----------
+    s : str
+        Any Python string.
+    table : numpy.ndarray
+        ``(0x110000,)`` int32 glyph index of each code point, negative where not known yet
+        (:attr:`snapglyph.atlas.Atlas.table`).
+    head : int
+        Leading elements of the returned arrays left for the caller (codes and weights 0).
+
+    Returns
+    -------
+    codes : numpy.ndarray
+        ``(head + n,)`` int32: glyph indices, -1 for a newline, or ``snapglyph._kernels.CODE_UNSEEN - cp`` for a
+        code point ``cp`` with a negative ``table`` entry.
+    srcw : numpy.ndarray
+        ``(head + n,)`` uint8 source weight: 1 per element that stands for a source character, else 0.
+    zero_width, removed : int
+        As :attr:`Normalized.zero_width` and :attr:`Normalized.removed`.
+    unseen : int
+        Number of ``CODE_UNSEEN - cp`` elements.
+
+    Raises
+    ------
+    InputError
+        If ``s`` is not a ``str``.
+    """
+    if not isinstance(s, str):
+        from .errors import InputError
+
+        raise InputError(f"text must be a str, not {type(s).__name__}")
+    from ._kernels import expand_codes
+
+    s, synthetic, removed, zero_width = _prepare(s)
+    cps = np.frombuffer(s.encode("utf-32-le"), np.uint32)
+    spans = np.array(synthetic, np.int64).reshape(-1, 2)
+    size = head + len(cps) + 7 * s.count("\t")
+    codes = np.empty(size, np.int32)
+    srcw = np.empty(size, np.uint8)
+    codes[:head] = 0
+    srcw[:head] = 0
+    cells = cell_table()
+    stop, zw, unseen = expand_codes(cps, spans, cells, table, codes, srcw, head)
+    if stop < 0:  # code points not seen before: fill their cells, then run again
+        cells = cell_table(cps[cps >= 0x300])
+        stop, zw, unseen = expand_codes(cps, spans, cells, table, codes, srcw, head)
+    return codes[:stop], srcw[:stop], zero_width + zw, removed, unseen

@@ -21,7 +21,7 @@ def warm() -> None:
     RenderError
         If a kernel returns a wrong result on the tiny input.
     """
-    from ._kernels import layout_blit, pack_rows
+    from ._kernels import expand_codes, layout_blit, pack_rows
     from .errors import RenderError
 
     glyphs = np.zeros((4, 2, 4), np.uint8)
@@ -32,9 +32,21 @@ def warm() -> None:
     state = np.zeros(4, np.int64)
     codes = np.array([1, -1, 1, -2, 1], np.int32)
     styles = np.zeros(5, np.uint8)
+    ink_start = np.array([0, 0, 4, 4, 4], np.int32)
+    ink_off = np.array([0, 1, 8, 9], np.int32)  # glyph 1: its 2x2 cell on a page 8 pixels wide
+    ink_lvl = np.full(4, 3, np.uint8)
     for dense in (True, False):
         state[:] = 0
-        layout_blit(codes, styles, 0, 5, state, page, glyphs, gwidth, lut, 2, 2, 4, 2, dense, 1)
+        layout_blit(codes, styles, 0, 5, state, page, glyphs, gwidth, lut, 2, 2, 4, 2, dense, 1, ink_start, ink_off,
+                    ink_lvl)
+    cells = np.ones(0x110000, np.int8)
+    table = np.arange(0x110000, dtype=np.int32)
+    out = np.empty(16, np.int32)
+    srcw = np.empty(16, np.uint8)
+    stop, _, _ = expand_codes(np.array([9, 97, 10], np.uint32), np.zeros((0, 2), np.int64), cells, table, out, srcw,
+                              0)
+    if stop != 10 or out[9] != -1:
+        raise RenderError("kernel warm-up expanded a tab wrongly")
     out = np.empty(4 * (1 + 2), np.uint8)
     for depth in (1, 2, 4, 8):
         out = np.empty(4 * (1 + (8 * depth + 7) // 8), np.uint8)

@@ -1,0 +1,127 @@
+"""The compiled normalisation pass (:func:`snapglyph.text.normalize_codes`) against the plain-Python path.
+
+Both must give the same stream codes, source weights and counts for any text; pages rendered through either must be
+pixel-equal to each other and to the independent reference renderer.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import importlib
+from snapglyph.atlas import atlas
+from snapglyph.document import STYLE_DIM, STYLE_HEADER, STYLE_TEXT, Document, Segment
+from snapglyph.profiles import profile
+from snapglyph.render import iter_pages
+from snapglyph.text import cell_table, char_cells, normalize, normalize_codes
+
+from reference_renderer import reference_pages
+
+render_mod = importlib.import_module("snapglyph.render")  # the module (the package exports a render function)
+
+# Pieces that exercise every rule: tabs, wide CJK and fullwidth, combining marks, ZWJ emoji with modifiers, Hangul
+# jamo, controls and escapes (CR, backspace, erase-line fill, inline-image placeholder), line separators, lone
+# surrogates, C1 controls.
+PIECES = ["\t", "\t", "\n", "a", "b", " ", "ab\tc", "漢", "字", "한", "\uff21", "e\u0301", "\u0301", "\u20dd",
+          "\u200d", "\U0001F468", "\U0001F469", "\u2764", "\ufe0f", "\U0001F3FB", "\u1100\u1161", "\u1160",
+          "\u00ad", "\r", "\r\n", "\x08", "\x00", "\x07", "\x7f", "\x85", "\x1b[31m", "\x1b[0m", "\x1b[K",
+          "\x1b[2K", "\x1b]1337;File=x.png:AAAA\x07", "\x1b]8;;http://x\x1b\\", "\u2028", "\u2029", "\ud800",
+          "\udfff", "\ufffd", "שלום", "é", "\U00020000"]
+texts = st.lists(st.one_of(st.sampled_from(PIECES), st.text(max_size=8)), max_size=60).map("".join)
+
+
+def _slow(text: str, style: int, at) -> tuple[np.ndarray, np.ndarray, int, int]:
+    return render_mod._encode_segment(text, style, 0, at, False, fast=False)
+
+
+def _fast(text: str, style: int, at) -> tuple[np.ndarray, np.ndarray, int, int]:
+    old = render_mod._FAST_MIN
+    render_mod._FAST_MIN = 0
+    try:
+        return render_mod._encode_segment(text, style, 0, at, False, fast=True)
+    finally:
+        render_mod._FAST_MIN = old
+
+
+def _assert_same(text: str, style: int = STYLE_TEXT) -> None:
+    at = atlas((6, 12))
+    fc, fw, fz, fr = _fast(text, style, at)
+    sc, sw, sz, sr = _slow(text, style, at)
+    assert (fz, fr) == (sz, sr)
+    assert fc.dtype == sc.dtype == np.int32 and fw.dtype == sw.dtype == np.uint8
+    assert np.array_equal(fc, sc)
+    assert np.array_equal(fw, sw)
+
+
+@settings(max_examples=300, deadline=None)
+@given(texts, st.sampled_from([STYLE_TEXT, STYLE_HEADER]))
+def test_fast_codes_equal_python(text, style):
+    _assert_same(text, style)
+
+
+def test_fast_codes_fixed_cases():
+    for text in ["", "\t", "\x1b[31m", "\u0301", "a\tb\t\tc\n\t漢\tx", "漢字\t|\n한\t|", "e\u0301\te\u0301",
+                 "\U0001F468\u200d\U0001F469\u200d\U0001F467\tx", "\u200d\ufe0f\U0001F3FB\u2764\t|",
+                 "\u200d\u200d\U0001F468", "\u200d\U0001F3FB\U0001F3FB", "\x00\t\x7f\t\x85\t|",
+                 "50%\r100%\t|\n\x1b[2K\tx", "\x1b]1337;File=a:b\x07\tz", "\ud800\t\udfff|", "\u2028\t\u2029\t"]:
+        _assert_same(text)
+        _assert_same(text, STYLE_HEADER)
+
+
+def test_cell_table_matches_char_cells():
+    cps = np.array([0x41, 0x300, 0x301, 0x200D, 0x6F22, 0xFF21, 0x1160, 0x1F468, 0xFFFD, 0x2400, 0x10FFFF],
+                   np.uint32)
+    t = cell_table(cps)
+    assert t.dtype == np.int8 and t.shape == (0x110000,)
+    assert [int(t[c]) for c in cps] == [char_cells(chr(c)) for c in cps.tolist()]
+
+
+def test_normalize_codes_rejects_non_str():
+    from snapglyph.errors import InputError
+
+    with pytest.raises(InputError):
+        normalize_codes(b"abc", atlas((6, 12)).table)
+
+
+def _long_doc() -> Document:
+    line = "x\tab\t漢字\tcafe\u0301\t\x1b[1mbold\x1b[0m\t\U0001F468\u200d\U0001F469\t10%\r100%\tend\n"
+    big = (line + "\tdef f():\n\t\treturn 1\n" + "word " * 30 + "\n") * 60  # over 4096 characters
+    assert len(big) > render_mod._FAST_MIN
+    return Document([Segment(" #1 user ", STYLE_HEADER, 1), Segment(big, STYLE_TEXT, 1),
+                     Segment(" #2 tool ", STYLE_HEADER, 2), Segment(big.replace("漢", "K"), STYLE_DIM, 2)])
+
+
+@pytest.mark.parametrize("mode", ["dense", "lines"])
+def test_long_segments_fast_equals_python_engine(mode):
+    d = _long_doc()
+    fast = list(iter_pages(d, profile="claude", cell=(6, 12), mode=mode, engine="numba"))
+    slow = list(iter_pages(d, profile="claude", cell=(6, 12), mode=mode, engine="python"))
+    assert len(fast) == len(slow) >= 2
+    for f, s in zip(fast, slow):
+        assert np.array_equal(f.pixels, s.pixels)
+        assert (f.chars, f.replaced, f.zero_width, f.removed, f.fill) == (s.chars, s.replaced, s.zero_width,
+                                                                         s.removed, s.fill)
+    assert sum(p.drawn + p.replaced + p.zero_width + p.removed for p in fast) == d.n_chars
+
+
+def test_long_segments_match_reference_renderer():
+    small = dataclasses.replace(profile("claude"), name="small", page_size=(448, 224), patch=28)
+    d = _long_doc()
+    d = Document([dataclasses.replace(s, text=s.text[:6000]) for s in d.segments])
+    fast = list(iter_pages(d, profile=small, cell=(6, 12), mode="dense", engine="numba"))
+    slow = reference_pages(d, profile=small, cell=(6, 12), mode="dense")
+    assert len(fast) == len(slow) >= 2
+    for f, s in zip(fast, slow):
+        assert np.array_equal(f.pixels, s), f"page {f.index} differs"
+
+
+def test_normalize_unchanged_by_fast_path():
+    # normalize() is the pure-Python definition the fast path is tested against; pin a few of its results.
+    nt = normalize("a\tb\u0301\t漢\tc")
+    assert nt.text == "a       b       漢      c" and nt.zero_width == 1
+    assert nt.synthetic == [(2, 8), (10, 16), (18, 23)]
