@@ -63,11 +63,15 @@ def cmd_render(args: argparse.Namespace) -> int:
 
 
 def _default_store(args: argparse.Namespace) -> tuple[Path | None, Path]:
-    """(store to read, store to write)."""
+    """(store to read, store to write): --store for both; else read INPUT.store.jsonl (the store a first pass wrote
+    beside its output) and write OUT.store.jsonl, or NAME.store.jsonl in the current folder without --out."""
     if args.store:
         return Path(args.store), Path(args.store)
     read = Path(args.input + ".store.jsonl") if args.input != "-" else None
-    write = Path(args.out + ".store.jsonl") if args.out else Path("snapglyph.store.jsonl")
+    if args.out:
+        write = Path(args.out + ".store.jsonl")
+    else:
+        write = Path((Path(args.input).name if args.input != "-" else "stdin") + ".store.jsonl")
     return read, write
 
 
@@ -79,9 +83,12 @@ def cmd_compact(args: argparse.Namespace) -> int:
     if t.format == "text":
         raise InputError(f"{args.input}: plain text is not a conversation; use `snapglyph render` for text")
     read, write = _default_store(args)
-    store = SourceStore(read) if read is not None and read.exists() else SourceStore()
+    if args.out and Path(args.out).is_dir():
+        raise InputError(f"--out {args.out} is a folder; give the request file's path")
+    store = SourceStore(read) if read is not None else SourceStore()
     kw = dict(profile=prof, dialect=args.dialect, budget=args.budget, store=store, max_tokens=args.max_tokens,
-              model=args.request_model, cell=args.cell, mode=args.mode, family=args.family)
+              model=args.request_model or args.model, cell=args.cell, mode=args.mode, family=args.family,
+              recall_tool=args.recall_tool)
     if args.free_tiers:
         from .tiers import compact_ladder
         ladder = compact_ladder(t, keep_images=args.keep_images, **kw)
@@ -189,7 +196,10 @@ def _parser() -> argparse.ArgumentParser:
     c.add_argument("--dialect", choices=["openai", "anthropic", "responses"], default=None)
     c.add_argument("--budget", type=int, default=100_000, help="most tokens the whole request may cost")
     c.add_argument("--max-tokens", type=int, default=4096, help="output tokens reserved inside the budget")
-    c.add_argument("--request-model", default=None, help="model name written into the request")
+    c.add_argument("--request-model", default=None,
+                   help="model name written into the request (default: --model, else the source's, else the profile)")
+    c.add_argument("--recall-tool", action="store_true",
+                   help="add the recall_messages tool so the model can ask for the exact text of a message by id")
     c.add_argument("--store", default=None, help="source store (default: OUT.store.jsonl; read: INPUT.store.jsonl)")
     c.add_argument("--out", "-o", default=None, help="write the request here (default: standard output)")
     c.add_argument("--free-tiers", action="store_true",
@@ -239,6 +249,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _err(str(e))
     except FileNotFoundError as e:
         return _err(f"{e.filename}: no such file")
+    except IsADirectoryError as e:
+        return _err(f"{e.filename}: is a folder, not a file")
+    except OSError as e:
+        return _err(f"{getattr(e, 'filename', None) or ''}: {e.strerror or e}")
     except (BrokenPipeError, KeyboardInterrupt):
         return 1
 

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Sequence
 
 from . import dialects
-from .errors import BudgetError, InputError, LimitError, StoreError
+from .errors import BudgetError, InputError, LimitError, StoreError, ValidationError
 from .messages import Message, Part
 from .profiles import Profile, profile as get_profile
 from .snapshot import check_limits, format_ranges, id_ranges, images_in, page_parts, snapshot_text
@@ -135,6 +135,26 @@ def _restore_tail_ids(after: list[Message], stored: list[Message], next_id: int)
     return out
 
 
+def conversation_key(messages: Sequence[Message]) -> str:
+    """A key of a conversation's head (system prompt and first user message), the same on every pass.
+
+    Whitespace, lone surrogates and U+FFFD are left out, so the normalisation a request went through does not
+    change the key. Returns 16 hex digits.
+    """
+    import hashlib
+    import re
+
+    data = []
+    for m in messages:
+        if m.meta.get("snapshot"):
+            break
+        text = "".join(str(x) for fp in _fingerprints(m) for x in fp)
+        data.append(re.sub(r"[\s\ud800-\udfff\ufffd]+", "", text))
+        if m.role == "user":
+            break
+    return hashlib.sha256(json.dumps(data, ensure_ascii=True).encode()).hexdigest()[:16]
+
+
 def expand_snapshots(messages: Sequence[Message], store: SourceStore | None) -> list[Message]:
     """Replace every snapshot message by the stored source of the messages it covers.
 
@@ -158,7 +178,7 @@ def expand_snapshots(messages: Sequence[Message], store: SourceStore | None) -> 
                              "source store was given (--store PATH); pages are re-rendered from source only")
         if store.path is not None and not store.path.exists() and len(store) == 0:
             raise StoreError(f"the input holds a snapglyph snapshot of messages {format_ranges(ids)} but the "
-                             f"source store {store.path} does not exist")
+                             f"source store {store.path} does not exist (pass the store the first pass wrote with --store PATH)")
         out.extend(store.get(i) for i in ids)
         stored_tail = store.tail(format_ranges(ids))
         if stored_tail:
@@ -233,9 +253,13 @@ def _to_messages(source: Any) -> tuple[list[Message], list[dict], str | None]:
         return t.messages, t.tools, t.model
     if hasattr(source, "messages") and hasattr(source, "tools"):
         return list(source.messages), list(source.tools), getattr(source, "model", None)
+    if not isinstance(source, (list, tuple)):
+        raise InputError(f"compact() takes a list of snapglyph.Message, a Transcript, or a request body (a dict "
+                         f"or a list of provider messages), not {type(source).__name__}")
     msgs = list(source)
     if not all(isinstance(m, Message) for m in msgs):
-        raise InputError("compact() takes a list of snapglyph.Message, a Transcript, or a request body dict")
+        raise InputError("compact() takes a list of snapglyph.Message, a Transcript, or a request body (a dict "
+                         "or a list of provider messages)")
     return msgs, [], None
 
 
@@ -243,7 +267,8 @@ def compact(messages: Any, *, profile: "str | Profile" = "claude", dialect: str 
             budget: int = 100_000, store: SourceStore | None = None, model: str | None = None,
             max_tokens: int = DEFAULT_MAX_TOKENS, tools: Sequence[dict] | None = None,
             cell: tuple[int, int] | None = None, mode: str = "dense",
-            summarise: Callable[[list[Message]], str] | None = None, family: str | None = None) -> CompactResult:
+            summarise: Callable[[list[Message]], str] | None = None, family: str | None = None,
+            recall_tool: bool = False) -> CompactResult:
     """Compact a conversation into a request of at most ``budget`` tokens: head + page images + tail.
 
     Parameters
@@ -271,6 +296,9 @@ def compact(messages: Any, *, profile: "str | Profile" = "claude", dialect: str 
         Layout mode, ``dense`` or ``lines``.
     family : str, optional
         Font family, ``outline`` or ``bitmap``; default: the cell's measured default.
+    recall_tool : bool
+        Add the ``recall_messages`` tool (:func:`snapglyph.recall_tool`) to the request and name it in the snapshot
+        text; the caller answers its calls with :func:`snapglyph.recall` on the returned store.
     summarise : callable, optional
         ``summarise(messages) -> str``, the only tier that may call a model: when pages must be dropped to meet
         the budget or a limit, it gets the source of the messages no longer shown, and its text joins the
@@ -284,9 +312,12 @@ def compact(messages: Any, *, profile: "str | Profile" = "claude", dialect: str 
     Raises
     ------
     InputError
-        Bad arguments (unknown dialect, non-positive budget, wrong types).
+        Bad arguments (unknown dialect, non-positive budget, wrong types), or a conversation with no user message.
     StoreError
-        A snapshot in the input whose covered ids the store lacks.
+        A snapshot in the input whose covered ids the store lacks, or a store that belongs to another
+        conversation.
+    ValidationError
+        The request would break the dialect's grammar or the profile's limits (a last check; not expected).
     BudgetError
         The head, the newest round and the reserved output cannot fit the budget, or the result would not be
         smaller than the input; the message names both numbers.
@@ -304,12 +335,24 @@ def compact(messages: Any, *, profile: "str | Profile" = "claude", dialect: str 
         raise InputError(f"max_tokens must be a positive number of tokens, not {max_tokens!r}")
     source_in, src_tools, src_model = _to_messages(messages)
     all_tools = list(src_tools) + list(tools or [])
+    if recall_tool:
+        from .recalling import RECALL_TOOL_NAME, recall_tool as _recall_def
+        spec = _recall_def("responses")
+        all_tools = [t for t in all_tools if t.get("name") != RECALL_TOOL_NAME]
+        all_tools.append({"name": spec["name"], "description": spec["description"],
+                          "parameters": spec["parameters"]})
     model = model or src_model or prof.name
+    key = conversation_key(source_in)
+    if store is not None:
+        store.bind(key)
     source = expand_snapshots(source_in, store)
     store = store if store is not None else SourceStore()
+    store.bind(key)
     costs = _Costs(prof)
 
     norm, rewrites = dialects.normalise(source, dialect=dialect)
+    if not any(m.role in ("user", "tool") for m in norm):
+        raise InputError("nothing to send: the conversation has no user message (after removing empty ones)")
     tool_defs = dialects.tool_definitions(all_tools, norm, dialect=dialect)
     fixed = costs.text(json.dumps(tool_defs, ensure_ascii=False)) if tool_defs else 0
     fixed += max_tokens
@@ -319,6 +362,14 @@ def compact(messages: Any, *, profile: "str | Profile" = "claude", dialect: str 
 
     def finish(msgs: list[Message], pages: list, **kw: Any) -> CompactResult:
         req = dialects.to_request(msgs, dialect=dialect, model=model, max_tokens=max_tokens, tools=all_tools)
+        # Never emit a request the provider would reject: check it as the provider would.
+        from .validation import validate
+        faults = validate(req, dialect, profile=prof)
+        if faults:
+            raise ValidationError(f"the compacted request would be rejected: {faults[0]}"
+                                  + (f" (and {len(faults) - 1} more)" if len(faults) > 1 else ""), faults=faults)
+        # Keep every message's source, so that any id is recallable (reduced ones keep their stored original).
+        store.put(m for m in source if not (m.meta.get("reduced") and m.id in store))
         return CompactResult(request=req, store=store, pages=pages, rewrites=rewrites, profile=prof.name,
                              dialect=dialect, tokens_before=before, **kw)
 
@@ -401,7 +452,7 @@ def compact(messages: Any, *, profile: "str | Profile" = "claude", dialect: str 
     if summarise is not None and keep < len(pages):
         # Tier (d): the caller's summariser, the only tier that calls a model, stands in for the pages dropped.
         for _ in range(3):
-            gone = set(_dropped_ids([m.id for m in mid_src], kept, len(pages)))
+            gone = set(_dropped_ids([m.id for m in mid_src], kept, pages))
             summary = summarise([m for m in mid_src if m.id in gone])
             if not isinstance(summary, str) or not summary.strip():
                 raise InputError("the summarise callback must return non-empty text")
@@ -410,7 +461,7 @@ def compact(messages: Any, *, profile: "str | Profile" = "claude", dialect: str 
             while keep > 0 and cost(chosen, pages[len(pages) - keep:]) + extra > budget:
                 keep -= 1
             kept = pages[len(pages) - keep:] if keep else []
-            if set(_dropped_ids([m.id for m in mid_src], kept, len(pages))) == gone:
+            if set(_dropped_ids([m.id for m in mid_src], kept, pages)) == gone:
                 break
         final = fixed + head_cost + suffix[chosen] + costs.pages(kept) + snap_text_cost + extra
         if final > budget:
@@ -424,7 +475,7 @@ def compact(messages: Any, *, profile: "str | Profile" = "claude", dialect: str 
     # Pages that would cost more than the text they replace are never chosen: the search above starts from the
     # longest tail, so a middle is only imaged when that is what makes the request fit.
     dropped, kept, out = _assemble(head, norm[chosen:], kept, pages, middle_ids, prof, dialect, model,
-                                   max_tokens, all_tools, summary)
+                                   max_tokens, all_tools, summary, recall_tool)
     final = fixed + head_cost + suffix[chosen] + (costs.pages(kept) + snap_text_cost if kept else 0)
     if summary:
         final += costs.text(summary) + 2
@@ -453,23 +504,30 @@ def _page_cap(verbatim: Sequence[Message], prof: Profile) -> int:
     return max(0, cap)
 
 
-def _dropped_ids(middle_ids: list[int], kept: list, n_pages: int) -> list[int]:
-    """Middle ids whose start is not on a kept page (a message split by the first kept page counts as dropped)."""
-    if len(kept) == n_pages:
+def _dropped_ids(middle_ids: list[int], kept: list, pages: list) -> list[int]:
+    """Middle ids not shown on the kept pages; a message whose start is on a dropped page counts too."""
+    if len(kept) == len(pages):
         return []
-    first = kept[0].first_id if kept else None
-    return [i for i in middle_ids if first is None or i <= first]
+    if not kept:
+        return list(middle_ids)
+    first = kept[0].first_id
+    before = pages[len(pages) - len(kept) - 1]
+    partial = before.last_id == first
+    return [i for i in middle_ids if i < first or (partial and i == first)]
 
 
 def _assemble(head: list[Message], tail: list[Message], kept: list, pages: list, middle_ids: list[int],
               prof: Profile, dialect: str, model: str, max_tokens: int, tools: list,
-              summary: str | None = None) -> tuple[list, list, list]:
+              summary: str | None = None, recall_tool: bool = False) -> tuple[list, list, list]:
     """Build the snapshot message and the output messages; drop the oldest pages while the request bytes exceed
     the profile's limit. Returns ``(dropped ids, kept pages, output messages)``."""
     while True:
-        dropped = _dropped_ids(middle_ids, kept, len(pages))
+        dropped = _dropped_ids(middle_ids, kept, pages)
         parts = page_parts(kept, prof) + ([Part("text", text=summary)] if summary else [])
-        parts.append(Part("text", text=snapshot_text(middle_ids, dropped)))
+        first = kept[0].first_id if kept else None
+        shown = [i for i in middle_ids if first is not None and i >= first]
+        name = "recall_messages" if recall_tool else None
+        parts.append(Part("text", text=snapshot_text(shown, dropped, recall_tool=name)))
         snap = Message(middle_ids[0], "user", parts,
                        {"snapshot": {"covered": id_ranges(middle_ids), "dropped": id_ranges(dropped)}})
         out = head + [snap] + tail

@@ -36,11 +36,27 @@ def _ranges(text: str) -> list[list[int]]:
     return out
 
 
+def _merge(ranges: list[list[int]]) -> list[list[int]]:
+    out: list[list[int]] = []
+    for lo, hi in sorted(ranges):
+        if out and lo <= out[-1][1] + 1:
+            out[-1][1] = max(out[-1][1], hi)
+        else:
+            out.append([lo, hi])
+    return out
+
+
 def parse_snapshot_text(text: str) -> dict | None:
     """Parse the short text of a snapshot message written by ``snapglyph compact``.
 
-    The text has the form ``snapglyph snapshot: the images above show messages #3-#418 as pages.``, optionally
-    followed by `` Not shown (recall by id): #3-#40.``; ranges are comma-separated, a single id is ``#7``.
+    The text has one of these forms (ranges comma-separated, a single id is ``#7``)::
+
+        snapglyph snapshot: the images above show messages #3-#418 as pages.
+        snapglyph snapshot: the images above show messages #41-#418 as pages. Not shown, or only in part: #3-#41.
+        snapglyph snapshot: messages #3-#40 are not shown.
+
+    (an optional parenthesis after "Not shown"/"not shown" says how to recall them). The older form, where the
+    shown ranges included the dropped ones, parses to the same result.
 
     Parameters
     ----------
@@ -50,27 +66,36 @@ def parse_snapshot_text(text: str) -> dict | None:
     Returns
     -------
     dict or None
-        ``{"covered": [[lo, hi], ...], "dropped": [[lo, hi], ...]}`` with inclusive message-id ranges in the order
-        written (``covered`` includes the dropped ids; ``dropped`` is empty when nothing was dropped), or ``None``
-        when the text is not a snapshot text (wrong prefix, or no covered range). Never raises.
+        ``{"covered": [[lo, hi], ...], "dropped": [[lo, hi], ...]}`` with inclusive message-id ranges, sorted and
+        merged (``covered`` is every id the snapshot stands for, shown or not; ``dropped`` the ids not shown or
+        shown only in part, empty when none), or ``None`` when the text is not a snapshot text (wrong prefix, or
+        no range). Never raises.
     """
     if not isinstance(text, str) or not text.lstrip().startswith(SNAPSHOT_PREFIX):
         return None
     body = text.lstrip()[len(SNAPSHOT_PREFIX):]
+    none_shown = re.search(r"are not shown", body)
+    if none_shown:
+        m = _COVERED.search(body[:none_shown.start()])
+        dropped = _ranges(m.group(1)) if m else []
+        if not dropped:
+            return None
+        dropped = _merge(dropped)
+        return {"covered": dropped, "dropped": dropped}
     cut = re.search(r"Not shown", body)
     head = body[:cut.start()] if cut else body
     m = _COVERED.search(head)
     if not m:
         return None
-    covered = _ranges(m.group(1))
-    if not covered:
+    shown = _ranges(m.group(1))
+    if not shown:
         return None
     dropped: list[list[int]] = []
     if cut:
         d = _DROPPED.search(body[cut.start():])
         if d:
-            dropped = _ranges(d.group(1))
-    return {"covered": covered, "dropped": dropped}
+            dropped = _merge(_ranges(d.group(1)))
+    return {"covered": _merge(shown + dropped), "dropped": dropped}
 
 
 def number_messages(messages: list[Message]) -> None:

@@ -39,11 +39,24 @@ def format_ranges(ids: Sequence[int]) -> str:
     return ", ".join(f"#{a}" if a == b else f"#{a}-#{b}" for a, b in id_ranges(ids))
 
 
-def snapshot_text(covered: Sequence[int], dropped: Sequence[int] = ()) -> str:
-    """The short neutral text that follows the page images in the snapshot message."""
-    text = f"snapglyph snapshot: the images above show messages {format_ranges(covered)} as pages."
+def snapshot_text(shown: Sequence[int], dropped: Sequence[int] = (), *, recall_tool: str | None = None) -> str:
+    """The short neutral text that follows the page images in the snapshot message.
+
+    Parameters
+    ----------
+    shown : sequence of int
+        Ids of the messages the pages show (a message the first page shows only in part counts in both lists).
+    dropped : sequence of int
+        Ids of the messages the snapshot stands for but does not show (pages dropped for the budget or a limit).
+    recall_tool : str, optional
+        Name of a tool in the request that returns a message's exact text by id; named in the text when given.
+    """
+    how = f" ({recall_tool} returns their exact text by id)" if recall_tool else ""
+    if not shown:
+        return f"snapglyph snapshot: messages {format_ranges(dropped)} are not shown{how}."
+    text = f"snapglyph snapshot: the images above show messages {format_ranges(shown)} as pages."
     if dropped:
-        text += f" Not shown (recall by id): {format_ranges(dropped)}."
+        text += f" Not shown, or only in part{how}: {format_ranges(dropped)}."
     return text
 
 

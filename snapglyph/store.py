@@ -65,6 +65,7 @@ class SourceStore:
         self.path = Path(path) if path is not None else None
         self._messages: dict[int, Message] = {}
         self._tails: dict[str, list[int]] = {}
+        self.conversation: str | None = None
         if self.path is not None and self.path.exists():
             self._load(self.path)
 
@@ -78,6 +79,9 @@ class SourceStore:
                 continue
             try:
                 rec = json.loads(line)
+                if "conversation" in rec:
+                    self.conversation = str(rec["conversation"])
+                    continue
                 if "tail_of" in rec:
                     self._tails[str(rec["tail_of"])] = [int(i) for i in rec["ids"]]
                     continue
@@ -90,6 +94,21 @@ class SourceStore:
         """Keep the source of ``messages`` (a later put of the same id replaces the earlier one)."""
         for m in messages:
             self._messages[m.id] = m
+
+    def bind(self, conversation: str) -> None:
+        """Tie the store to one conversation (a key of its head), so another conversation cannot use it.
+
+        Raises
+        ------
+        StoreError
+            If the store already belongs to a different conversation.
+        """
+        if self.conversation is None:
+            self.conversation = conversation
+        elif self.conversation != conversation:
+            where = f" {self.path}" if self.path else ""
+            raise StoreError(f"the source store{where} belongs to another conversation (its head differs); use "
+                             "one store per conversation")
 
     def put_tail(self, snapshot_key: str, messages: Iterable[Message]) -> None:
         """Keep the source of the tail sent after a snapshot, so a later pass can give its messages their ids back.
@@ -148,6 +167,8 @@ class SourceStore:
         try:
             fd, tmp = tempfile.mkstemp(prefix=target.name + ".", suffix=".tmp", dir=target.parent)
             with os.fdopen(fd, "w", encoding="utf-8") as f:
+                if self.conversation is not None:
+                    f.write(json.dumps({"conversation": self.conversation}) + "\n")
                 for mid in sorted(self._messages):
                     rec = {"id": mid, "message": message_to_dict(self._messages[mid])}
                     f.write(json.dumps(rec, ensure_ascii=True, separators=(",", ":")) + "\n")

@@ -241,7 +241,8 @@ def _load(text: str, name: str, path: str | None, strict: bool) -> Transcript:
             raise _json_error(first_error, name, path)
         return _plain(text, path)
     if strict:
-        raise FormatError(f"{name} does not hold JSON (it starts with {head[:20]!r})", path=path)
+        raise FormatError(f"{name} holds no transcript: expected a JSON object, a list of messages or JSON lines "
+                          f"(it starts with {head[:20]!r})", path=path)
     if is_aider(text, name):
         return _finish("aider", read_aider(text), {"path": path} if path else None)
     return _plain(text, path)
@@ -306,6 +307,15 @@ def load(path: str | os.PathLike) -> Transcript:
         raw = p.read_bytes()
     except OSError as e:
         raise FormatError(f"cannot read {sp}: {e.strerror or e}", path=sp) from None
+    sample = raw[:65536]
+    bad_utf8 = sample.decode("utf-8", errors="replace").count("\ufffd") - sample.decode(
+        "utf-8", errors="ignore").count("\ufffd")
+    controls = sum(b < 9 or 13 < b < 27 or 27 < b < 32 for b in sample)
+    floor = 8  # a few odd bytes in a short text file do not make it binary
+    if (sample.count(0) > max(floor, len(sample) // 100) or controls > max(floor, len(sample) // 10)
+            or bad_utf8 > max(floor, len(sample) // 10)):
+        raise FormatError(f"{sp} looks like a binary file (NUL, control or non-UTF-8 bytes), not a transcript or "
+                          "text", path=sp)
     try:
         text, bad = raw.decode("utf-8"), 0
     except UnicodeDecodeError:

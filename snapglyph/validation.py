@@ -7,7 +7,8 @@ Anthropic messages (platform.claude.com/docs/en/agents-and-tools/tool-use/handle
   every ``tool_use`` answered by a ``tool_result`` in the next message; every ``tool_result`` answering a
   ``tool_use`` of the previous message; tool results first in their user message; tool use ids unique; no image in
   an assistant message; no empty or whitespace-only text block; no empty content; tools defined when tool blocks
-  are present; the first message from the user.
+  are present. (A 2024 report of "first message must use the user role" is not in current docs, so it is not
+  checked.)
 OpenAI chat completions (platform.openai.com/docs/api-reference/chat)
   a ``tool`` message only as a response to a preceding ``tool_calls``; every ``tool_call_id`` answered before the
   next non-tool message; images only in user messages; tool message content text only.
@@ -67,8 +68,6 @@ def _anthropic(body: dict, out: list[Fault], images: list[tuple[int, str]]) -> N
         if role not in ("user", "assistant"):
             out.append(Fault(i, f"role must be user or assistant, not {role!r}"))
             continue
-        if i == 0 and role != "user":
-            out.append(Fault(i, 'first message must use the "user" role'))
         blocks = _blocks(content)
         if (content == "" or content == []) and not (i == len(msgs) - 1 and role == "assistant"):
             out.append(Fault(i, "all messages must have non-empty content except for the optional final "
@@ -100,8 +99,9 @@ def _anthropic(body: dict, out: list[Fault], images: list[tuple[int, str]]) -> N
                     out.append(Fault(i, f"content.{j}: `tool_use` ids must be unique: {tid}"))
                 seen_ids.add(tid)
                 if not has_tools:
-                    out.append(Fault(i, "requests which include `tool_use` or `tool_result` blocks must define "
-                                        "tools"))
+                    f = Fault(None, "requests which include `tool_use` or `tool_result` blocks must define tools")
+                    if f not in out:
+                        out.append(f)
                 elif b.get("name") not in tool_names:
                     out.append(Fault(i, f"content.{j}: tool {b.get('name')!r} is not defined in tools"))
         uses = [b.get("id") for b in blocks if b.get("type") == "tool_use"] if role == "assistant" else []

@@ -93,3 +93,25 @@ def test_bad_input_is_one_line(tmp_path, args, needle):
     assert len(r.stderr.strip().splitlines()) == 1, r.stderr
     if needle != "bad.json":
         assert needle in r.stderr, r.stderr
+
+
+def test_binary_files_and_folders_are_refused(tmp_path):
+    import random
+    rnd = random.Random(1)
+    (tmp_path / "bin.dat").write_bytes(bytes(rnd.randrange(256) for _ in range(4000)))
+    r = run("render", str(tmp_path / "bin.dat"), "--out", str(tmp_path / "p"))
+    assert r.returncode == 2 and "binary" in r.stderr and "Traceback" not in r.stderr
+    r = run("compact", str(TRAJ), "--budget", "9000", "--out", str(tmp_path))
+    assert r.returncode == 2 and "is a folder" in r.stderr
+
+
+def test_stores_do_not_mix_conversations(tmp_path):
+    other = tmp_path / "other.json"
+    other.write_text(json.dumps({"messages": [{"role": "user", "content": "another task " * 3000},
+                                              {"role": "assistant", "content": "ok " * 3000},
+                                              {"role": "user", "content": "next"}]}))
+    store = str(tmp_path / "s.jsonl")
+    assert run("compact", str(TRAJ), "--budget", "9000", "--store", store, "--out", str(tmp_path / "a.json")
+               ).returncode == 0
+    r = run("compact", str(other), "--budget", "5000", "--store", store)
+    assert r.returncode == 2 and "belongs to another conversation" in r.stderr

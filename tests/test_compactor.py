@@ -246,3 +246,40 @@ def test_many_image_rule_caps_pages_beside_a_big_tail_image():
     assert len(res.pages) + 1 <= 20
     assert res.dropped_ids
     assert validate(res.request, "anthropic", profile="claude") == []
+
+
+def test_a_store_belongs_to_one_conversation():
+    msgs = conversation()
+    res = compact(msgs, profile="claude", dialect="anthropic", budget=30_000)
+    other = conversation()
+    other[1] = Message(1, "user", [Part("text", text="A different task entirely.")])
+    with pytest.raises(StoreError, match="belongs to another conversation"):
+        compact(other, profile="claude", dialect="anthropic", budget=30_000, store=res.store)
+    # the same conversation, read back from its request, is accepted (the key ignores normalisation)
+    compact(res.request, profile="claude", dialect="anthropic", budget=30_000, store=res.store)
+
+
+def test_snapshot_text_when_pages_are_dropped():
+    from snapglyph.transcripts import parse_snapshot_text
+    msgs = conversation(rounds=120)
+    res = compact(msgs, profile="claude", dialect="anthropic", budget=20_000, recall_tool=True)
+    assert res.dropped_ids and res.pages
+    text = res.request["messages"][1]["content"][-1]["text"]
+    first = res.pages[0].first_id
+    assert text.startswith(f"snapglyph snapshot: the images above show messages #{first}-#")
+    assert "Not shown, or only in part (recall_messages returns their exact text by id): #2-#" in text
+    parsed = parse_snapshot_text(text)
+    assert parsed["covered"] == [[2, res.middle_ids[-1]]]
+    assert parsed["dropped"] == [[2, res.dropped_ids[-1]]]
+    assert "recall_messages" in {t["name"] for t in res.request["tools"]}
+    # every id of the conversation is recallable, head and tail included
+    from snapglyph import recall
+    assert set(recall(res.store, [0, 1, first, len(msgs) - 1])) == {0, 1, first, len(msgs) - 1}
+
+
+def test_no_user_message_is_an_input_error():
+    from snapglyph.errors import InputError
+    with pytest.raises(InputError, match="no user message"):
+        compact([Message(0, "system", [Part("text", text="s")])], profile="claude", dialect="anthropic")
+    with pytest.raises(InputError, match="not int"):
+        compact(42, profile="claude")

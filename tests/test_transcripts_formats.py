@@ -266,7 +266,7 @@ def test_json_content_wins_over_extension(tmp_path):
     ("bad.jsonl", '{"type": "message"}\n{"type": ', "malformed JSON in bad.jsonl at line 2"),
     ("odd.json", '{"foo": 1}', "no supported transcript format (keys: foo)"),
     ("odd.jsonl", '{"foo": 1}\n{"bar": 2}\n', "no supported session format"),
-    ("odd.traj", "not json", "does not hold JSON"),
+    ("odd.traj", "not json", "holds no transcript"),
     ("role.json", '{"messages": [{"role": "wizard", "content": "x"}]}', "unknown role 'wizard'"),
     ("msg.json", '{"messages": [42]}', "message 0 is a int"),
     ("content.json", '{"messages": [{"role": "user", "content": 5}]}', "content is a int"),
