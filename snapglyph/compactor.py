@@ -442,9 +442,11 @@ def compact(messages: Any, *, profile: "str | Profile" = "claude", dialect: str 
     final = fixed + head_cost + suffix[chosen] + (costs.pages(kept) + snap_text_cost if kept else 0)
     if final > budget:
         need = final - (costs.pages(kept) + snap_text_cost if kept else 0)
+        big = max(range(chosen, len(norm)), key=lambda i: per[i])
         raise BudgetError(
             f"cannot fit the budget of {budget} tokens: the head ({head_cost}), the newest round "
-            f"({suffix[chosen]}), tool definitions and the reserved output ({fixed}) already need {need} tokens",
+            f"({suffix[chosen]}), tool definitions and the reserved output ({fixed}) already need {need} tokens; "
+            f"the largest message of that round is #{norm[big].id} ({norm[big].role}, {per[big]} tokens)",
             needed=need, budget=budget)
 
     mid_src = middle_sources(chosen)
