@@ -247,14 +247,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         return args.func(args)
     except SnapglyphError as e:
         return _err(str(e))
+    except (BrokenPipeError, KeyboardInterrupt):
+        return 1
     except FileNotFoundError as e:
         return _err(f"{e.filename}: no such file")
     except IsADirectoryError as e:
         return _err(f"{e.filename}: is a folder, not a file")
     except OSError as e:
         return _err(f"{getattr(e, 'filename', None) or ''}: {e.strerror or e}")
-    except (BrokenPipeError, KeyboardInterrupt):
-        return 1
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -57,6 +57,8 @@ class CompactResult:
         Estimated request tokens of the input and of the output (reserved output tokens included).
     passthrough : bool
         True when the input already fitted and was passed through (normalised).
+    middle_text_tokens : int
+        Estimated tokens the messages shown as pages would cost as text (for the image-vs-text comparison).
     cache_break : str or None
         Set when the input held an earlier snapshot and its oldest shown pages changed (more pages dropped for
         the budget or a limit), so a provider's prompt cache of them is lost; None otherwise.
@@ -74,6 +76,7 @@ class CompactResult:
     tokens_after: int = 0
     passthrough: bool = False
     cache_break: str | None = None
+    middle_text_tokens: int = 0
     profile: str = ""
     dialect: str = ""
 
@@ -232,13 +235,18 @@ class _Costs:
 
 
 def _head_end(msgs: Sequence[Message]) -> int:
-    """Index just past the head: the system prompt(s) and the first user message (and its tool results)."""
+    """Index just past the head: the system prompt(s) and the first user turn.
+
+    The first user turn is the first user message together with the user messages right after it (providers
+    merge consecutive user messages into one turn; an aborted, empty assistant reply between them is removed by
+    normalisation), e.g. a ``/mode`` command followed by the actual task.
+    """
     i = 0
     while i < len(msgs) and msgs[i].role == "system":
         i += 1
     while i < len(msgs) and msgs[i].role != "user":
         i += 1
-    if i < len(msgs):
+    while i < len(msgs) and msgs[i].role == "user":
         i += 1
     while i < len(msgs) and msgs[i].role == "tool":
         i += 1
@@ -489,9 +497,11 @@ def compact(messages: Any, *, profile: "str | Profile" = "claude", dialect: str 
     if prev is not None and id_ranges(dropped) != [list(r) for r in prev.get("dropped", [])]:
         cache_break = (f"the oldest shown pages changed (now not shown: {format_ranges(dropped) or 'none'}); "
                        "a provider's prompt cache of the earlier pages is lost")
+    gone = set(dropped)
+    shown_text = sum(per[i] for i in range(h, chosen) if norm[i].id not in gone)
     return finish(out, kept, head_ids=[m.id for m in head], middle_ids=middle_ids,
                   tail_ids=[m.id for m in norm[chosen:]], dropped_ids=dropped, tokens_after=final,
-                  cache_break=cache_break)
+                  cache_break=cache_break, middle_text_tokens=shown_text)
 
 
 def _page_cap(verbatim: Sequence[Message], prof: Profile) -> int:

@@ -61,6 +61,8 @@ def run_demo(out: Path, *, profile_name: str = "claude", budget: int = 100_000) 
     req_path.write_text(json.dumps(res.request, ensure_ascii=False) + "\n", encoding="utf-8")
     store_path = res.store.save(out / "request.json.store.jsonl")
     chars = sum(p.chars for p in res.pages)
+    img = sum(prof.image_tokens(p.width, p.height) for p in res.pages)
+    ratio = f"{res.middle_text_tokens / img:.1f}x fewer as pages" if img else "no pages"
     report = [
         "# snapglyph demo",
         "",
@@ -69,8 +71,9 @@ def run_demo(out: Path, *, profile_name: str = "claude", budget: int = 100_000) 
         f"- head: {len(res.head_ids)} messages, middle: {len(res.middle_ids)} messages as {len(res.pages)} pages "
         f"({chars} characters), tail: {len(res.tail_ids)} messages verbatim",
         f"- estimated tokens: {res.tokens_before} before, {res.tokens_after} after",
-        f"- the pages: {sum(prof.image_tokens(p.width, p.height) for p in res.pages)} image tokens for the "
-        f"{len(res.middle_ids) - len(res.dropped_ids)} messages they show",
+        f"- the pages: {img} image tokens for the {len(res.middle_ids) - len(res.dropped_ids)} messages they show, "
+        f"which would cost about {res.middle_text_tokens} tokens as text ({ratio})",
+        f"- not shown (pages dropped to meet the budget; recallable by id): {len(res.dropped_ids)} messages",
         f"- normalisation rewrites: {dict(res.rewrites) or 'none'}",
         f"- time: {took:.2f} s (reading, counting, rendering, encoding)",
         "",
