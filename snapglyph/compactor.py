@@ -419,23 +419,42 @@ def compact(messages: Any, *, profile: "str | Profile" = "claude", dialect: str 
     full = render_middle(cuts[-1])
     full_page_cost = prof.image_tokens(*prof.page_size)
 
-    def estimate(c: int) -> int:
+    min_page_cost = prof.image_tokens(prof.page_size[0], prof.patch)
+
+    def n_pages(c: int) -> int:
         last = norm[c].id - 1
         n = sum(1 for p in full if p.first_id is not None and p.first_id <= last)
-        n = min(n, page_cap[c])
+        return min(n, page_cap[c])
+
+    def estimate(c: int) -> int:
+        """Never below the exact cost: the last page charged at full height."""
+        n = n_pages(c)
         return fixed + head_cost + suffix[c] + (n * full_page_cost + snap_text_cost if n else 0)
 
-    chosen = next((c for c in cuts if estimate(c) <= budget), None)
-    if chosen is not None:
-        pages = render_middle(chosen)
-        # The exact cost can only be lower than the estimate: try longer tails while they fit.
-        i, tries = cuts.index(chosen), 0
-        while i > 0 and tries < 16:
-            tries += 1
-            trial = render_middle(cuts[i - 1])
-            if cost(cuts[i - 1], trial) > budget:
+    def lower(c: int) -> int:
+        """Never above the exact cost: the last page charged at one patch row."""
+        n = n_pages(c)
+        return fixed + head_cost + suffix[c] + ((n - 1) * full_page_cost + min_page_cost + snap_text_cost if n else 0)
+
+    # The longest tail that fits: cut points from the oldest on; the bounds settle most of them, and a cut point
+    # between them is rendered exactly (the cost is not monotonic: a longer tail can mean one page less).
+    chosen, pages, renders = None, None, 0
+    for c in cuts:
+        if lower(c) > budget:
+            continue
+        if estimate(c) <= budget or renders >= 24:
+            if estimate(c) <= budget:
+                chosen = c
                 break
-            i, chosen, pages = i - 1, cuts[i - 1], trial
+            continue
+        renders += 1
+        trial = render_middle(c)
+        if cost(c, trial) <= budget:
+            chosen, pages = c, trial
+            break
+    if chosen is not None:
+        if pages is None:
+            pages = render_middle(chosen)
     else:
         # Even the newest round with every page does not fit: the newest pages and the tail share what the head
         # leaves, the tail taking the longest run within half of it (at least the newest round).

@@ -73,23 +73,26 @@ def test_head_pages_tail(prof, dialect):
     assert body[key][-len(expected[key]):] == expected[key]
 
 
-def test_tail_is_the_longest_that_fits():
+@pytest.mark.parametrize("budget", [26_000, 30_000, 34_000])
+def test_tail_is_the_longest_that_fits(budget):
+    """Every longer tail (every earlier cut point), priced exactly with its own pages, breaks the budget."""
     from snapglyph.compactor import _Costs
     msgs = conversation()
-    budget = 30_000
     res = compact(msgs, profile="claude", dialect="anthropic", budget=budget)
+    assert not res.dropped_ids
     first = res.tail_ids[0]
     norm, _ = normalise(msgs, dialect="anthropic")
     earlier = [m.id for m in norm if 1 < m.id < first and m.role in ("user", "assistant")]
     assert earlier, "the test needs a middle with a cut point in it"
     costs = _Costs(profile("claude"))
     prof = profile("claude")
-    longer_middle = [m for m in msgs if 1 < m.id < earlier[-1]]
-    pages = render_document(build_document(longer_middle), profile="claude")
-    added = sum(costs.message(m) for m in norm if earlier[-1] <= m.id < first)
     now_pages = sum(prof.image_tokens(p.width, p.height) for p in res.pages)
-    longer_pages = sum(prof.image_tokens(p.width, p.height) for p in pages)
-    assert res.tokens_after - now_pages + longer_pages + added > budget
+    now_tail = sum(costs.message(m) for m in norm if m.id >= first)
+    for cut in earlier:
+        pages = render_document(build_document([m for m in msgs if 1 < m.id < cut]), profile="claude")
+        tail = sum(costs.message(m) for m in norm if m.id >= cut)
+        longer_pages = sum(prof.image_tokens(p.width, p.height) for p in pages)
+        assert res.tokens_after - now_pages - now_tail + longer_pages + tail > budget, cut
 
 
 def test_passthrough_when_it_fits():
