@@ -67,7 +67,8 @@ def layout_blit(codes, styles, start, stop, state, page, glyphs, gwidth, lut, ce
     marker : int
         Glyph index of the newline marker.
     ink_start : int32 array (>= max glyph index + 2,)
-        Glyph ``g``'s ink pixels are ``ink_off[ink_start[g]:ink_start[g + 1]]`` (see ``snapglyph.render._ink_lists``).
+        Glyph ``g``'s ink pixels are ``ink_off[ink_start[g]:ink_start[g + 1]]``
+        (see :meth:`snapglyph.atlas.Atlas.ink_lists`).
     ink_off : int32 array (k,)
         Offset of each ink pixel from its cell's top-left pixel in the flattened page: ``y * width + x``.
     ink_lvl : uint8 array (k,)
@@ -133,14 +134,15 @@ def layout_blit(codes, styles, start, stop, state, page, glyphs, gwidth, lut, ce
 
 
 @jit
-def expand_codes(cps, spans, cells, table, out_codes, out_srcw, start):
+def expand_codes(cps, spans, cells, table, out_codes, out_srcw, start, label_len=None):
     """Drop zero-width characters, expand tabs and map code points to stream codes, in one pass.
 
     The array twin of steps 5 and 6 of :func:`snapglyph.text.normalize` followed by the glyph lookup: a code point
     ``>= U+0300`` with ``cells[cp] == 0`` is dropped (and counted), as is a pictograph (U+2600-U+27BF,
     U+1F000-U+1FAFF) joined to the previous one by a ZWJ (U+200D) and any U+FE0F or skin-tone modifiers
     (U+1F3FB-U+1F3FF) between them; a tab becomes spaces up to the next multiple of 8 cells from the line start
-    (a wide character counts ``cells[cp]`` = 2 cells); a newline becomes ``CODE_NEWLINE``.
+    (a wide character counts ``cells[cp]`` = 2 cells, a glyph with a label counts ``label_len[g]``); a newline
+    becomes ``CODE_NEWLINE``.
 
     Parameters
     ----------
@@ -160,6 +162,9 @@ def expand_codes(cps, spans, cells, table, out_codes, out_srcw, start):
         ``spans``). Modified in place.
     start : int
         First index of ``out_codes`` to write.
+    label_len : uint8 array or None
+        Label length of each glyph index (0: no label; :attr:`snapglyph.atlas.Atlas.label_len`): the cells such a
+        glyph takes for tab stops (the renderer draws it as its label). Indices past its end count 0.
 
     Returns
     -------
@@ -228,6 +233,9 @@ def expand_codes(cps, spans, cells, table, out_codes, out_srcw, start):
         if g < 0:
             g = CODE_UNSEEN - np.int64(cp)
             unseen += 1
+        elif label_len is not None:
+            if g < label_len.shape[0] and label_len[g] > 0:
+                w = label_len[g]
         out_codes[o] = g
         out_srcw[o] = 1 - syn
         o += 1

@@ -10,8 +10,10 @@ An :class:`Atlas` holds, for one cell size and one font family:
 Glyphs are rasterised with FreeType (freetype-py) on first use of a codepoint, walking the family's fallback chain;
 the first font that has the codepoint *with ink* wins (a glyph that a font maps to an empty bitmap does not count,
 except for space characters). Codepoints no font covers map to the replacement glyph (a hollow box, narrow or wide),
-which the renderer counts. Anti-aliased coverage is quantised to ``LEVELS`` levels (4: two bits per pixel), so pages
-encode as 2-bit grey PNGs.
+which the renderer counts; those of them listed in :data:`SYMBOL_LABELS` (emoji and symbols with a well-known meaning,
+such as ✅ and ❌) get a glyph index of their own instead, marked in ``label_len``, which the renderer draws as the
+short ASCII label (``[ok]``, ``[x]``) and counts as replaced too (:meth:`Atlas.expand_labels`). Anti-aliased
+coverage is quantised to ``LEVELS`` levels (4: two bits per pixel), so pages encode as 2-bit grey PNGs.
 
 Atlases are built in memory (a 6x12 atlas of the 400-odd common glyphs takes about 20 ms) and kept per process; there
 is no disk cache, so a read-only install behaves exactly like a writable one.
@@ -39,6 +41,7 @@ __all__ = [
     "FONT_FILES",
     "LEVELS",
     "NEWLINE_MARKER",
+    "SYMBOL_LABELS",
     "atlas",
     "default_family",
     "font_path",
@@ -64,6 +67,35 @@ FONT_FILES = {
     "efont16": "b16.pcf.gz",
 }
 """Bundled font files (in ``snapglyph.fonts``; licenses and provenance in its README.md)."""
+
+# Short ASCII labels for symbols that no bundled font draws, so that ✅ (pass) and ❌ (fail) stay distinct instead of
+# both becoming the replacement box. Where the list comes from: the emoji that agent transcripts use for status and
+# structure, as named in issue 3's defect report, plus the glyph-less emoji in ../shared/data (measured over the
+# decoded strings of all its transcripts: ✅ 50, ⚡ 27, 📋 6, ✨ 4, 💥 4, 🍰 2, 💔 2, 😀 2, 🚨 2, 👋 1, 👍 1; faces such
+# as 😀 keep the box). Names follow the GitHub/Slack shortcodes where one is short (:zap: :boom: :+1:), else the
+# meaning. Labels are ASCII, except one look-alike box-drawing glyph.
+# Only characters with no glyph in an atlas get the label there (✔ ✖ ⚠ ☑ ✗ have glyphs in DejaVu Sans Mono and keep
+# them; ⌛ has one in efont 16 px). A variation selector after a symbol is zero-width as before.
+SYMBOL_LABELS = {
+    0x2705: "[ok]", 0x2714: "[ok]", 0x2611: "[ok]", 0x1F197: "[ok]",            # ✅ ✔ ☑ 🆗
+    0x274C: "[x]", 0x2716: "[x]", 0x2717: "[x]", 0x274E: "[x]",                 # ❌ ✖ ✗ ❎
+    0x26A0: "[!]", 0x2757: "[!]", 0x2755: "[!]", 0x2753: "[?]", 0x2754: "[?]",  # ⚠ ❗ ❕ ❓ ❔
+    0x26D4: "[no]", 0x1F6AB: "[no]", 0x1F6D1: "[stop]", 0x1F6A8: "[alert]",     # ⛔ 🚫 🛑 🚨
+    0x1F680: "[rocket]", 0x1F525: "[fire]", 0x26A1: "[zap]", 0x1F4A5: "[boom]",  # 🚀 🔥 ⚡ 💥
+    0x1F44D: "[+1]", 0x1F44E: "[-1]", 0x1F44B: "[wave]", 0x1F440: "[eyes]",      # 👍 👎 👋 👀
+    0x1F4C1: "[dir]", 0x1F4C2: "[dir]", 0x1F4C4: "[doc]", 0x1F4DD: "[doc]",      # 📁 📂 📄 📝
+    0x1F4CB: "[list]", 0x1F4CA: "[chart]", 0x1F4C8: "[chart]", 0x1F4E6: "[pkg]",  # 📋 📊 📈 📦
+    0x1F41B: "[bug]", 0x1F4A1: "[idea]", 0x1F50D: "[search]", 0x1F50E: "[search]",  # 🐛 💡 🔍 🔎
+    0x23F3: "[wait]", 0x231B: "[wait]", 0x23F1: "[timer]", 0x1F504: "[sync]",    # ⏳ ⌛ ⏱ 🔄
+    0x1F389: "[party]", 0x2728: "[new]", 0x1F195: "[new]", 0x2B50: "[star]",     # 🎉 ✨ 🆕 ⭐
+    0x1F7E2: "[green]", 0x1F534: "[red]", 0x1F7E1: "[yellow]", 0x1F7E0: "[orange]",  # 🟢 🔴 🟡 🟠
+    0x1F535: "[blue]", 0x1F3AF: "[target]", 0x1F527: "[fix]", 0x1F6E0: "[tools]",  # 🔵 🎯 🔧 🛠
+    0x1F6A7: "[wip]", 0x1F512: "[lock]", 0x1F517: "[link]", 0x1F4CC: "[pin]",    # 🚧 🔒 🔗 📌
+    0x1F9EA: "[test]", 0x1F916: "[bot]", 0x1F4AC: "[chat]", 0x1F449: "[->]",     # 🧪 🤖 💬 👉
+    0x1F370: "[cake]", 0x1F494: "[heartbreak]", 0x1F4AF: "[100]",                 # 🍰 💔 💯
+    0x23BF: "\u2514",  # ⎿ (Claude Code's tool-output connector, 65 times in ../shared/data) as its look-alike └
+}
+"""Code point -> short ASCII label, drawn (where the atlas has no glyph for it) instead of the replacement box."""
 
 # Glyph indices fixed in every atlas.
 BLANK = 0
@@ -250,6 +282,11 @@ class Atlas:
         ``(capacity,)`` uint8 cells per glyph (1 or 2).
     table : numpy.ndarray
         ``(0x110000,)`` int32 codepoint -> glyph index, ``-1`` where not looked up yet.
+    label_len : numpy.ndarray
+        ``(capacity,)`` uint8: for a glyph index that stands for a :data:`SYMBOL_LABELS` symbol with no glyph, the
+        length of its label (the glyph itself is the replacement box); 0 for every other glyph.
+    label_cells : dict
+        Each :data:`SYMBOL_LABELS` character that has no glyph here -> its label's length (the cells it takes).
     wide_ok : bool
         True where the chain has a legible wide (CJK) font at this cell size.
     sources : list of str
@@ -277,9 +314,13 @@ class Atlas:
         cap = 512
         self.glyphs = np.zeros((cap, ch, 2 * cw), np.uint8)
         self.width = np.ones(cap, np.uint8)
+        self.label_len = np.zeros(cap, np.uint8)
         self.table = np.full(0x110000, -1, np.int32)
         self.n = _N_FIXED
         self.covered_by: dict[int, str] = {}
+        self._label_codes: dict[int, np.ndarray] = {}  # glyph index -> glyph indices of its label's letters
+        self._label_range = (0x7FFFFFFF, 0)  # the labelled glyph indices lie in [lo, hi)
+        self._ink: dict[int, tuple] = {}  # page width -> (n glyphs, ink lists)
         self._box(REPL_NARROW, 1)
         self._box(REPL_WIDE, 2)
         self.width[REPL_WIDE] = 2
@@ -293,6 +334,11 @@ class Atlas:
         self.table[0x20] = BLANK
         self.table[0x0A] = BLANK  # newlines never reach the blitter as glyphs
         self.ensure(range(0x21, 0x7F))
+        # Every labelled symbol (after its label's letters) is looked up now, so that a stream never meets one not
+        # decided yet.
+        self.ensure({ord(c) for label in SYMBOL_LABELS.values() for c in label})
+        self.ensure(SYMBOL_LABELS)
+        self.label_cells = {chr(cp): len(lab) for cp, lab in SYMBOL_LABELS.items() if self.label_len[self.table[cp]]}
 
     def _box(self, idx: int, cells: int) -> None:
         g = self.glyphs[idx]
@@ -333,15 +379,24 @@ class Atlas:
                 got = None
                 if not (0xD800 <= cp < 0xE000) and cp != 0xFFFD:
                     got = self._raster(cp, cells)
-                if got is None:
+                label = SYMBOL_LABELS.get(cp) if got is None else None
+                if got is None and label is None:
                     self.table[cp] = REPL_WIDE if wide else REPL_NARROW
                     continue
                 if self.n == len(self.glyphs):
                     self.glyphs = np.concatenate([self.glyphs, np.zeros_like(self.glyphs)])
                     self.width = np.concatenate([self.width, np.ones_like(self.width)])
-                self.glyphs[self.n] = got[0]
+                    self.label_len = np.concatenate([self.label_len, np.zeros_like(self.label_len)])
+                if label is not None:  # no glyph: a box of its own, drawn as the label (expand_labels)
+                    self.glyphs[self.n] = self.glyphs[REPL_WIDE if wide else REPL_NARROW]
+                    self._label_codes[self.n] = self.table[[ord(c) for c in label]].astype(np.int32)
+                    self.label_len[self.n] = len(label)
+                    lo, hi = self._label_range
+                    self._label_range = (min(lo, self.n), max(hi, self.n + 1))
+                else:
+                    self.glyphs[self.n] = got[0]
+                    self.covered_by[cp] = got[1]
                 self.width[self.n] = cells
-                self.covered_by[cp] = got[1]
                 self.table[cp] = self.n
                 self.n += 1
 
@@ -368,7 +423,65 @@ class Atlas:
         """Return how many codepoints of ``cps`` have a real (inked) glyph in this atlas."""
         cps = list(cps)
         self.ensure(cps)
-        return sum(1 for c in cps if self.table[c] not in (REPL_NARROW, REPL_WIDE))
+        return sum(1 for c in cps if c in self.covered_by)
+
+    def expand_labels(self, codes: np.ndarray, srcw: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Replace each labelled glyph index in a stream by its label's letters (see :data:`SYMBOL_LABELS`).
+
+        Parameters
+        ----------
+        codes : numpy.ndarray
+            int32 stream codes: glyph indices of this atlas, or negative layout codes (left as they are).
+        srcw : numpy.ndarray
+            uint8 source weight of each element (0 or 1).
+
+        Returns
+        -------
+        codes, srcw : numpy.ndarray
+            The same arrays where no labelled glyph occurs; else new ones where each labelled element became its
+            letters, the first with source weight 2 (a source character shown, counted as replaced) and the rest 0
+            (synthetic, like tab fill).
+        """
+        if not self._label_codes:
+            return codes, srcw
+        lo, hi = self._label_range
+        at = np.flatnonzero((codes - np.int32(lo)).view(np.uint32) < np.uint32(hi - lo))  # codes in [lo, hi)
+        at = at[self.label_len[codes[at]] > 0]
+        if len(at) == 0:
+            return codes, srcw
+        pc, pw, pos = [], [], 0
+        for i in at.tolist():
+            pc.append(codes[pos:i])
+            pw.append(srcw[pos:i])
+            letters = self._label_codes[int(codes[i])]
+            w = np.zeros(len(letters), np.uint8)
+            w[0] = 2 * (srcw[i] > 0)
+            pc.append(letters)
+            pw.append(w)
+            pos = i + 1
+        pc.append(codes[pos:])
+        pw.append(srcw[pos:])
+        return np.concatenate(pc).astype(np.int32, copy=False), np.concatenate(pw)
+
+    def ink_lists(self, width: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Ink lists of the glyphs for :func:`snapglyph._kernels.layout_blit` on a page ``width`` pixels wide.
+
+        Cached until the atlas grows. Returns ``ink_start`` int32 ``(n + 1,)``, ``ink_off`` int32 ``(k,)``
+        (``y * width + x`` of each pixel of level ``> 0`` within the left ``width[g] * cell_w`` columns of glyph
+        ``g``, glyph by glyph) and ``ink_lvl`` uint8 ``(k,)``.
+        """
+        n = self.n
+        hit = self._ink.get(width)
+        if hit is not None and hit[0] == n:
+            return hit[1]
+        g = self.glyphs[:n]
+        span = self.width[:n].astype(np.int64) * self.cell_w
+        mask = (g > 0) & (np.arange(g.shape[2])[None, None, :] < span[:, None, None])
+        gi, yy, xx = np.nonzero(mask)
+        lists = (np.searchsorted(gi, np.arange(n + 1)).astype(np.int32),
+                 (yy.astype(np.int64) * width + xx).astype(np.int32), g[gi, yy, xx].astype(np.uint8))
+        self._ink[width] = (n, lists)
+        return lists
 
 
 _ATLASES: dict[tuple[int, int, str], Atlas] = {}

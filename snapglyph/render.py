@@ -4,7 +4,9 @@ Pipeline per segment: :func:`snapglyph.text.normalize` -> codepoints -> glyph in
 (rasterised on first use) -> the numba kernel :func:`snapglyph._kernels.layout_blit`, which places each glyph and
 draws its ink pixels into the current page array until the page is full. With the numba engine, long segments go
 through :func:`snapglyph.text.normalize_codes` instead (the same stream codes, tabs and zero-width characters done
-in one compiled pass). Pages stream: :func:`iter_pages` holds one page and one chunk of about 64 K characters.
+in one compiled pass). A symbol with no glyph but a label (:data:`snapglyph.atlas.SYMBOL_LABELS`: ✅ -> ``[ok]``)
+then becomes its label's letters (:meth:`snapglyph.atlas.Atlas.expand_labels`; tab stops already counted the
+label's cells). Pages stream: :func:`iter_pages` holds one page and one chunk of about 64 K characters.
 
 Layout modes:
 
@@ -77,7 +79,8 @@ class Page:
     chars : int
         Source characters shown on the page (drawn plus replaced; a newline counts as shown).
     replaced : int
-        Source characters drawn as the replacement glyph (no bundled font has them).
+        Source characters with no glyph in the bundled fonts: drawn as the replacement glyph, or as a short ASCII
+        label where :data:`snapglyph.atlas.SYMBOL_LABELS` has one (✅ as ``[ok]``).
     zero_width : int
         Source characters of the page's segments that take no cell (combining marks, format characters).
     removed : int
@@ -188,6 +191,9 @@ def _segments(document: Document):
 def _encode_segment(text: str, style: int, mid: int, at: Atlas, continued: bool, fast: bool = False):
     """Normalise one segment; return (codes int32, srcw uint8, zero-width count, removed count).
 
+    ``srcw`` is 1 for an element that stands for a source character, 2 for the first letter of a symbol's label
+    (a source character, counted as replaced), 0 for synthetic elements (tab fill, placeholders, label letters).
+
     ``fast`` uses :func:`snapglyph.text.normalize_codes` (compiled; for segments of at least :data:`_FAST_MIN`
     characters), else :func:`snapglyph.text.normalize` in plain Python; both give the same arrays.
     """
@@ -195,7 +201,7 @@ def _encode_segment(text: str, style: int, mid: int, at: Atlas, continued: bool,
     if fast and len(text) >= _FAST_MIN:
         from ._kernels import CODE_UNSEEN
 
-        codes, srcw, zw, rm, unseen = normalize_codes(text, at.table, head)
+        codes, srcw, zw, rm, unseen = normalize_codes(text, at.table, head, at.label_len)
         if head:
             codes[0] = -2
         if unseen:
@@ -204,7 +210,7 @@ def _encode_segment(text: str, style: int, mid: int, at: Atlas, continued: bool,
             at.ensure(np.unique(cps).tolist())
             codes[miss] = at.table[cps]
     else:
-        nt = normalize(text)
+        nt = normalize(text, at.label_cells)
         s = nt.text
         ascii_ = s.isascii()
         cps = np.frombuffer(s.encode("ascii" if ascii_ else "utf-32-le"), np.uint8 if ascii_ else np.uint32)
@@ -216,6 +222,8 @@ def _encode_segment(text: str, style: int, mid: int, at: Atlas, continued: bool,
         for a, b in nt.synthetic:
             srcw[head + a:head + b] = 0
         zw, rm = nt.zero_width, nt.removed
+    if not text.isascii():  # symbols with a label instead of a glyph (atlas.SYMBOL_LABELS): their letters
+        codes, srcw = at.expand_labels(codes, srcw)
     n = len(codes) - head
     if n == 0 and (zw or rm):
         codes = np.append(codes, np.int32(_CODE_NOP))
@@ -293,31 +301,6 @@ def _layout_blit_py(codes, styles, start, stop, state, page, glyphs, gwidth, lut
         i += 1
     state[:] = (row, col, used, rows_used)
     return i
-
-
-_INK: dict[tuple[int, int], tuple] = {}  # (id(atlas), page width) -> (atlas, n glyphs, ink lists)
-
-
-def _ink_lists(at: Atlas, width: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Ink lists of the atlas' glyphs for :func:`snapglyph._kernels.layout_blit` (cached until the atlas grows).
-
-    Returns ``ink_start`` int32 ``(n + 1,)``, ``ink_off`` int32 ``(k,)`` (``y * width + x`` of each pixel of level
-    ``> 0`` within the left ``width[g] * cell_w`` columns of glyph ``g``, glyph by glyph) and ``ink_lvl`` uint8
-    ``(k,)``.
-    """
-    key = (id(at), width)
-    hit = _INK.get(key)
-    n = at.n
-    if hit is not None and hit[0] is at and hit[1] == n:
-        return hit[2]
-    g = at.glyphs[:n]
-    span = at.width[:n].astype(np.int64) * at.cell_w
-    mask = (g > 0) & (np.arange(g.shape[2])[None, None, :] < span[:, None, None])
-    gi, yy, xx = np.nonzero(mask)
-    lists = (np.searchsorted(gi, np.arange(n + 1)).astype(np.int32),
-             (yy.astype(np.int64) * width + xx).astype(np.int32), g[gi, yy, xx].astype(np.uint8))
-    _INK[key] = (at, n, lists)
-    return lists
 
 
 def _check(document, prof, cell, mode, family) -> tuple[Profile, Atlas, str]:
@@ -401,9 +384,9 @@ def iter_pages(document: Document, *, profile="claude", cell=None, mode: str = "
         if b <= a:
             return
         w = ck.srcw[a:b]
-        acc[0] += int(w.sum(dtype=np.int64))
+        acc[0] += int(np.count_nonzero(w))
         c = ck.codes[a:b]
-        acc[1] += int(np.count_nonzero(((c == REPL_NARROW) | (c == REPL_WIDE)) & (w > 0)))
+        acc[1] += int(np.count_nonzero(((c == REPL_NARROW) | (c == REPL_WIDE)) & (w > 0)) + np.count_nonzero(w == 2))
         # Segments whose first element lies in [a, b) bring their zero-width and removed counts.
         lo, hi = np.searchsorted(ck.starts, [a, b])
         for k in range(lo, hi):
@@ -424,7 +407,7 @@ def iter_pages(document: Document, *, profile="claude", cell=None, mode: str = "
 
     for ck in _chunks(document, at, fast):
         i, n = 0, len(ck.codes)
-        ink = _ink_lists(at, width) if fast else ()  # after the chunk's glyphs were added to the atlas
+        ink = at.ink_lists(width) if fast else ()  # after the chunk's glyphs were added to the atlas
         while i < n:
             j = layout_blit(ck.codes, ck.styles, i, n, state, buf, at.glyphs, at.width, STYLE_LUT, cw, ch, cols,
                             rows, dense, MARKER, *ink)

@@ -15,7 +15,8 @@ Applied to each document segment on its own, in this order:
 5. Zero-width characters are dropped and counted: combining marks (categories Mn, Me), format characters (Cf: ZWJ,
    ZWNJ, bidi marks, soft hyphen), variation selectors, emoji skin-tone modifiers, and a pictograph joined to the
    previous one by a ZWJ (so a ZWJ emoji family is drawn as its first person: one 2-cell glyph).
-6. Tabs expand to the next multiple of 8 cells from the source line start (wide characters count 2).
+6. Tabs expand to the next multiple of 8 cells from the source line start (wide characters count 2; a symbol the
+   renderer draws as a short label, ``label_cells``, counts the label's length, so tab-aligned columns stay aligned).
 
 :func:`normalize_codes` does steps 1-4 the same way, then steps 5 and 6 and the glyph lookup in one compiled pass
 over the code points (the renderer uses it for long segments); tests hold it equal to :func:`normalize`.
@@ -24,7 +25,8 @@ Right-to-left text (Hebrew, Arabic) is kept in logical (storage) order, one char
 bidi reordering or shaping is done, so a reader sees the characters in the order they were typed.
 
 The accounting identity, per segment and per render: ``drawn + replaced + zero_width + removed == len(source)``,
-where drawn and replaced are counted by the renderer over the non-synthetic characters of :attr:`Normalized.text`.
+where drawn and replaced are counted by the renderer over the non-synthetic characters of :attr:`Normalized.text`
+(a symbol drawn as its label is one replaced character; the label's letters are synthetic).
 """
 
 from __future__ import annotations
@@ -226,7 +228,14 @@ def _terminal_lines(s: str) -> tuple[str, list[tuple[int, int]], int]:
     return "".join(out), synthetic, removed
 
 
-def _expand_line(line: str, n: int, spans: list[tuple[int, int]]) -> str:
+def _cells(c: str, label_cells: dict[str, int] | None) -> int:
+    """Cells ``c`` takes for tab stops: its label's length where it is drawn as a label, else :func:`char_cells`."""
+    if label_cells and c in label_cells:
+        return label_cells[c]
+    return char_cells(c)
+
+
+def _expand_line(line: str, n: int, spans: list[tuple[int, int]], label_cells: dict[str, int] | None = None) -> str:
     """Expand the tabs of one line that starts at output index ``n``; append the fill spans to ``spans``."""
     out: list[str] = []
     col = 0
@@ -234,7 +243,7 @@ def _expand_line(line: str, n: int, spans: list[tuple[int, int]]) -> str:
     pieces = line.split("\t")
     for piece in pieces[:-1]:
         out.append(piece)
-        col += len(piece) if ascii_ else sum(char_cells(c) for c in piece)
+        col += len(piece) if ascii_ else sum(_cells(c, label_cells) for c in piece)
         n += len(piece)
         k = 8 - col % 8
         out.append(" " * k)
@@ -246,7 +255,8 @@ def _expand_line(line: str, n: int, spans: list[tuple[int, int]]) -> str:
     return "".join(out)
 
 
-def _expand_tabs(s: str, synthetic: list[tuple[int, int]]) -> tuple[str, list[tuple[int, int]]]:
+def _expand_tabs(s: str, synthetic: list[tuple[int, int]],
+                 label_cells: dict[str, int] | None = None) -> tuple[str, list[tuple[int, int]]]:
     """Expand tabs to the next multiple of 8 cells; shift the synthetic spans; add the fill as synthetic."""
     if not synthetic:
         out_lines: list[str] = []
@@ -256,7 +266,7 @@ def _expand_tabs(s: str, synthetic: list[tuple[int, int]]) -> tuple[str, list[tu
             if out_lines:
                 n += 1
             if "\t" in line:
-                line = _expand_line(line, n, spans)
+                line = _expand_line(line, n, spans, label_cells)
             out_lines.append(line)
             n += len(line)
         return "\n".join(out_lines), spans
@@ -279,7 +289,7 @@ def _expand_tabs(s: str, synthetic: list[tuple[int, int]]) -> tuple[str, list[tu
         else:
             chars.append(c)
             flags.append(syn[i])
-            col += char_cells(c)
+            col += _cells(c, label_cells)
     spans = []
     i = 0
     while i < len(flags):
@@ -349,13 +359,16 @@ def _prepare(s: str) -> tuple[str, list[tuple[int, int]], int, int]:
     return s, synthetic, removed, zero_width
 
 
-def normalize(s: str) -> Normalized:
+def normalize(s: str, label_cells: dict[str, int] | None = None) -> Normalized:
     """Normalise one segment of source text for layout (see the module docstring for every rule).
 
     Parameters
     ----------
     s : str
         Any Python string: controls, escapes, lone surrogates and any length are accepted.
+    label_cells : dict or None
+        Characters the renderer draws as a label (:attr:`snapglyph.atlas.Atlas.label_cells`) -> the label's
+        length, which is then the cells they take for tab stops; the characters themselves stay in the text.
 
     Returns
     -------
@@ -393,7 +406,7 @@ def normalize(s: str) -> Normalized:
             s, z = _drop_zero_width(s)
             zero_width += z
     if "\t" in s:
-        s, synthetic = _expand_tabs(s, synthetic)
+        s, synthetic = _expand_tabs(s, synthetic, label_cells)
     return Normalized(s, synthetic, removed, zero_width)
 
 
@@ -425,7 +438,8 @@ def cell_table(cps: np.ndarray | None = None) -> np.ndarray:
     return t
 
 
-def normalize_codes(s: str, table: np.ndarray, head: int = 0) -> tuple[np.ndarray, np.ndarray, int, int, int]:
+def normalize_codes(s: str, table: np.ndarray, head: int = 0,
+                    label_len: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray, int, int, int]:
     """Normalise ``s`` like :func:`normalize` and map it to stream codes, with one compiled pass for steps 5-6.
 
     Equal, element for element, to mapping ``normalize(s).text`` through ``table`` (newline -> -1) with the
@@ -440,6 +454,9 @@ def normalize_codes(s: str, table: np.ndarray, head: int = 0) -> tuple[np.ndarra
         (:attr:`snapglyph.atlas.Atlas.table`).
     head : int
         Leading elements of the returned arrays left for the caller (codes and weights 0).
+    label_len : numpy.ndarray or None
+        uint8 label length of each glyph index (:attr:`snapglyph.atlas.Atlas.label_len`): a glyph with a label
+        takes that many cells for tab stops, as ``label_cells`` in :func:`normalize`.
 
     Returns
     -------
@@ -473,8 +490,9 @@ def normalize_codes(s: str, table: np.ndarray, head: int = 0) -> tuple[np.ndarra
     codes[:head] = 0
     srcw[:head] = 0
     cells = cell_table()
-    stop, zw, unseen = expand_codes(cps, spans, cells, table, codes, srcw, head)
+    lab = np.zeros(1, np.uint8) if label_len is None else label_len
+    stop, zw, unseen = expand_codes(cps, spans, cells, table, codes, srcw, head, lab)
     if stop < 0:  # code points not seen before: fill their cells, then run again
         cells = cell_table(cps[cps >= 0x300])
-        stop, zw, unseen = expand_codes(cps, spans, cells, table, codes, srcw, head)
+        stop, zw, unseen = expand_codes(cps, spans, cells, table, codes, srcw, head, lab)
     return codes[:stop], srcw[:stop], zero_width + zw, removed, unseen

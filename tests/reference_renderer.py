@@ -1,15 +1,15 @@
 """A slow, obviously correct renderer in plain Python, for pixel-exact comparison with the numba kernels.
 
-It shares only the inputs with the fast path (text normalisation, the glyph atlas and the profile geometry) and
-imports nothing from ``snapglyph._kernels`` or ``snapglyph.render``: layout, wrapping, paging, styles and blitting
-are written again here, one character and one pixel at a time.
+It shares only the inputs with the fast path (text normalisation, the glyph atlas, the table of symbol labels and
+the profile geometry) and imports nothing from ``snapglyph._kernels`` or ``snapglyph.render``: layout, wrapping,
+paging, styles, label substitution and blitting are written again here, one character and one pixel at a time.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from snapglyph.atlas import MARKER, atlas
+from snapglyph.atlas import MARKER, SYMBOL_LABELS, atlas
 from snapglyph.document import STYLE_HEADER, Document
 from snapglyph.profiles import profile as get_profile
 from snapglyph.text import normalize
@@ -32,13 +32,20 @@ def reference_pages(document: Document, *, profile: str, cell: tuple[int, int], 
     row = col = rows_used = 0
     touched = False
 
+    # Symbols that no font of this atlas draws and that have a label take the label's cells (tab stops too).
+    labels = {}
+    for cp, label in SYMBOL_LABELS.items():
+        at.ensure([cp])
+        if cp not in at.covered_by:
+            labels[chr(cp)] = label
+
     for seg in document.segments:
-        nt = normalize(seg.text)
+        nt = normalize(seg.text, {c: len(label) for c, label in labels.items()})
         if seg.style == STYLE_HEADER or nt.text or nt.zero_width or nt.removed:
             touched = True
         if seg.style == STYLE_HEADER and col > 0:
             row, col = row + 1, 0
-        for c in nt.text:
+        for c in "".join(labels.get(c, c) for c in nt.text):  # a labelled symbol is shown as its label's letters
             if c == "\n" and mode == "lines":
                 row, col = row + 1, 0
                 continue

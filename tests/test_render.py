@@ -43,12 +43,24 @@ def doc() -> Document:
     ])
 
 
+# Symbols with a label where no font draws them (✅ ❌ 🚀 ⚡ ...), some with a variation selector or inside a ZWJ
+# sequence, ⌛ (a glyph in efont 16 px only) and ⚠ ✔ (glyphs in DejaVu Sans Mono: never labelled).
+LABELLED = ("status: ✅ pass ❌ fail ⚠\ufe0f warn ✔ ok 🚀\ufe0f ship 🔥 ⚡ 💥 👍 📁 src/ 📝 🐛 💡 🔍 ⏳ ⌛ 🎉 ✨"
+            " 🟢 🔴 🟡\n"
+            "\t✅\t❌\t|\n👨\u200d🚀 astronaut; ⎿  Read 5 lines; " + "✅❌" * 30 + "\n")
+
+
+def labelled_doc() -> Document:
+    return Document(doc().segments + [Segment(" #4 assistant ", STYLE_HEADER, 4), Segment("\n", STYLE_TEXT, 4),
+                                      Segment(LABELLED, STYLE_TEXT, 4), Segment(LABELLED, STYLE_DIM, 4)])
+
+
 @pytest.mark.parametrize("mode", ["dense", "lines"])
 @pytest.mark.parametrize("cell", [(5, 8), (6, 12), (8, 16)])
 @pytest.mark.parametrize("family", ["outline", "bitmap"])
 @pytest.mark.parametrize("engine", ["numba", "python"])
 def test_kernel_matches_reference(mode, cell, family, engine):
-    d = doc()
+    d = labelled_doc()
     if cell == (5, 8):  # no wide glyphs at 5x8: the fast path would switch cells; compare on text without CJK
         d = Document([dataclasses.replace(s, text=s.text.replace("漢", "K").replace("字", "J")
                                           .replace("한", "H").replace("글", "G")) for s in d.segments])
@@ -95,6 +107,42 @@ def test_accounting_and_ids():
     assert sum(p.replaced for p in pages) == 2  # the two emoji (the joined one is zero-width)
     assert pages[0].first_id == 1 and pages[-1].last_id == 3
     assert all(0 < p.fill <= 1 for p in pages)
+
+
+@pytest.mark.parametrize("engine", ["numba", "python"])
+@pytest.mark.parametrize("cell", [(5, 8), (6, 12), (8, 16)])
+def test_symbols_without_glyph_read_as_labels(engine, cell, monkeypatch):
+    """✅ and ❌ (no glyph in any bundled font) are drawn as their labels [ok] and [x], pixel for pixel, and count as
+    replaced; the compiled normalisation pass (long segments) gives the same pixels."""
+    if engine == "numba":
+        monkeypatch.setattr(sys.modules["snapglyph.render"], "_FAST_MIN", 0)
+
+    def page(text):
+        pages = list(iter_pages(Document.from_text(text), profile=SMALL, cell=cell, engine=engine))
+        assert len(pages) == 1
+        return pages[0]
+
+    ok, x = page("✅"), page("❌\ufe0f")
+    assert not np.array_equal(ok.pixels, x.pixels)
+    assert np.array_equal(ok.pixels, page("[ok]").pixels) and np.array_equal(x.pixels, page("[x]").pixels)
+    assert (ok.chars, ok.replaced, ok.drawn) == (1, 1, 0)
+    assert (x.chars, x.replaced, x.zero_width, x.drawn) == (1, 1, 1, 0)
+    both = page("a ✅ b\t❌ c 🚀d")
+    plain = page("a [ok] b\t[x] c [rocket]d")
+    assert np.array_equal(both.pixels, plain.pixels)
+    assert (both.chars, both.replaced) == (12, 3) and both.drawn + both.replaced == 12
+    # Where a font has the glyph, it is drawn, never the label: ⚠ and ✔ (DejaVu Sans Mono), ⌛ only in efont 16 px.
+    assert not np.array_equal(page("⚠").pixels, page("[!]").pixels) and page("⚠").replaced == 0
+    assert page("✔").replaced == 0
+    hourglass = page("⌛")
+    assert (hourglass.replaced == 0) == (cell == (8, 16))
+    assert np.array_equal(hourglass.pixels, page("[wait]").pixels) == (cell != (8, 16))
+    # Tab stops count the label's cells, so tab-aligned columns stay aligned; ⎿ is drawn as its look-alike └.
+    assert np.array_equal(page("✅\tA\n❌\tB").pixels, page("[ok]\tA\n[x]\tB").pixels)
+    assert np.array_equal(page("⎿  Read").pixels, page("└  Read").pixels) and page("⎿").replaced == 1
+    # A symbol with no glyph and no label keeps the replacement box (two cells).
+    box = page("\U0001F600")
+    assert box.replaced == 1 and not np.array_equal(box.pixels, page("[ok]").pixels)
 
 
 def test_dense_fills_rows():

@@ -97,8 +97,12 @@ def test_controls_visible_and_rtl_logical():
     assert normalize("שלום abc").text == "שלום abc"
 
 
+# Arbitrary characters, with symbols drawn as labels (atlas.SYMBOL_LABELS) mixed in.
+_CHARS = st.one_of(st.characters(), st.sampled_from("✅❌⚠🚀⌛\ufe0f\u200d\t\n"))
+
+
 @settings(max_examples=60, deadline=None)
-@given(st.lists(st.text(alphabet=st.characters(), max_size=120), min_size=1, max_size=4))
+@given(st.lists(st.text(alphabet=_CHARS, max_size=120), min_size=1, max_size=4))
 def test_accounting_never_loses_a_character(texts):
     from snapglyph.document import Segment
 

@@ -31,7 +31,7 @@ PIECES = ["\t", "\t", "\n", "a", "b", " ", "ab\tc", "漢", "字", "한", "\uff21
           "\u200d", "\U0001F468", "\U0001F469", "\u2764", "\ufe0f", "\U0001F3FB", "\u1100\u1161", "\u1160",
           "\u00ad", "\r", "\r\n", "\x08", "\x00", "\x07", "\x7f", "\x85", "\x1b[31m", "\x1b[0m", "\x1b[K",
           "\x1b[2K", "\x1b]1337;File=x.png:AAAA\x07", "\x1b]8;;http://x\x1b\\", "\u2028", "\u2029", "\ud800",
-          "\udfff", "\ufffd", "שלום", "é", "\U00020000"]
+          "\udfff", "\ufffd", "שלום", "é", "\U00020000", "✅", "❌", "\U0001F680", "⌛", "⚠", "\U0001F44D"]
 texts = st.lists(st.one_of(st.sampled_from(PIECES), st.text(max_size=8)), max_size=60).map("".join)
 
 
@@ -89,7 +89,8 @@ def test_normalize_codes_rejects_non_str():
 
 
 def _long_doc() -> Document:
-    line = "x\tab\t漢字\tcafe\u0301\t\x1b[1mbold\x1b[0m\t\U0001F468\u200d\U0001F469\t10%\r100%\tend\n"
+    line = ("x\tab\t漢字\tcafe\u0301\t\x1b[1mbold\x1b[0m\t\U0001F468\u200d\U0001F469\t10%\r100%\tend ✅\ufe0f ❌\t🚀"
+            "\U0001F468\u200d\U0001F680\n")
     big = (line + "\tdef f():\n\t\treturn 1\n" + "word " * 30 + "\n") * 60  # over 4096 characters
     assert len(big) > render_mod._FAST_MIN
     return Document([Segment(" #1 user ", STYLE_HEADER, 1), Segment(big, STYLE_TEXT, 1),
