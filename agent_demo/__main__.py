@@ -2,14 +2,18 @@
 
 ``--simulate`` starts :class:`agent_demo.simulator.Simulator` on 127.0.0.1 (a free port), writes a small project
 into a temporary workspace and runs a scripted session whose context overflows; the loop recovers with snapglyph
-pages, offline, and prints each round, each compaction and the final answer. ``--base-url URL --model NAME``
-runs the same loop against a real server, with the key read from the environment.
+pages, offline, and prints each round, each compaction and the final answer. Every simulated provider overflows
+(or, for ``ollama``, silently truncates) at the defaults; after the first compaction the scripted model calls
+``recall_messages`` once. The provider defaults to the dialect's own, and the dialect to ``anthropic`` for the
+Anthropic-speaking providers. ``--base-url URL --model NAME`` runs the same loop against a real server, with the
+key read from the environment.
 """
 
 from __future__ import annotations
 
 import argparse
 import os
+import re
 import sys
 import tempfile
 import time
@@ -17,6 +21,7 @@ from pathlib import Path
 
 from .clients import AnthropicClient, OpenAIClient
 from .loop import Agent, AgentStop, LoopConfig
+from .sim_errors import PROVIDERS
 from .tools import Workspace
 from .transcript import Transcript
 
@@ -43,26 +48,42 @@ def write_project(root: Path) -> None:
     log = "".join(f"[{i:04d}] compiling module_{i}.py ... ok (0.{i % 10}s)\n" for i in range(200))
     log += "[0200] ERROR: src/calc.py:42: division by zero in op_7 when b == 0\n"
     (root / "logs" / "build.log").write_text(log)
+    (root / "logs" / "test.log").write_text("".join(
+        f"tests/test_calc.py::test_op_{i} {'FAILED' if i == 7 else 'PASSED'} [{(i + 1) * 100 // 40:3d}%]\n"
+        for i in range(40)) + "".join(
+        f"    frame {k}: src/calc.py:{20 + k} in op_7: return a * 7 + b  # b={k % 3}\n" for k in range(60))
+        + "FAILED tests/test_calc.py::test_op_7 - ZeroDivisionError: division by zero\n1 failed, 39 passed\n")
 
 
 def demo_script(kind: str = "demo"):
     """The scripted model of ``--simulate``: turn 1 explores and overflows; later turns read a file and answer.
 
     ``kind="short"`` skips the exploration: every turn reads one file and answers (used by the crash tests).
+    Once the loop has compacted (the request offers ``recall_messages``), the model calls that tool once, for
+    the first message id the snapshot text names, before going on with its script.
+
+    Returns
+    -------
+    callable
+        ``script(dialect, body) -> Step`` for :class:`agent_demo.simulator.Simulator`.
     """
     from .simulator import answer, call
-    first = [call(("list_dir", {"path": "."})), call(("read_file", {"path": "README.md"})),
-             call(("read_file", {"path": "src/calc.py"})), call(("search", {"pattern": "TODO", "path": "src"})),
-             call(("read_file", {"path": "src/parse.py"})), call(("run_command", {"command": "wc -l src/*.py"})),
+    first = [call(("list_dir", {"path": "."})), call(("read_file", {"path": "logs/build.log"})),
+             call(("read_file", {"path": "logs/test.log"})), call(("read_file", {"path": "src/calc.py"})),
              call(("read_file", {"path": "tests/test_calc.py"})), call(("read_file", {"path": "NOTES.md"})),
-             call(("read_file", {"path": "logs/build.log"})), call(("read_file", {"path": "src/calc.py",
-                                                                               "start": 40, "end": 45})),
+             call(("read_file", {"path": "src/parse.py"})), call(("search", {"pattern": "TODO", "path": "src"})),
+             call(("run_command", {"command": "wc -l src/*.py"})),
+             call(("read_file", {"path": "src/calc.py", "start": 40, "end": 45})),
              answer("The build fails in src/calc.py (logs/build.log line 200: division by zero in op_7 when "
                     "b == 0). Guard op_7 against b == 0 or fix its caller; the TODOs in calc.py mark the same "
                     "unchecked operations.")]
-    state = {"i": 0 if kind == "demo" else len(first), "later": 0}
+    state = {"i": 0 if kind == "demo" else len(first), "later": 0, "recalled": False}
 
     def script(dialect: str, body: dict):
+        ids = None if state["recalled"] else _recall_target(body)
+        if ids is not None:
+            state["recalled"] = True
+            return call(("recall_messages", {"ids": ids}))
         i = state["i"]
         state["i"] += 1
         if i < len(first):
@@ -74,12 +95,57 @@ def demo_script(kind: str = "demo"):
     return script
 
 
+def _recall_target(body: dict) -> str | None:
+    """What the scripted model recalls once ``body`` offers ``recall_messages`` and holds a snapshot: ``"#N"``.
+
+    The snapshot text names the ids its pages show (``... show messages #2-#11 as pages``). The scripted model
+    asks for the exact text of the build log, the fourth message of the first range (as a model would find it
+    from the page headers: list_dir call, its result, the read_file call, the log); for a range shorter than
+    that, the range's first id. Returns ``None`` when there is nothing to recall.
+    """
+    names = {t.get("name") or (t.get("function") or {}).get("name") for t in body.get("tools") or []}
+    if "recall_messages" not in names:
+        return None
+    for m in body.get("messages") or []:
+        content = m.get("content")
+        parts = content if isinstance(content, list) else [{"type": "text", "text": content}]
+        for part in parts:
+            text = part.get("text") if isinstance(part, dict) and part.get("type") == "text" else None
+            if isinstance(text, str) and text.startswith("snapglyph snapshot:"):
+                found = re.search(r"#(\d+)(?:-#(\d+))?", text)
+                if found:
+                    first, last = int(found.group(1)), int(found.group(2) or found.group(1))
+                    return f"#{first + 3 if last >= first + 3 else first}"
+    return None
+
+
+#: Dialect of the simulated providers that speak Anthropic messages; every other one speaks OpenAI chat.
+ANTHROPIC_PROVIDERS = ("anthropic", "anthropic-max-tokens", "bedrock")
+
+
 def main(argv: list[str] | None = None) -> int:
-    """Entry point; returns the process exit code (0 on success, 2 when the loop had to stop)."""
+    """Entry point of ``python -m agent_demo``.
+
+    Parameters
+    ----------
+    argv : list of str, optional
+        Command-line arguments (default ``sys.argv[1:]``).
+
+    Returns
+    -------
+    int
+        The process exit code: 0 on success; 2 for an unknown ``--provider`` (one line on stderr naming the known
+        ones) or when the loop had to stop (:class:`~agent_demo.loop.AgentStop`). Bad options exit 2 through
+        argparse.
+    """
     ap = argparse.ArgumentParser(prog="python -m agent_demo", description=__doc__.splitlines()[0])
     ap.add_argument("--simulate", action="store_true", help="run against the local simulator (no key, no network)")
-    ap.add_argument("--provider", default="openai", help="simulated provider whose overflow body is sent")
-    ap.add_argument("--dialect", choices=("openai", "anthropic"), default="openai")
+    ap.add_argument("--provider", default=None, metavar="NAME",
+                    help="--simulate: the provider whose overflow bodies are sent (ollama truncates silently "
+                         "instead); default: the dialect's own. Known: " + ", ".join(PROVIDERS))
+    ap.add_argument("--dialect", choices=("openai", "anthropic"), default=None,
+                    help="wire format; default anthropic for the anthropic, anthropic-max-tokens and bedrock "
+                         "providers, else openai")
     ap.add_argument("--base-url", help="OpenAI-compatible base URL, e.g. http://127.0.0.1:8000/v1")
     ap.add_argument("--model", default="sim")
     ap.add_argument("--api-key-env", default=None, help="environment variable holding the key "
@@ -96,13 +162,23 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--transcript", help="JSONL transcript path (default: in a temporary folder)")
     ap.add_argument("--resume", action="store_true", help="continue the transcript's conversation")
     ap.add_argument("--script", choices=("demo", "short"), default="demo", help=argparse.SUPPRESS)
-    ap.add_argument("--check-truncation", action="store_true", help="detect silent truncation (Ollama)")
+    ap.add_argument("--check-truncation", action="store_true",
+                    help="detect silent truncation (Ollama); on by itself with --simulate --provider ollama")
     ap.add_argument("prompt", nargs="*", help="user message(s); without one, read lines from stdin")
     a = ap.parse_args(argv)
     if not a.simulate and not a.base_url:
         ap.error("give --simulate or --base-url URL --model NAME")
+    if a.provider is not None and a.provider not in PROVIDERS:
+        print(f"{ap.prog}: error: unknown provider {a.provider!r}; known providers: {', '.join(PROVIDERS)}",
+              file=sys.stderr)
+        return 2
+    if a.dialect is None:
+        a.dialect = "anthropic" if a.provider in ANTHROPIC_PROVIDERS else "openai"
+    if a.provider is None:
+        a.provider = a.dialect
+    check_truncation = a.check_truncation or (a.simulate and a.provider == "ollama")
 
-    tmp = Path(tempfile.mkdtemp(prefix="agent_demo_"))
+    tmp = Path(tempfile.mkdtemp(prefix="agent_demo_")) if not (a.workspace and a.transcript) else None
     ws_dir = Path(a.workspace) if a.workspace else tmp / "workspace"
     if a.simulate and not (ws_dir / "logs" / "build.log").exists():
         write_project(ws_dir)
@@ -114,15 +190,16 @@ def main(argv: list[str] | None = None) -> int:
         sim = Simulator(demo_script(a.script), provider=a.provider, context_window=a.sim_window).start()
         base = sim.base_url + ("/v1" if a.dialect == "openai" else "")
         key = "sk-simulated"
-        print(f"simulator: {a.provider} overflow bodies, {a.sim_window}-token window enforced, {a.dialect} dialect "
-              f"at {base}; the loop assumes {a.context_window} tokens")
+        what = "silent truncation" if a.provider == "ollama" else f"{a.provider} overflow bodies"
+        print(f"simulator: {what}, {a.sim_window}-token window enforced, {a.dialect} dialect at {base}; the loop "
+              f"assumes {a.context_window} tokens" + ("; checking for silent truncation" if check_truncation else ""))
     else:
         base = a.base_url
         env = a.api_key_env or ("OPENAI_API_KEY" if a.dialect == "openai" else "ANTHROPIC_API_KEY")
         key = os.environ.get(env, "sk-local")
     client = OpenAIClient(base, key) if a.dialect == "openai" else AnthropicClient(base, key)
     cfg = LoopConfig(context_window=a.context_window, max_tokens=a.max_tokens, max_rounds=a.max_rounds,
-                     max_turns=a.max_turns, check_truncation=a.check_truncation)
+                     max_turns=a.max_turns, check_truncation=check_truncation)
     agent = Agent(client, dialect=a.dialect, model=a.model, workspace=Workspace(ws_dir), transcript=transcript,
                   config=cfg, log=lambda s: print("  " + s, flush=True))
     t0 = time.perf_counter()
@@ -142,7 +219,8 @@ def main(argv: list[str] | None = None) -> int:
             sim.stop()
     c = agent.counters
     print(f"done in {time.perf_counter() - t0:.1f} s: session {c.sessions}, {c.turns} turns, {c.rounds} rounds, "
-          f"{c.overflows} overflows, {c.compactions} compactions; transcript {transcript.path}")
+          f"{c.overflows} overflows, {c.truncations} truncations, {c.compactions} compactions, {c.recalls} recalls; "
+          f"transcript {transcript.path}")
     return 0
 
 

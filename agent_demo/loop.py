@@ -4,8 +4,11 @@ A user message starts a turn; each round sends the conversation and either runs 
 the turn with the answer. Before each request the loop estimates the prompt (calibrated against the usage the
 provider reported) and compacts ahead of time above ``threshold`` (85%) of the window; when the provider answers
 with a context overflow (:func:`snapglyph.overflow.detect`) it compacts and retries, shrinking further if the retry
-overflows too, and stops with a clear message if no valid cut remains. Compaction is a pluggable ``compact_fn``
-(by default :func:`snapglyph_compact`: head verbatim, the old middle as pages, the newest rounds verbatim).
+overflows too, and stops with a clear message if no valid cut remains. With ``check_truncation`` a 200 reply whose
+reported prompt count shows the server silently dropped part of the prompt (Ollama) is handled the same way, and
+never calibrates the estimates. Compaction is a pluggable ``compact_fn`` (by default :func:`snapglyph_compact`:
+head verbatim, the old middle as pages, the newest rounds verbatim). After the first compaction the loop also offers
+``recall_messages`` (:func:`snapglyph.recall_tool`), answered from the compaction's source store.
 
 The transcript (:class:`agent_demo.transcript.Transcript`) gets the original messages of each finished turn; the
 request context may hold a snapshot message instead of the middle. The system prompt is rebuilt at start.
@@ -18,15 +21,21 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-from snapglyph.errors import BudgetError, ProviderError
+import snapglyph
+from snapglyph.errors import BudgetError, InputError, ProviderError, StoreError
 from snapglyph.overflow import OverflowResult, check_silent_truncation, detect
+from snapglyph.recalling import RECALL_TOOL_NAME, parse_ids
+from snapglyph.snapshot import format_ranges
 
 from .clients import CallFailed, Reply
 from .context import estimate_body, snapglyph_compact, strip_reasoning, trim_to_boundary
-from .tools import Workspace, tool_definitions
+from .tools import ToolResult, Workspace, tool_definitions
 from .transcript import Transcript
 
-__all__ = ["Agent", "AgentStop", "Counters", "LoopConfig", "snapglyph_compact"]
+__all__ = ["Agent", "AgentStop", "Counters", "LoopConfig", "RECALL_TOOL", "snapglyph_compact"]
+
+#: Name of the recall tool the loop offers once it has compacted (:func:`snapglyph.recall_tool`).
+RECALL_TOOL = RECALL_TOOL_NAME
 
 WRAP_UP = ("You have reached the limit of tool rounds for this turn. Do not call tools. Reply now in plain text "
            "with your answer so far: what you found, what is unfinished, and what you would do next.")
@@ -63,8 +72,12 @@ class LoopConfig:
     profile : str
         snapglyph reader profile for estimates and pages (default: ``openai`` or ``claude`` by dialect).
     check_truncation : bool
-        Check every reply for silent truncation (Ollama) with :func:`snapglyph.overflow.check_silent_truncation`
-        and treat it as an overflow. Off by default: an uncalibrated estimate can look like a truncation.
+        Check every reply for silent truncation (Ollama) and treat it as an overflow: learn the window from the
+        reported count, compact, and resend. A reply is judged truncated when the reported prompt count fell
+        short of the growth the estimate predicts since the last complete reply (the count stays pinned while
+        the conversation grows), or by :func:`snapglyph.overflow.check_silent_truncation` on the estimate of what
+        was sent. A reply judged truncated is never used for calibration. Off by default: a server whose reported
+        count is not the whole prompt (one that leaves out cached tokens, say) would look truncated.
     """
 
     context_window: int = 128_000
@@ -82,7 +95,8 @@ class LoopConfig:
 
 @dataclass
 class Counters:
-    """Rounds (per session), turns and sessions, plus overflows and compactions seen this session."""
+    """Rounds (per session), turns and sessions, plus overflows, silent truncations, compactions and recall calls
+    seen this session; ``history`` holds one dict per compaction (reason, tokens before and after, pages)."""
 
     rounds: int = 0
     turns: int = 0
@@ -90,6 +104,7 @@ class Counters:
     overflows: int = 0
     compactions: int = 0
     truncations: int = 0
+    recalls: int = 0
     history: list[dict] = field(default_factory=list)
 
 
@@ -138,6 +153,8 @@ class Agent:
         self.counters = Counters()
         self.ratio = 1.0                                  # provider tokens per estimated token (calibration)
         self._ratio_n = 0
+        self._epoch = 0                                   # bumped whenever the context is replaced, not appended
+        self._ref: tuple[int, int, int] | None = None     # (epoch, raw estimate, reported) of the last whole reply
         self._started = False
 
     # -- session -----------------------------------------------------------------------------------------------
@@ -190,7 +207,7 @@ class Agent:
                 break
             results = []
             for call_id, name, args in reply.tool_calls:
-                res = self.workspace.run(name, args)
+                res = self.run_tool(name, args)
                 self.log(f"round {self.counters.rounds}: {name}({_short(args)}) -> {len(res.text)} chars"
                          + (" [error]" if res.is_error else "") + f" ({reply.prompt_tokens} prompt tokens)")
                 results.append((call_id, name, res))
@@ -206,6 +223,46 @@ class Agent:
         if self.transcript is not None:
             self.transcript.append_turn(turn, turn=self.counters.turns)
         return answer
+
+    # -- tools -------------------------------------------------------------------------------------------------
+    def run_tool(self, name: str, arguments: Any) -> ToolResult:
+        """Run one tool call; never raises.
+
+        ``recall_messages`` (offered once the loop has compacted) answers from the source store with
+        :func:`snapglyph.recall`: the exact text of each requested message, under a ``#id`` line, capped like
+        the workspace tools. An unknown id, a malformed id list or a call before any compaction becomes an error
+        result. Every other name goes to :meth:`agent_demo.tools.Workspace.run`.
+
+        Parameters
+        ----------
+        name : str
+            Tool name from the model's call.
+        arguments : dict or str
+            The call's arguments, or their JSON text.
+        """
+        if name != RECALL_TOOL or not any(_tool_name(t) == RECALL_TOOL for t in self.tools):
+            return self.workspace.run(name, arguments)
+        self.counters.recalls += 1
+        try:
+            args = json.loads(arguments or "{}") if isinstance(arguments, str) else arguments
+            ids = args.get("ids") if isinstance(args, dict) else None
+        except ValueError as e:
+            return ToolResult(f"error: arguments are not valid JSON: {e}", True)
+        if not isinstance(ids, (str, int)) or isinstance(ids, bool) or str(ids).strip() == "":
+            return ToolResult('error: recall_messages needs "ids", e.g. {"ids": "12"} or {"ids": "#3-#9, 12"}',
+                              True)
+        try:
+            found = snapglyph.recall(self.store, str(ids))
+        except InputError as e:
+            return ToolResult(f"error: {e}", True)
+        except StoreError:
+            wanted = parse_ids(str(ids))
+            missing = [i for i in wanted if i not in self.store]
+            known = format_ranges(sorted(self.store)) if len(self.store) else "none"
+            return ToolResult(f"error: no message {format_ranges(missing or wanted)} to recall; recallable ids: "
+                              f"{known}", True)
+        text = "\n\n".join(f"#{i}\n{t}" for i, t in found.items())
+        return ToolResult(self.workspace.cap(text))
 
     # -- messages ----------------------------------------------------------------------------------------------
     def _result_messages(self, results: list) -> list[dict]:
@@ -278,6 +335,10 @@ class Agent:
             raise BudgetError(f"compaction did not shrink the request (~{before} -> ~{after} tokens)",
                               needed=after, budget=budget)
         self.counters.compactions += 1
+        self._epoch += 1
+        if self.store is not None and not any(_tool_name(t) == RECALL_TOOL for t in self.tools):
+            self.tools = self.tools + [snapglyph.recall_tool(self.dialect)]
+            self.log(f"tools: {RECALL_TOOL} offered from now on (exact text of messages shown as pages, by id)")
         info = {"reason": reason, "before": before, "after": after, "pages": len(getattr(res, "pages", []) or []),
                 "budget": budget, "ms": round(ms, 1), "messages": len(self.context)}
         self.counters.history.append(info)
@@ -311,20 +372,61 @@ class Agent:
                 frac *= 0.6
                 body = self.body(tools=tools, extra=extra)
                 continue
-            trunc = check_silent_truncation(int(raw * self.ratio), reply.prompt_tokens,
-                                            context_window=cfg.context_window) if cfg.check_truncation else None
-            if trunc is not None and self._ratio_n > 0:
+            trunc = self._truncation(raw, reply.prompt_tokens) if cfg.check_truncation else None
+            if trunc is not None:
                 self.counters.truncations += 1
-                self.log(f"silent truncation suspected: {trunc.message}")
-                if attempt < cfg.overflow_retries:
-                    self._compact_or_stop("silent truncation", frac)
-                    frac *= 0.6
-                    body = self.body(tools=tools, extra=extra)
-                    continue
+                self.log(f"silent truncation: {trunc.message}")
+                if trunc.limit and trunc.limit < cfg.context_window:
+                    self.log(f"the server evaluated at most {trunc.limit} tokens (configured {cfg.context_window}); "
+                             f"using it as the window")
+                    cfg.context_window = trunc.limit
+                if attempt == cfg.overflow_retries:
+                    break
+                self._compact_or_stop("silent truncation" if attempt == 0 else
+                                      f"silent truncation again, retry {attempt + 1}", frac)
+                frac *= 0.6
+                body = self.body(tools=tools, extra=extra)
+                continue
             if reply.prompt_tokens:
                 self._calibrate(reply.prompt_tokens, raw)
+                self._ref = (self._epoch, raw, reply.prompt_tokens)
             return reply
-        raise AgentStop(f"the request still overflows after {cfg.overflow_retries} compactions; giving up")
+        raise AgentStop(f"the request still overflows (or is truncated) after {cfg.overflow_retries} compactions; "
+                        f"giving up")
+
+    def _truncation(self, raw: int, reported: int | None, *, min_gap: int = 64) -> OverflowResult | None:
+        """Whether a 200 reply looks silently truncated; ``raw`` is the uncalibrated estimate of what was sent.
+
+        Two signals, in tokens, neither trusting the calibration (it may have learned from a truncated count, and
+        a ratio learned on the first, schema-heavy requests mispredicts file contents):
+
+        - growth: since the last reply judged whole (the context only appended to since), the uncalibrated
+          estimate grew by ``added``; when the reported count grew by less than half of that (and by ``min_gap``
+          less), the server dropped part of the prompt (Ollama's count stays pinned at its window while the
+          conversation grows);
+        - size: :func:`snapglyph.overflow.check_silent_truncation` of the lower of the uncalibrated and the
+          calibrated estimate against the reported count (reported below half of it, or an estimate above the
+          configured window reported within it). Profiles that overestimate on purpose (a safety factor) make a
+          tighter ratio flag whole prompts.
+
+        Returns an :class:`~snapglyph.overflow.OverflowResult` whose ``limit`` is the reported count (the most the
+        server evaluated), or ``None``.
+        """
+        if not reported or raw <= 0:
+            return None
+        ref = self._ref
+        if ref is not None and ref[0] == self._epoch and raw > ref[1]:
+            added, grew = raw - ref[1], reported - ref[2]
+            if added >= min_gap and added - grew >= max(min_gap, 0.5 * added):
+                return OverflowResult("ollama", raw, reported, (
+                    f"prompt count {reported} grew by {grew} since the last reply ({ref[2]}), but about {added} "
+                    f"tokens were added: the server dropped part of the prompt"), 200)
+        sent = min(raw, int(raw * self.ratio))
+        res = check_silent_truncation(sent, reported, context_window=self.config.context_window, ratio=0.5,
+                                      min_gap=min_gap)
+        if res is None:
+            return None
+        return OverflowResult(res.provider, res.prompt_tokens, reported, res.message, res.status)
 
     def _learn_from_overflow(self, ov: OverflowResult, raw: int) -> None:
         cfg = self.config
@@ -357,6 +459,7 @@ class Agent:
             raise AgentStop(f"cannot recover from the overflow: no valid cut remains ({last})") from None
         self.log(f"compaction failed ({last}); kept the newest {len(kept)} messages from a valid boundary")
         self.context = kept
+        self._epoch += 1
 
     def _send(self, body: dict) -> Reply:
         delay = self.config.backoff
@@ -370,6 +473,10 @@ class Agent:
                 time.sleep(delay)
                 delay *= 2
         raise AssertionError("unreachable")
+
+
+def _tool_name(tool: dict) -> str:
+    return tool.get("name") or (tool.get("function") or {}).get("name", "")
 
 
 def _short(args: Any, n: int = 60) -> str:

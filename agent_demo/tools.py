@@ -104,7 +104,8 @@ class Workspace:
             raise _ToolError(f"path {rel!r} is outside the workspace")
         return p
 
-    def _cap(self, text: str) -> str:
+    def cap(self, text: str) -> str:
+        """``text`` cut to ``max_result_chars`` characters, with a note saying how much was shown, if longer."""
         n = len(text)
         if n <= self.max_result_chars:
             return text
@@ -133,7 +134,7 @@ class Workspace:
             return ToolResult(f"error: unknown tool {name!r}; available: read_file, list_dir, search, run_command",
                               True)
         try:
-            return ToolResult(self._cap(fn(**arguments)))
+            return ToolResult(self.cap(fn(**arguments)))
         except _ToolError as e:
             return ToolResult(f"error: {e}", True)
         except TypeError as e:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 import time
@@ -190,6 +191,74 @@ def test_every_request_passes_the_simulators_grammar(ws, tmp_path):
         assert anthropic_grammar_error(agent.body()["messages"]) is None
 
 
+# -- silent truncation (Ollama) --------------------------------------------------------------------------------
+def test_silent_truncation_detected_not_calibrated_and_recovered(ws, tmp_path):
+    # The loop assumes 32768 tokens; the server truncates at 4000 and reports at most 4000 prompt tokens.
+    with Simulator(_reads(8), provider="ollama", context_window=4000) as sim:
+        agent, logs = _agent(sim, "openai", ws, tmp_path, check_truncation=True)
+        assert agent.run_turn("read the files") == "final answer"
+        c = agent.counters
+        truncated = [e for e in sim.log if e.get("truncated")]
+        assert truncated and c.truncations >= 1 and c.overflows == 0
+        assert any(h["reason"].startswith("silent truncation") for h in c.history)
+        assert len(truncated) - c.truncations <= 1          # at most one marginal truncation goes unnoticed
+        assert not sim.log[-1].get("truncated")              # the answer was made from a whole prompt
+        assert agent.config.context_window <= 4000           # the window learned from the reported count
+        assert any("silent truncation" in line for line in logs)
+        # calibration only saw whole prompts: the estimate tracks the simulator's own count
+        whole = [e for e in sim.log if e["kind"] == "ok" and not e.get("truncated")]
+        est = agent.estimate(agent.body()) - agent.config.max_tokens
+        assert abs(est - whole[-1]["prompt_tokens"]) / whole[-1]["prompt_tokens"] < 0.25
+
+
+@pytest.mark.parametrize("dialect", ["openai", "anthropic"])
+def test_truncation_check_quiet_on_providers_that_do_not_truncate(dialect, ws, tmp_path):
+    with Simulator(_reads(8), provider=dialect, context_window=4000) as sim:
+        agent, _ = _agent(sim, dialect, ws, tmp_path, check_truncation=True)
+        assert agent.run_turn("read") == "final answer"
+        assert agent.counters.truncations == 0 and agent.counters.overflows >= 1
+
+
+# -- recall -----------------------------------------------------------------------------------------------------
+def _tool_names(body):
+    return sorted(t.get("name") or t["function"]["name"] for t in body.get("tools") or [])
+
+
+@pytest.mark.parametrize("dialect", ["openai", "anthropic"])
+def test_recall_tool_offered_after_compaction_and_answered(dialect, ws, tmp_path):
+    seen: list[list[str]] = []
+    steps = iter(_reads(6)[:-1])
+    state = {"recalled": False}
+
+    def script(d, body):
+        seen.append(_tool_names(body))
+        if "recall_messages" in seen[-1] and not state["recalled"]:
+            state["recalled"] = True            # message #3 is the first read_file result (#0 is the system prompt)
+            return call(("recall_messages", {"ids": "#3"}), ("recall_messages", {"ids": "9999"}),
+                        ("recall_messages", {"ids": "not an id"}))
+        return next(steps, answer("final answer"))
+
+    with Simulator(script, provider=dialect, context_window=4000) as sim:
+        agent, logs = _agent(sim, dialect, ws, tmp_path)
+        assert agent.run_tool("recall_messages", {"ids": "1"}).text.startswith("error: unknown tool")
+        assert agent.run_turn("read the files") == "final answer"
+        assert agent.counters.compactions >= 1 and agent.counters.recalls == 3
+        assert "recall_messages" not in seen[0] and "recall_messages" in seen[-1]
+        assert state["recalled"] and all(e["kind"] in ("ok", "overflow") for e in sim.log)
+        assert any("recall_messages" in line and "[error]" not in line for line in logs)
+    stored = Transcript(tmp_path / "t.jsonl").load().messages
+    results: list[tuple[str, bool]] = []
+    for m in stored:
+        if m["role"] == "tool":
+            results.append((m["content"], m["content"].startswith("error:")))
+        elif m["role"] == "user" and isinstance(m["content"], list):
+            results += [(b["content"], bool(b.get("is_error"))) for b in m["content"] if b["type"] == "tool_result"]
+    assert ("#3\n" + (ws / "f0.txt").read_text(), False) in results            # the exact source text
+    unknown = [t for t, err in results if err and "9999" in t]
+    assert unknown and unknown[0].startswith("error:")
+    assert any(err and "not an id" in t for t, err in results)
+
+
 # -- the command line and crash safety -------------------------------------------------------------------------
 def _cli(*args, timeout=60):
     return subprocess.run([sys.executable, "-m", "agent_demo", *args], cwd=ROOT, capture_output=True, text=True,
@@ -204,6 +273,48 @@ def test_cli_simulate_overflows_and_recovers(tmp_path):
     out = r.stdout
     assert "overflow:" in out and "compaction (overflow)" in out and "pages" in out
     assert "answer: The build fails in src/calc.py" in out
+
+_DONE = re.compile(r"(\d+) overflows, (\d+) truncations, (\d+) compactions, (\d+) recalls")
+
+
+def _cases():
+    from agent_demo.sim_errors import PROVIDERS
+    cases = [["--provider", p, "--dialect", d] for p in PROVIDERS for d in ("openai", "anthropic")]
+    return cases + [["--dialect", "anthropic"], ["--dialect", "openai"], ["--provider", "anthropic"],
+                    ["--provider", "ollama", "--check-truncation", "--turns", "4"]]
+
+
+@pytest.mark.parametrize("args", _cases(), ids=lambda a: " ".join(a))
+def test_cli_simulate_every_provider_and_dialect_recovers(args, tmp_path, capsys):
+    from agent_demo.__main__ import main
+    t0 = time.perf_counter()
+    rc = main(["--simulate", "--workspace", str(tmp_path / "ws"), "--transcript", str(tmp_path / "t.jsonl"), *args])
+    out = capsys.readouterr().out
+    assert rc == 0, out
+    assert time.perf_counter() - t0 < 20
+    done = _DONE.search(out)
+    assert done, out
+    overflows, truncations, compactions, recalls = map(int, done.groups())
+    assert overflows + truncations >= 1 and compactions >= 1 and recalls == 1, out
+    assert "answer: The build fails in src/calc.py" in out
+    recall = [line for line in out.splitlines() if "recall_messages(" in line]
+    assert recall and "[error]" not in recall[0], out
+    header = out.splitlines()[0]
+    if "--provider" not in args:                            # the default provider follows the dialect
+        assert f"{args[1]} overflow bodies" in header and f"{args[1]} dialect" in header
+    if args == ["--dialect", "anthropic"]:
+        assert "overflow: anthropic says 'prompt is too long" in out
+    if args == ["--provider", "anthropic"]:                 # and the default dialect follows the provider
+        assert "anthropic dialect" in header
+    if "ollama" in args:
+        assert truncations >= 1 and "silent truncation" in out
+
+
+def test_cli_unknown_provider_is_a_one_line_error():
+    r = _cli("--simulate", "--provider", "bogus", timeout=30)
+    assert r.returncode == 2 and r.stdout == ""
+    assert len(r.stderr.strip().splitlines()) == 1 and "Traceback" not in r.stderr
+    assert "bogus" in r.stderr and "ollama" in r.stderr and "llamacpp" in r.stderr
 
 
 def _check_turns(messages):

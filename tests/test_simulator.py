@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import base64
 import io
+import time
 
 import anthropic
 import openai
@@ -182,3 +183,15 @@ def test_many_image_rule():
         with pytest.raises(anthropic.BadRequestError) as ei:
             _ant(s).messages.create(model="sim", max_tokens=5, messages=[{"role": "user", "content": [img] * 21}])
         assert "many-image requests: 2000 pixels" in ei.value.response.json()["error"]["message"]
+
+
+def test_round_trips_do_not_wait_for_delayed_acks():
+    # Headers and body are written separately; without TCP_NODELAY each answer waited ~40 ms for the client's ACK.
+    with Simulator([answer("ok")] * 40, context_window=10**6) as s:
+        c = _oai(s)
+        msgs = [{"role": "user", "content": "hi"}]
+        c.chat.completions.create(model="sim", messages=msgs, max_tokens=5)
+        t0 = time.perf_counter()
+        for _ in range(30):
+            c.chat.completions.create(model="sim", messages=msgs, max_tokens=5)
+        assert time.perf_counter() - t0 < 0.6
