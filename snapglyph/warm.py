@@ -44,7 +44,7 @@ def warm() -> None:
     out = np.empty(16, np.int32)
     srcw = np.empty(16, np.uint8)
     stop, _, _ = expand_codes(np.array([9, 97, 10], np.uint32), np.zeros((0, 2), np.int64), cells, table, out, srcw,
-                              0)
+                              0, np.zeros(1, np.uint8))  # the signature the renderer calls (with label lengths)
     if stop != 10 or out[9] != -1:
         raise RenderError("kernel warm-up expanded a tab wrongly")
     out = np.empty(4 * (1 + 2), np.uint8)
