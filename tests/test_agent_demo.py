@@ -287,11 +287,9 @@ def _cases():
 @pytest.mark.parametrize("args", _cases(), ids=lambda a: " ".join(a))
 def test_cli_simulate_every_provider_and_dialect_recovers(args, tmp_path, capsys):
     from agent_demo.__main__ import main
-    t0 = time.perf_counter()
     rc = main(["--simulate", "--workspace", str(tmp_path / "ws"), "--transcript", str(tmp_path / "t.jsonl"), *args])
     out = capsys.readouterr().out
     assert rc == 0, out
-    assert time.perf_counter() - t0 < 20
     done = _DONE.search(out)
     assert done, out
     overflows, truncations, compactions, recalls = map(int, done.groups())

@@ -185,13 +185,22 @@ def test_many_image_rule():
         assert "many-image requests: 2000 pixels" in ei.value.response.json()["error"]["message"]
 
 
-def test_round_trips_do_not_wait_for_delayed_acks():
-    # Headers and body are written separately; without TCP_NODELAY each answer waited ~40 ms for the client's ACK.
-    with Simulator([answer("ok")] * 40, context_window=10**6) as s:
-        c = _oai(s)
-        msgs = [{"role": "user", "content": "hi"}]
-        c.chat.completions.create(model="sim", messages=msgs, max_tokens=5)
-        t0 = time.perf_counter()
-        for _ in range(30):
-            c.chat.completions.create(model="sim", messages=msgs, max_tokens=5)
-        assert time.perf_counter() - t0 < 0.6
+def test_answers_are_not_held_back_by_nagle():
+    """Headers and body are written separately; without TCP_NODELAY each answer waited ~40 ms for the client's
+    delayed ACK. Checked on the socket itself (speed goals belong in bench/, not in timed unit tests)."""
+    import socket as socket_mod
+
+    from agent_demo.simulator import _Handler
+    seen = []
+    orig = _Handler.setup
+
+    def setup(self):
+        orig(self)
+        seen.append(self.connection.getsockopt(socket_mod.IPPROTO_TCP, socket_mod.TCP_NODELAY))
+    _Handler.setup = setup
+    try:
+        with Simulator([answer("ok")], context_window=10**6) as s:
+            _oai(s).chat.completions.create(model="sim", messages=[{"role": "user", "content": "hi"}], max_tokens=5)
+    finally:
+        _Handler.setup = orig
+    assert seen and all(v != 0 for v in seen)
