@@ -20,10 +20,12 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Sequence
 
 from . import dialects
-from .errors import BudgetError, InputError, LimitError, StoreError, ValidationError
+from .errors import BudgetError, InputError, ValidationError
 from .messages import Message, Part
 from .profiles import Profile, profile as get_profile
 from .snapshot import check_limits, format_ranges, id_ranges, images_in, page_parts, snapshot_text
+from .paging import page_out, paged_text
+from .passes import conversation_key, expand_snapshots
 from .store import SourceStore
 
 __all__ = ["CompactResult", "compact", "expand_snapshots"]
@@ -57,6 +59,9 @@ class CompactResult:
         Estimated request tokens of the input and of the output (reserved output tokens included).
     passthrough : bool
         True when the input already fitted and was passed through (normalised).
+    paged : list of tuple
+        ``(message id, kind, ordinal)`` of each oversized part of the newest messages shown as pages (the tail holds
+        a pointer in its place; see :mod:`snapglyph.paging`).
     middle_text_tokens : int
         Estimated tokens the messages shown as pages would cost as text (for the image-vs-text comparison).
     cache_break : str or None
@@ -77,6 +82,7 @@ class CompactResult:
     passthrough: bool = False
     cache_break: str | None = None
     middle_text_tokens: int = 0
+    paged: list = field(default_factory=list)
     profile: str = ""
     dialect: str = ""
 
@@ -91,105 +97,12 @@ class CompactResult:
                     f"; tokens {self.tokens_before} -> {self.tokens_after} (estimated, profile {self.profile})")
         dropped = f" ({len(self.dropped_ids)} not shown, recallable)" if self.dropped_ids else ""
         cache = f"; cache break: {self.cache_break}" if self.cache_break else ""
+        if self.paged:
+            cache = f"; {len(self.paged)} oversized part(s) of the newest messages shown as pages" + cache
         return (f"snapglyph: head {len(self.head_ids)} / middle {len(self.middle_ids)}{dropped} / tail "
                 f"{len(self.tail_ids)} messages; {len(self.pages)} pages; {rw} rewrites; tokens "
                 f"{self.tokens_before} -> {self.tokens_after} (estimated, profile {self.profile}, "
                 f"dialect {self.dialect}){cache}")
-
-
-def _ids_of(ranges: Sequence[Sequence[int]]) -> list[int]:
-    return [i for a, b in ranges for i in range(int(a), int(b) + 1)]
-
-
-def _fingerprints(m: Message) -> list[tuple]:
-    """What survives normalisation and a dialect round trip of each part (call ids may be renamed; skip them)."""
-    out: list[tuple] = []
-    for p in m.parts:
-        if p.kind == "text" and p.text.strip():
-            out.append(("text", p.text.replace("\ufffd", "")))
-        elif p.kind == "tool_call":
-            out.append(("call", p.name))
-        elif p.kind == "tool_result":
-            out.append(("result", p.result_text().replace("\ufffd", "")))
-    return out
-
-
-def _restore_tail_ids(after: list[Message], stored: list[Message], next_id: int) -> list[Message]:
-    """Put back the recorded tail source in place of the messages read after a snapshot, as far as they match.
-
-    A dialect may merge messages (Anthropic puts one round's results in one user message) or split them, so the
-    match runs over the parts. The matched prefix is replaced by the stored source messages themselves (their ids
-    and exact source); from the first mismatch on (messages appended since the last pass), ids continue after the
-    largest known id.
-    """
-    owners: list[tuple[tuple, int]] = [(f, i) for i, m in enumerate(stored) for f in _fingerprints(m)]
-    k = 0
-    n_read = 0
-    for m in after:
-        fps = _fingerprints(m)
-        if not fps or [f for f, _ in owners[k:k + len(fps)]] != fps:
-            break
-        k += len(fps)
-        n_read += 1
-    out: list[Message] = list(stored[:owners[k - 1][1] + 1]) if k else []
-    for m in after[n_read:]:
-        out.append(Message(next_id, m.role, m.parts, m.meta))
-        next_id += 1
-    return out
-
-
-def conversation_key(messages: Sequence[Message]) -> str:
-    """A key of a conversation's head (system prompt and first user message), the same on every pass.
-
-    Whitespace, lone surrogates and U+FFFD are left out, so the normalisation a request went through does not
-    change the key. Returns 16 hex digits.
-    """
-    import hashlib
-    import re
-
-    data = []
-    for m in messages:
-        if m.meta.get("snapshot"):
-            break
-        text = "".join(str(x) for fp in _fingerprints(m) for x in fp)
-        data.append(re.sub(r"[\s\ud800-\udfff\ufffd]+", "", text))
-        if m.role == "user":
-            break
-    return hashlib.sha256(json.dumps(data, ensure_ascii=True).encode()).hexdigest()[:16]
-
-
-def expand_snapshots(messages: Sequence[Message], store: SourceStore | None) -> list[Message]:
-    """Replace every snapshot message by the stored source of the messages it covers.
-
-    A snapshot message is one with ``meta["snapshot"] = {"covered": [[a, b], ...], ...}`` (as the transcript
-    readers mark it). Pixels are never reused: the covered messages come back as source, to be rendered again.
-
-    Raises
-    ------
-    StoreError
-        If a snapshot is present and the store is missing or lacks a covered id.
-    """
-    out: list[Message] = []
-    for n, m in enumerate(messages):
-        snap = m.meta.get("snapshot")
-        if not snap:
-            out.append(m)
-            continue
-        ids = _ids_of(snap.get("covered", []))
-        if store is None:
-            raise StoreError(f"the input holds a snapglyph snapshot of messages {format_ranges(ids)} but no "
-                             "source store was given (--store PATH); pages are re-rendered from source only")
-        if store.path is not None and not store.path.exists() and len(store) == 0:
-            raise StoreError(f"the input holds a snapglyph snapshot of messages {format_ranges(ids)} but the "
-                             f"source store {store.path} does not exist (pass the store the first pass wrote with --store PATH)")
-        out.extend(store.get(i) for i in ids)
-        stored_tail = store.tail(format_ranges(ids))
-        if stored_tail:
-            rest = [x for x in messages[n + 1:]]
-            known = max([i for i in store] + [x.id for x in out])
-            out.extend(_restore_tail_ids(rest, stored_tail, known + 1))
-            return out
-    return out
 
 
 class _Costs:
@@ -387,11 +300,12 @@ def compact(messages: Any, *, profile: "str | Profile" = "claude", dialect: str 
 
     h = _head_end(norm)
     head, head_cost = norm[:h], sum(per[:h])
-    cuts = [c for c in range(h + 1, len(norm)) if norm[c].role in ("user", "assistant")]
-    if not cuts:
-        raise BudgetError(f"the conversation ({total_norm} tokens) exceeds the budget of {budget} tokens and has "
-                          "no cut point after the head (no user or assistant message to start a tail at)",
-                          needed=total_norm, budget=budget)
+    if h >= len(norm):
+        raise BudgetError(f"the head alone (the system prompt and the first user turn, {total_norm} tokens with the "
+                          f"reserved output) exceeds the budget of {budget} tokens", needed=total_norm, budget=budget)
+    # Cut points after the head; with none, the tail is everything after the head (an empty middle), and only
+    # paging its oversized parts can help.
+    cuts = [c for c in range(h + 1, len(norm)) if norm[c].role in ("user", "assistant")] or [h]
     suffix = [0] * (len(norm) + 1)
     for i in range(len(norm) - 1, -1, -1):
         suffix[i] = suffix[i + 1] + per[i]
@@ -461,19 +375,44 @@ def compact(messages: Any, *, profile: "str | Profile" = "claude", dialect: str 
         half = (budget - fixed - head_cost) // 2
         chosen = next((c for c in cuts if suffix[c] <= half), cuts[-1])
         pages = render_middle(chosen) if chosen != cuts[-1] else full
-    keep = min(len(pages), page_cap[chosen])
+    # The newest round alone too big: show its largest user and tool outputs as pages (pointers stay in the tail).
+    tail, tail_cost, paged = norm[chosen:], suffix[chosen], []
+    if tail_cost > budget - fixed - head_cost - snap_text_cost:
+        by_id = {m.id: m for m in source}
+
+        def render_msgs(ms: list[Message]) -> list:
+            doc = build_document(ms, header_row=mode == "lines")
+            return render_document(doc, profile=prof, cell=cell, mode=mode, family=family)
+        tail, paged = page_out(tail, sources=by_id, need=tail_cost - (budget - fixed - head_cost - snap_text_cost),
+                               text_cost=costs.text, render=render_msgs, page_cost=costs.pages)
+        tail_cost = sum(costs.message(m) for m in tail)
+    paged_pages = [pg for pp in paged for pg in pp.pages]
+
+    def total(kept_pages: list) -> int:
+        imgs = list(kept_pages) + paged_pages
+        return fixed + head_cost + tail_cost + (costs.pages(imgs) + snap_text_cost if imgs else 0)
+
+    keep = min(len(pages), max(0, page_cap[chosen] - len(paged_pages)))
     # Drop the oldest pages until the request fits (their ids stay recallable from the store).
-    while keep > 0 and cost(chosen, pages[len(pages) - keep:]) > budget:
+    while keep > 0 and total(pages[len(pages) - keep:]) > budget:
         keep -= 1
     kept = pages[len(pages) - keep:] if keep else []
-    final = fixed + head_cost + suffix[chosen] + (costs.pages(kept) + snap_text_cost if kept else 0)
+    final = total(kept)
+    # Still too big with no middle page: keep only the newest pages of the largest paged outputs (the end of a log
+    # or listing is what an agent reads first; the whole text stays recallable).
+    while final > budget and any(len(pp.pages) > 1 for pp in paged):
+        big_part = max((pp for pp in paged if len(pp.pages) > 1), key=lambda pp: costs.pages(pp.pages))
+        big_part.pages = big_part.pages[1:]
+        paged_pages[:] = [pg for pp in paged for pg in pp.pages]
+        final = total(kept)
     if final > budget:
-        need = final - (costs.pages(kept) + snap_text_cost if kept else 0)
+        need = fixed + head_cost + tail_cost
         big = max(range(chosen, len(norm)), key=lambda i: per[i])
         raise BudgetError(
             f"cannot fit the budget of {budget} tokens: the head ({head_cost}), the newest round "
-            f"({suffix[chosen]}), tool definitions and the reserved output ({fixed}) already need {need} tokens; "
-            f"the largest message of that round is #{norm[big].id} ({norm[big].role}, {per[big]} tokens)",
+            f"({tail_cost}{' with its largest parts as pages' if paged else ''}), tool definitions and the reserved "
+            f"output ({fixed}) already need {need} tokens; the largest message of that round is #{norm[big].id} "
+            f"({norm[big].role}, {per[big]} tokens)",
             needed=need, budget=budget)
 
     mid_src = middle_sources(chosen)
@@ -487,12 +426,12 @@ def compact(messages: Any, *, profile: "str | Profile" = "claude", dialect: str 
                 raise InputError("the summarise callback must return non-empty text")
             summary = f"Summary of messages {format_ranges(sorted(gone))} (not shown as pages):\n{summary}"
             extra = costs.text(summary) + 2
-            while keep > 0 and cost(chosen, pages[len(pages) - keep:]) + extra > budget:
+            while keep > 0 and total(pages[len(pages) - keep:]) + extra > budget:
                 keep -= 1
             kept = pages[len(pages) - keep:] if keep else []
             if set(_dropped_ids([m.id for m in mid_src], kept, pages)) == gone:
                 break
-        final = fixed + head_cost + suffix[chosen] + costs.pages(kept) + snap_text_cost + extra
+        final = total(kept) + extra
         if final > budget:
             raise BudgetError(f"the summary ({extra} tokens) does not fit the budget of {budget} tokens",
                               needed=final, budget=budget)
@@ -503,9 +442,9 @@ def compact(messages: Any, *, profile: "str | Profile" = "claude", dialect: str 
     middle_ids = [m.id for m in mid_src]
     # Pages that would cost more than the text they replace are never chosen: the search above starts from the
     # longest tail, so a middle is only imaged when that is what makes the request fit.
-    dropped, kept, out = _assemble(head, norm[chosen:], kept, pages, middle_ids, prof, dialect, model,
-                                   max_tokens, all_tools, summary, recall_tool)
-    final = fixed + head_cost + suffix[chosen] + (costs.pages(kept) + snap_text_cost if kept else 0)
+    dropped, kept, out = _assemble(head, tail, kept, pages, middle_ids, prof, dialect, model,
+                                   max_tokens, all_tools, summary, recall_tool, paged, head_last + 1)
+    final = total(kept)
     if summary:
         final += costs.text(summary) + 2
     if final >= before:
@@ -518,9 +457,10 @@ def compact(messages: Any, *, profile: "str | Profile" = "claude", dialect: str 
                        "a provider's prompt cache of the earlier pages is lost")
     gone = set(dropped)
     shown_text = sum(per[i] for i in range(h, chosen) if norm[i].id not in gone)
-    return finish(out, kept, head_ids=[m.id for m in head], middle_ids=middle_ids,
+    return finish(out, kept + paged_pages, head_ids=[m.id for m in head], middle_ids=middle_ids,
                   tail_ids=[m.id for m in norm[chosen:]], dropped_ids=dropped, tokens_after=final,
-                  cache_break=cache_break, middle_text_tokens=shown_text)
+                  cache_break=cache_break, middle_text_tokens=shown_text,
+                  paged=[(p.message_id, p.kind, p.ordinal) for p in paged])
 
 
 def _page_cap(verbatim: Sequence[Message], prof: Profile) -> int:
@@ -549,17 +489,19 @@ def _dropped_ids(middle_ids: list[int], kept: list, pages: list) -> list[int]:
 
 def _assemble(head: list[Message], tail: list[Message], kept: list, pages: list, middle_ids: list[int],
               prof: Profile, dialect: str, model: str, max_tokens: int, tools: list,
-              summary: str | None = None, recall_tool: bool = False) -> tuple[list, list, list]:
+              summary: str | None = None, recall_tool: bool = False, paged: Sequence[Any] = (),
+              snap_id: int = 0) -> tuple[list, list, list]:
     """Build the snapshot message and the output messages; drop the oldest pages while the request bytes exceed
     the profile's limit. Returns ``(dropped ids, kept pages, output messages)``."""
     while True:
         dropped = _dropped_ids(middle_ids, kept, pages)
-        parts = page_parts(kept, prof) + ([Part("text", text=summary)] if summary else [])
+        extra = [pg for pp in paged for pg in pp.pages]
+        parts = page_parts(list(kept) + extra, prof) + ([Part("text", text=summary)] if summary else [])
         first = kept[0].first_id if kept else None
         shown = [i for i in middle_ids if first is not None and i >= first]
         name = "recall_messages" if recall_tool else None
-        parts.append(Part("text", text=snapshot_text(shown, dropped, recall_tool=name)))
-        snap = Message(middle_ids[0], "user", parts,
+        parts.append(Part("text", text=snapshot_text(shown, dropped, recall_tool=name, in_full=paged_text(paged))))
+        snap = Message(middle_ids[0] if middle_ids else snap_id, "user", parts,
                        {"snapshot": {"covered": id_ranges(middle_ids), "dropped": id_ranges(dropped)}})
         out = head + [snap] + tail
         req = dialects.to_request(out, dialect=dialect, model=model, max_tokens=max_tokens, tools=tools)

@@ -54,8 +54,10 @@ def parse_snapshot_text(text: str) -> dict | None:
         snapglyph snapshot: the images above show messages #3-#418 as pages.
         snapglyph snapshot: the images above show messages #41-#418 as pages. Not shown, or only in part: #3-#41.
         snapglyph snapshot: messages #3-#40 are not shown.
+        snapglyph snapshot: ... The last 3 pages show outputs of the newest messages: #991 (tool result 1).
 
-    (an optional parenthesis after "Not shown"/"not shown" says how to recall them). The older form, where the
+    (the closing sentence names oversized parts of the newest messages, which stay in the tail as pointers: they are
+    not covered ids; an optional parenthesis after "Not shown"/"not shown" says how to recall them). The older form, where the
     shown ranges included the dropped ones, parses to the same result.
 
     Parameters
@@ -74,6 +76,11 @@ def parse_snapshot_text(text: str) -> dict | None:
     if not isinstance(text, str) or not text.lstrip().startswith(SNAPSHOT_PREFIX):
         return None
     body = text.lstrip()[len(SNAPSHOT_PREFIX):]
+    full = re.search(r"pages show outputs of the newest messages:", body)
+    if full:  # oversized parts of the newest messages, shown on the last pages: not covered ids
+        body = body[:full.start()]
+        if not _RANGE.search(body):
+            return {"covered": [], "dropped": []}
     none_shown = re.search(r"are not shown", body)
     if none_shown:
         m = _COVERED.search(body[:none_shown.start()])
@@ -110,6 +117,8 @@ def number_messages(messages: list[Message]) -> None:
         if snap and snap.get("covered"):
             m.id = min(lo for lo, _ in snap["covered"])
             nxt = max(hi for _, hi in snap["covered"]) + 1
+        elif snap is not None:  # a snapshot of paged parts only stands for no message of its own
+            m.id = nxt
         else:
             m.id = nxt
             nxt += 1

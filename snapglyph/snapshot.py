@@ -39,7 +39,8 @@ def format_ranges(ids: Sequence[int]) -> str:
     return ", ".join(f"#{a}" if a == b else f"#{a}-#{b}" for a, b in id_ranges(ids))
 
 
-def snapshot_text(shown: Sequence[int], dropped: Sequence[int] = (), *, recall_tool: str | None = None) -> str:
+def snapshot_text(shown: Sequence[int], dropped: Sequence[int] = (), *, recall_tool: str | None = None,
+                  in_full: str = "") -> str:
     """The short neutral text that follows the page images in the snapshot message.
 
     Parameters
@@ -50,14 +51,19 @@ def snapshot_text(shown: Sequence[int], dropped: Sequence[int] = (), *, recall_t
         Ids of the messages the snapshot stands for but does not show (pages dropped for the budget or a limit).
     recall_tool : str, optional
         Name of a tool in the request that returns a message's exact text by id; named in the text when given.
+    in_full : str
+        The closing sentence naming the oversized parts of the newest messages shown on the last pages
+        (:func:`snapglyph.paging.paged_text`), or empty.
     """
     how = f" ({recall_tool} returns their exact text by id)" if recall_tool else ""
+    if not shown and not dropped:
+        return "snapglyph snapshot:" + in_full.replace(" The last", " the", 1)
     if not shown:
-        return f"snapglyph snapshot: messages {format_ranges(dropped)} are not shown{how}."
+        return f"snapglyph snapshot: messages {format_ranges(dropped)} are not shown{how}.{in_full}"
     text = f"snapglyph snapshot: the images above show messages {format_ranges(shown)} as pages."
     if dropped:
         text += f" Not shown, or only in part{how}: {format_ranges(dropped)}."
-    return text
+    return text + in_full
 
 
 def page_parts(pages: Sequence[Any], prof: Any, *, cache_breakpoint: bool = True) -> list[Part]:

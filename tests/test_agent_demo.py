@@ -17,7 +17,7 @@ from agent_demo.clients import AnthropicClient, OpenAIClient
 from agent_demo.context import strip_reasoning, trim_to_boundary
 from agent_demo.loop import WRAP_UP, Agent, AgentStop, LoopConfig
 from agent_demo.sim_errors import anthropic_grammar_error, openai_grammar_error
-from agent_demo.simulator import Simulator, Step, answer, call
+from agent_demo.simulator import Simulator, answer, call
 from agent_demo.tools import Workspace
 from agent_demo.transcript import Transcript
 

@@ -286,3 +286,42 @@ def test_no_user_message_is_an_input_error():
         compact([Message(0, "system", [Part("text", text="s")])], profile="claude", dialect="anthropic")
     with pytest.raises(InputError, match="not int"):
         compact(42, profile="claude")
+
+
+@pytest.mark.parametrize("dialect", ["anthropic", "openai", "responses"])
+def test_an_oversized_newest_output_is_shown_as_pages(dialect):
+    """The newest round alone breaks the budget (a huge tool output just came back): its output is shown as pages,
+    a pointer stands in the tail, and a second pass puts the exact source back and renders it again."""
+    from snapglyph import recall
+    from snapglyph.paging import pointer_text
+    msgs = conversation(rounds=20)[:-1]
+    huge = "\n".join(f"./src/pkg{i % 97}/module_{i}.py  {i * 7919 % 100003:06d}" for i in range(9000))
+    call = Part("tool_call", name="bash", arguments='{"cmd": "find ."}', call_id="big")
+    msgs.append(Message(len(msgs), "assistant", [Part("text", text="Listing everything."), call]))
+    msgs.append(Message(len(msgs), "tool", [Part("tool_result", call_id="big", name="bash",
+                                                 content=[Part("text", text=huge)])]))
+    last = len(msgs) - 1
+    res = compact(msgs, profile="claude", dialect=dialect, budget=25_000)
+    assert res.paged == [(last, "tool result", 1)]
+    assert validate(res.request, dialect, profile="claude") == []
+    assert res.tokens_after <= 25_000 and res.tail_ids[-1] == last
+    body = json.dumps(res.request)
+    assert json.dumps(pointer_text("tool result", 1, last, len(huge)))[1:-1] in body
+    assert recall(res.store, [last])[last] == huge
+    again = compact(res.request, profile="claude", dialect=dialect, budget=25_000, store=res.store)
+    assert again.request == res.request
+
+
+def test_no_cut_point_but_an_oversized_output():
+    msgs = [Message(0, "system", [Part("text", text="s")]), Message(1, "user", [Part("text", text="go")]),
+            Message(2, "assistant", [Part("tool_call", name="cat", arguments="{}", call_id="c")]),
+            Message(3, "tool", [Part("tool_result", call_id="c", name="cat",
+                                     content=[Part("text", text="line of a log file 0123456789\n" * 4000)])])]
+    res = compact(msgs, profile="claude", dialect="anthropic", budget=12_000)
+    assert res.paged == [(3, "tool result", 1)] and not res.middle_ids
+    snap = res.request["messages"][1]["content"]
+    assert snap[-1]["text"].startswith(f"snapglyph snapshot: the {len(res.pages)} pages show outputs of the newest "
+                                       f"messages: #3 (tool result 1, its last {len(res.pages)} of ")
+    assert validate(res.request, "anthropic", profile="claude") == []
+    again = compact(res.request, profile="claude", dialect="anthropic", budget=12_000, store=res.store)
+    assert again.request == res.request

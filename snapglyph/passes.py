@@ -1,0 +1,122 @@
+"""What a second pass needs: the conversation key of a store, and the source behind a compacted request.
+
+A request ``snapglyph compact`` wrote holds three things that are not source text: the snapshot message (page
+images standing for messages by id), pointers that stand for oversized parts of the newest messages (shown as
+pages), and tail messages a dialect may have merged or renamed. :func:`expand_snapshots` puts the source back for
+all three, from the :class:`~snapglyph.store.SourceStore`, so that every page is rendered again from source text.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Sequence
+
+from .errors import StoreError
+from .messages import Message
+from .snapshot import format_ranges
+from .store import SourceStore
+
+__all__ = ["conversation_key", "expand_snapshots"]
+
+
+def _ids_of(ranges: Sequence[Sequence[int]]) -> list[int]:
+    return [i for a, b in ranges for i in range(int(a), int(b) + 1)]
+
+
+def _fingerprints(m: Message) -> list[tuple]:
+    """What survives normalisation and a dialect round trip of each part (call ids may be renamed; skip them)."""
+    out: list[tuple] = []
+    for p in m.parts:
+        if p.kind == "text" and p.text.strip():
+            out.append(("text", p.text.replace("\ufffd", "")))
+        elif p.kind == "tool_call":
+            out.append(("call", p.name))
+        elif p.kind == "tool_result":
+            out.append(("result", p.result_text().replace("\ufffd", "")))
+    return out
+
+
+def _restore_tail_ids(after: list[Message], stored: list[Message], next_id: int) -> list[Message]:
+    """Put back the recorded tail source in place of the messages read after a snapshot, as far as they match.
+
+    A dialect may merge messages (Anthropic puts one round's results in one user message) or split them, so the
+    match runs over the parts. The matched prefix is replaced by the stored source messages themselves (their ids
+    and exact source); from the first mismatch on (messages appended since the last pass), ids continue after the
+    largest known id.
+    """
+    owners: list[tuple[tuple, int]] = [(f, i) for i, m in enumerate(stored) for f in _fingerprints(m)]
+    k = 0
+    n_read = 0
+    for m in after:
+        fps = _fingerprints(m)
+        if not fps or [f for f, _ in owners[k:k + len(fps)]] != fps:
+            break
+        k += len(fps)
+        n_read += 1
+    out: list[Message] = list(stored[:owners[k - 1][1] + 1]) if k else []
+    for m in after[n_read:]:
+        out.append(Message(next_id, m.role, m.parts, m.meta))
+        next_id += 1
+    return out
+
+
+def conversation_key(messages: Sequence[Message]) -> str:
+    """A key of a conversation's head (system prompt and first user message), the same on every pass.
+
+    Whitespace, lone surrogates and U+FFFD are left out, so the normalisation a request went through does not
+    change the key. Returns 16 hex digits.
+    """
+    import hashlib
+    import re
+
+    data = []
+    for m in messages:
+        if m.meta.get("snapshot"):
+            break
+        text = "".join(str(x) for fp in _fingerprints(m) for x in fp)
+        data.append(re.sub(r"[\s\ud800-\udfff\ufffd]+", "", text))
+        if m.role == "user":
+            break
+    return hashlib.sha256(json.dumps(data, ensure_ascii=True).encode()).hexdigest()[:16]
+
+
+def expand_snapshots(messages: Sequence[Message], store: SourceStore | None) -> list[Message]:
+    """Replace every snapshot message by the stored source of the messages it covers.
+
+    A snapshot message is one with ``meta["snapshot"] = {"covered": [[a, b], ...], ...}`` (as the transcript
+    readers mark it). Pixels are never reused: the covered messages come back as source, to be rendered again.
+
+    Raises
+    ------
+    StoreError
+        If a snapshot is present and the store is missing or lacks a covered id.
+    """
+    from .paging import POINTER_RE, restore_pointers
+
+    if any(POINTER_RE.match(t) for m in messages for p in m.parts
+           for t in ([p.text] if p.kind == "text" else [q.text for q in p.content if q.kind == "text"])):
+        if store is None:
+            raise StoreError("the input holds snapglyph pointers to parts shown as pages but no source store was "
+                             "given (--store PATH); pages are re-rendered from source only")
+        messages = restore_pointers(messages, store)
+    out: list[Message] = []
+    for n, m in enumerate(messages):
+        snap = m.meta.get("snapshot")
+        if not snap:
+            out.append(m)
+            continue
+        ids = _ids_of(snap.get("covered", []))
+        if store is None:
+            raise StoreError(f"the input holds a snapglyph snapshot of messages {format_ranges(ids)} but no "
+                             "source store was given (--store PATH); pages are re-rendered from source only")
+        if store.path is not None and not store.path.exists() and len(store) == 0:
+            raise StoreError(f"the input holds a snapglyph snapshot of messages {format_ranges(ids)} but the "
+                             f"source store {store.path} does not exist (pass the store the first pass wrote with --store PATH)")
+        out.extend(store.get(i) for i in ids)
+        stored_tail = store.tail(format_ranges(ids))
+        if stored_tail:
+            rest = [x for x in messages[n + 1:]]
+            known = max([i for i in store] + [x.id for x in out])
+            out.extend(_restore_tail_ids(rest, stored_tail, known + 1))
+            return out
+    return out
