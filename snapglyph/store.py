@@ -164,6 +164,7 @@ class SourceStore:
         if target is None:
             raise StoreError("no path to save the source store to")
         target.parent.mkdir(parents=True, exist_ok=True)
+        tmp = None
         try:
             fd, tmp = tempfile.mkstemp(prefix=target.name + ".", suffix=".tmp", dir=target.parent)
             with os.fdopen(fd, "w", encoding="utf-8") as f:
@@ -179,6 +180,8 @@ class SourceStore:
                 os.fsync(f.fileno())
             os.replace(tmp, target)
         except OSError as e:
+            if tmp is not None and os.path.exists(tmp):
+                os.unlink(tmp)
             raise StoreError(f"cannot write source store {target}: {e}") from None
         self.path = target
         return target
