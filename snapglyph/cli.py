@@ -25,7 +25,7 @@ def _err(msg: str) -> int:
 def _resolve_profile(args: argparse.Namespace, default: str = "claude"):
     from .profiles import profile
     model = getattr(args, "model", None)
-    if model:
+    if model and not getattr(args, "profile", None):
         from . import profiles
         finder = getattr(profiles, "profile_for_model", None)
         if finder is None:
@@ -114,7 +114,8 @@ def cmd_cost(args: argparse.Namespace) -> int:
     t = _load_input(args.input)
     names = list(args.profile or [])
     if args.model:
-        names.append(_resolve_profile(args).name)
+        from .profiles import profile_for_model
+        names.append(profile_for_model(args.model).name)
     source = t.meta.get("text", "") if t.format == "text" else t.messages
     rows = cost_report(source, profiles=names or ["claude"], budget=args.budget, mode=args.mode)
     if args.json:
@@ -168,14 +169,30 @@ def cmd_validate(args: argparse.Namespace) -> int:
     return 0
 
 
+def _non_negative(text: str) -> int:
+    value = int(text)
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"must be 0 or more, not {value}")
+    return value
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse with one-line errors (the usage is one `snapglyph -h` away)."""
+
+    def error(self, message: str) -> None:  # type: ignore[override]
+        print(f"{self.prog}: error: {message} (see {self.prog} -h)", file=sys.stderr)
+        raise SystemExit(2)
+
+
 def _parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="snapglyph", description="Render the old middle of an agent conversation as "
+    p = _Parser(prog="snapglyph", description="Render the old middle of an agent conversation as "
                                 "dense glyph pages and rebuild the request: head + pages + tail.")
-    sub = p.add_subparsers(dest="command", required=True)
+    sub = p.add_subparsers(dest="command", required=True, parser_class=_Parser)
 
     def prof_opts(sp: argparse.ArgumentParser) -> None:
         sp.add_argument("--profile", "-p", default=None, help="reader profile (default: claude)")
-        sp.add_argument("--model", default=None, help="pick the profile from a model name (claude-*, gpt-*, ...)")
+        sp.add_argument("--model", default=None,
+                        help="pick the profile from a model name (claude-*, gpt-*, ...) unless --profile is given")
 
     def page_opts(sp: argparse.ArgumentParser) -> None:
         sp.add_argument("--cell", default=None, help="cell size: 5x8, 6x12, 8x16 or WxH (default: the profile's)")
@@ -204,7 +221,7 @@ def _parser() -> argparse.ArgumentParser:
     c.add_argument("--out", "-o", default=None, help="write the request here (default: standard output)")
     c.add_argument("--free-tiers", action="store_true",
                    help="first omit uneventful old tool results and drop old images (originals go to the store)")
-    c.add_argument("--keep-images", type=int, default=4, help="images kept by --free-tiers (default: 4)")
+    c.add_argument("--keep-images", type=_non_negative, default=4, help="images kept by --free-tiers (default: 4)")
     page_opts(c)
     c.set_defaults(func=cmd_compact)
 

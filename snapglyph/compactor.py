@@ -14,6 +14,7 @@ and the reserved output tokens (``max_tokens``). The source of every message sho
 
 from __future__ import annotations
 
+import bisect
 import json
 from collections import Counter
 from dataclasses import dataclass, field
@@ -59,6 +60,8 @@ class CompactResult:
         Estimated request tokens of the input and of the output (reserved output tokens included).
     passthrough : bool
         True when the input already fitted and was passed through (normalised).
+    notes : list of str
+        Warnings worth reading (e.g. a request model that reads pages by another profile's rules).
     paged : list of tuple
         ``(message id, kind, ordinal)`` of each oversized part of the newest messages shown as pages (the tail holds
         a pointer in its place; see :mod:`snapglyph.paging`).
@@ -83,6 +86,7 @@ class CompactResult:
     cache_break: str | None = None
     middle_text_tokens: int = 0
     paged: list = field(default_factory=list)
+    notes: list = field(default_factory=list)
     profile: str = ""
     dialect: str = ""
 
@@ -91,6 +95,9 @@ class CompactResult:
 
     def summary(self) -> str:
         """One line: messages in head/middle/tail, pages, rewrites, estimated tokens before and after."""
+        return self._summary() + "".join(f"; note: {n}" for n in self.notes)
+
+    def _summary(self) -> str:
         rw = sum(self.rewrites.values())
         if self.passthrough:
             return (f"snapglyph: input fits the budget, passed through ({len(self.tail_ids)} messages, {rw} rewrites)"
@@ -262,7 +269,7 @@ def compact(messages: Any, *, profile: "str | Profile" = "claude", dialect: str 
         all_tools = [t for t in all_tools if t.get("name") != RECALL_TOOL_NAME]
         all_tools.append({"name": spec["name"], "description": spec["description"],
                           "parameters": spec["parameters"]})
-    model = model or src_model or prof.name
+    model, notes = _request_model(model, src_model, prof)
     key = conversation_key(source_in)
     if store is not None:
         store.bind(key)
@@ -292,7 +299,7 @@ def compact(messages: Any, *, profile: "str | Profile" = "claude", dialect: str 
         # Keep every message's source, so that any id is recallable (reduced ones keep their stored original).
         store.put(m for m in source if not (m.meta.get("reduced") and m.id in store))
         return CompactResult(request=req, store=store, pages=pages, rewrites=rewrites, profile=prof.name,
-                             dialect=dialect, tokens_before=before, **kw)
+                             dialect=dialect, tokens_before=before, notes=notes, **kw)
 
     if total_norm <= budget:
         check_limits(norm, prof)
@@ -322,7 +329,7 @@ def compact(messages: Any, *, profile: "str | Profile" = "claude", dialect: str 
         return render_document(doc, profile=prof, cell=cell, mode=mode, family=family)
 
     snap_text_cost = costs.text(snapshot_text([0, 10**6], [0, 10**6])) + MESSAGE_OVERHEAD
-    page_cap = [_page_cap(head + norm[c:], prof) for c in range(len(norm) + 1)]
+    page_cap = _page_caps(norm, h, prof)
 
     def cost(c: int, pages: list) -> int:
         kept = pages[-page_cap[c]:] if page_cap[c] else []
@@ -335,10 +342,10 @@ def compact(messages: Any, *, profile: "str | Profile" = "claude", dialect: str 
 
     min_page_cost = prof.image_tokens(prof.page_size[0], prof.patch)
 
+    first_ids = [p.first_id if p.first_id is not None else -1 for p in full]  # non-decreasing
+
     def n_pages(c: int) -> int:
-        last = norm[c].id - 1
-        n = sum(1 for p in full if p.first_id is not None and p.first_id <= last)
-        return min(n, page_cap[c])
+        return min(bisect.bisect_right(first_ids, norm[c].id - 1), page_cap[c])
 
     def estimate(c: int) -> int:
         """Never below the exact cost: the last page charged at full height."""
@@ -406,11 +413,12 @@ def compact(messages: Any, *, profile: "str | Profile" = "claude", dialect: str 
         paged_pages[:] = [pg for pp in paged for pg in pp.pages]
         final = total(kept)
     if final > budget:
-        need = fixed + head_cost + tail_cost
+        need = final if paged else fixed + head_cost + tail_cost
         big = max(range(chosen, len(norm)), key=lambda i: per[i])
         raise BudgetError(
             f"cannot fit the budget of {budget} tokens: the head ({head_cost}), the newest round "
-            f"({tail_cost}{' with its largest parts as pages' if paged else ''}), tool definitions and the reserved "
+            f"({tail_cost}" + (f", and {len(paged_pages)} pages for its largest parts" if paged else "")
+            + "), tool definitions and the reserved "
             f"output ({fixed}) already need {need} tokens; the largest message of that round is #{norm[big].id} "
             f"({norm[big].role}, {per[big]} tokens)",
             needed=need, budget=budget)
@@ -463,16 +471,30 @@ def compact(messages: Any, *, profile: "str | Profile" = "claude", dialect: str 
                   paged=[(p.message_id, p.kind, p.ordinal) for p in paged])
 
 
-def _page_cap(verbatim: Sequence[Message], prof: Profile) -> int:
-    """How many pages a request may carry beside the images of its verbatim messages."""
-    imgs = images_in(verbatim)
-    cap = prof.max_images - len(imgs)
-    big = prof.many_image_max_side is not None and any(
-        max(q.width or 0, q.height or 0) > prof.many_image_max_side for q in imgs)
-    if big and prof.many_image_threshold is not None:
-        # A verbatim image above the many-image side limit: stay at or below the image count that triggers it.
-        cap = min(cap, prof.many_image_threshold - len(imgs))
-    return max(0, cap)
+def _page_caps(norm: Sequence[Message], h: int, prof: Profile) -> list[int]:
+    """For each cut ``c``, how many pages a request may carry beside the images of the head and ``norm[c:]``.
+
+    One pass from the end (linear in the messages): the count of verbatim images and whether one of them is above
+    the many-image side limit, where the pages must keep the request at or below the count that triggers it.
+    """
+    side = prof.many_image_max_side
+
+    def big(ims: list[Part]) -> bool:
+        return side is not None and any(max(q.width or 0, q.height or 0) > side for q in ims)
+
+    head_imgs = images_in(norm[:h])
+    n, is_big = len(head_imgs), big(head_imgs)
+    caps = [0] * (len(norm) + 1)
+    for c in range(len(norm), -1, -1):
+        if c < len(norm):
+            ims = images_in([norm[c]])
+            n += len(ims)
+            is_big = is_big or big(ims)
+        cap = prof.max_images - n
+        if is_big and prof.many_image_threshold is not None:
+            cap = min(cap, prof.many_image_threshold - n)
+        caps[c] = max(0, cap)
+    return caps
 
 
 def _dropped_ids(middle_ids: list[int], kept: list, pages: list) -> list[int]:
@@ -510,3 +532,46 @@ def _assemble(head: list[Message], tail: list[Message], kept: list, pages: list,
             check_limits(out, prof, request=req)
             return dropped, kept, out
         kept = kept[1:]
+
+
+REQUEST_MODELS = {
+    "claude": "claude-sonnet-4-5", "claude-hires": "claude-opus-4-7", "openai": "gpt-5.4",
+    "openai-original": "gpt-5.5", "openai-tiles": "gpt-4.1", "gemini": "gemini-3-pro-preview",
+    "gemini-2": "gemini-2.5-pro", "qwen2.5-vl": "qwen2.5-vl-72b-instruct", "qwen3-vl": "qwen3-vl-235b-a22b-instruct",
+    "pixtral": "pixtral-12b",
+}
+"""A model each profile's rules are written for, used as the request's ``model`` when the caller names none and
+the source's model belongs to another profile (``profile_for_model`` maps each back to its profile)."""
+
+
+def _reads_as(model: str) -> str | None:
+    from .profiles import profile_for_model
+    from .errors import UnknownProfileError
+    try:
+        return profile_for_model(model).name
+    except UnknownProfileError:
+        return None
+
+
+def _compatible(a: str | None, b: str) -> bool:
+    return a == b or {a, b} == {"openai", "openai-original"}
+
+
+def _request_model(model: str | None, src_model: str | None, prof: Profile) -> tuple[str, list[str]]:
+    """The request's ``model`` and any warning: pages are sized for ``prof``; a model read by another profile's
+    rules would resize (blur) them or bill them differently."""
+    if model:
+        reads = _reads_as(model)
+        if reads is not None and not _compatible(reads, prof.name):
+            return model, [f"model {model} reads images by profile {reads}, not {prof.name}: its pages may be "
+                           "resized or billed differently"]
+        return model, []
+    fallback = REQUEST_MODELS.get(prof.name, prof.name)
+    if src_model:
+        reads = _reads_as(src_model)
+        if reads is None or _compatible(reads, prof.name):
+            return src_model, []
+        return fallback, [f"the source's model {src_model} reads images by profile {reads}; wrote model {fallback} "
+                          f"for profile {prof.name} (choose with --model)"]
+    return fallback, []
+

@@ -61,10 +61,11 @@ def _restore_tail_ids(after: list[Message], stored: list[Message], next_id: int)
 
 
 def conversation_key(messages: Sequence[Message]) -> str:
-    """A key of a conversation's head (system prompt and first user message), the same on every pass.
+    """A key of a conversation: its first user turn, the same on every pass.
 
-    Whitespace, lone surrogates and U+FFFD are left out, so the normalisation a request went through does not
-    change the key. Returns 16 hex digits.
+    The system prompt is left out (agents rebuild it on every call: date, working folder, git status), and so are
+    whitespace, lone surrogates and U+FFFD, so the normalisation a request went through does not change the key.
+    Returns 16 hex digits.
     """
     import hashlib
     import re
@@ -73,6 +74,8 @@ def conversation_key(messages: Sequence[Message]) -> str:
     for m in messages:
         if m.meta.get("snapshot"):
             break
+        if m.role == "system":
+            continue
         text = "".join(str(x) for fp in _fingerprints(m) for x in fp)
         data.append(re.sub(r"[\s\ud800-\udfff\ufffd]+", "", text))
         if m.role == "user":

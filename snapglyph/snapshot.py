@@ -63,6 +63,8 @@ def snapshot_text(shown: Sequence[int], dropped: Sequence[int] = (), *, recall_t
     text = f"snapglyph snapshot: the images above show messages {format_ranges(shown)} as pages."
     if dropped:
         text += f" Not shown, or only in part{how}: {format_ranges(dropped)}."
+    elif recall_tool:
+        text += f" {recall_tool} returns the exact text of any of them by id."
     return text + in_full
 
 

@@ -325,3 +325,38 @@ def test_no_cut_point_but_an_oversized_output():
     assert validate(res.request, "anthropic", profile="claude") == []
     again = compact(res.request, profile="claude", dialect="anthropic", budget=12_000, store=res.store)
     assert again.request == res.request
+
+
+def test_a_new_system_prompt_keeps_the_store():
+    """Agents rebuild the system prompt on every call; the store is keyed on the first user turn."""
+    msgs = conversation()
+    res = compact(msgs, profile="claude", dialect="anthropic", budget=30_000)
+    body = json.loads(json.dumps(res.request))
+    body["system"] += "\nToday is 2026-12-01."
+    body["messages"].append({"role": "user", "content": "continue"})
+    again = compact(body, profile="claude", dialect="anthropic", budget=30_000, store=res.store)
+    assert again.tail_ids[-1] == len(msgs)
+
+
+def test_request_model_follows_the_profile():
+    from snapglyph.compactor import REQUEST_MODELS
+    from snapglyph.profiles import profile_for_model
+    for name, model in REQUEST_MODELS.items():
+        assert profile_for_model(model).name in (name, "openai" if name == "openai-original" else name)
+    msgs = conversation(rounds=3)
+    body = to_request(normalise(msgs, dialect="anthropic")[0], dialect="anthropic", model="claude-opus-4-6",
+                      max_tokens=10)
+    res = compact(body, profile="claude-hires", dialect="anthropic", budget=10**6)
+    assert res.request["model"] == "claude-opus-4-7"
+    assert any("claude-opus-4-6 reads images by profile claude" in n for n in res.notes)
+    assert compact(body, profile="claude", dialect="anthropic", budget=10**6).request["model"] == "claude-opus-4-6"
+    res = compact(body, profile="openai", dialect="openai", budget=10**6, model="claude-sonnet-4-5")
+    assert res.request["model"] == "claude-sonnet-4-5" and "reads images by profile claude" in res.summary()
+
+
+def test_many_messages_compact_in_linear_time():
+    """40,000 short messages compact into a valid request (about 3 s; 40 s when the per-cut work was quadratic)."""
+    msgs = [Message(0, "user", [Part("text", text="task")])] + [
+        Message(i + 1, "assistant" if i % 2 == 0 else "user", [Part("text", text=f"m{i}")]) for i in range(40_000)]
+    res = compact(msgs, profile="claude", dialect="anthropic", budget=50_000)
+    assert res.tail_ids[-1] == 40_000 and validate(res.request, "anthropic", profile="claude") == []
