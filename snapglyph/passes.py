@@ -40,20 +40,44 @@ def _restore_tail_ids(after: list[Message], stored: list[Message], next_id: int)
     """Put back the recorded tail source in place of the messages read after a snapshot, as far as they match.
 
     A dialect may merge messages (Anthropic puts one round's results in one user message) or split them, so the
-    match runs over the parts. The matched prefix is replaced by the stored source messages themselves (their ids
-    and exact source); from the first mismatch on (messages appended since the last pass), ids continue after the
-    largest known id.
+    match runs over the parts. Matched messages are replaced by the stored source messages themselves (their ids
+    and exact source). A message edited since the last pass (same role and number of parts as the stored one at
+    its place, and the messages after it matching again) keeps the stored id with its new content. From the first
+    message that matches nothing (messages appended since the last pass), ids continue after the largest known id.
     """
     owners: list[tuple[tuple, int]] = [(f, i) for i, m in enumerate(stored) for f in _fingerprints(m)]
+
+    def matches(m: Message, k: int) -> bool:
+        fps = _fingerprints(m)
+        return bool(fps) and [f for f, _ in owners[k:k + len(fps)]] == fps
+
+    out: list[Message] = []
     k = 0
     n_read = 0
-    for m in after:
-        fps = _fingerprints(m)
-        if not fps or [f for f, _ in owners[k:k + len(fps)]] != fps:
-            break
-        k += len(fps)
-        n_read += 1
-    out: list[Message] = list(stored[:owners[k - 1][1] + 1]) if k else []
+    emitted = 0  # stored messages already placed in out
+    while n_read < len(after) and k < len(owners):
+        m = after[n_read]
+        if matches(m, k):
+            last = owners[k + len(_fingerprints(m)) - 1][1]
+            out.extend(stored[emitted:last + 1])
+            emitted = last + 1
+            k += len(_fingerprints(m))
+            n_read += 1
+            continue
+        # An edited message: the stored one at this place has the same role and part count, and what follows
+        # matches again (or nothing follows).
+        src_i = owners[k][1]
+        src = stored[src_i]
+        n_fp = len(_fingerprints(src))
+        nxt = after[n_read + 1] if n_read + 1 < len(after) else None
+        if (src_i == emitted and src.role == m.role and len(_fingerprints(m)) == n_fp
+                and (nxt is None or k + n_fp >= len(owners) or matches(nxt, k + n_fp))):
+            out.append(Message(src.id, m.role, m.parts, {**m.meta, "edited": True}))
+            emitted = src_i + 1
+            k += n_fp
+            n_read += 1
+            continue
+        break
     for m in after[n_read:]:
         out.append(Message(next_id, m.role, m.parts, m.meta))
         next_id += 1

@@ -360,3 +360,16 @@ def test_many_messages_compact_in_linear_time():
         Message(i + 1, "assistant" if i % 2 == 0 else "user", [Part("text", text=f"m{i}")]) for i in range(40_000)]
     res = compact(msgs, profile="claude", dialect="anthropic", budget=50_000)
     assert res.tail_ids[-1] == 40_000 and validate(res.request, "anthropic", profile="claude") == []
+
+
+def test_an_edited_tail_message_keeps_its_id():
+    msgs = conversation()
+    res = compact(msgs, profile="claude", dialect="openai", budget=30_000)
+    body = json.loads(json.dumps(res.request))
+    # edit the text of a tool result in the tail (as an agent clearing old output would), then append a message
+    tool_i = next(i for i, m in enumerate(body["messages"]) if m["role"] == "tool")
+    body["messages"][tool_i]["content"] = "[output cleared]"
+    body["messages"].append({"role": "user", "content": "next"})
+    again = compact(body, profile="claude", dialect="openai", budget=30_000, store=res.store)
+    ids = again.head_ids + again.middle_ids + again.tail_ids
+    assert ids == list(range(len(msgs) + 1))
