@@ -56,7 +56,8 @@ def parse_ids(spec: "str | Iterable[int]") -> list[int]:
 def source_text(m: Message) -> str:
     """The source text of one message: its text, tool calls (``-> name arguments``) and tool results, unchanged.
 
-    A message made of one text part gives exactly that part's text.
+    A message made of one text part gives exactly that part's text. Hidden reasoning (``thinking`` parts) and
+    signatures are not returned, as they are never drawn: recall gives back what the pages show, exactly.
     """
     out: list[str] = []
     for p in m.parts:
