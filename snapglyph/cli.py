@@ -42,6 +42,7 @@ def _load_input(path: str):
 
 
 def cmd_render(args: argparse.Namespace) -> int:
+    """`snapglyph render`: write DIR/page-NNNN.png and DIR/manifest.json, page by page; returns the exit status."""
     from .document import Document, build_document
     from .render import iter_pages
     prof = _resolve_profile(args)
@@ -76,6 +77,7 @@ def _default_store(args: argparse.Namespace) -> tuple[Path | None, Path]:
 
 
 def cmd_compact(args: argparse.Namespace) -> int:
+    """`snapglyph compact`: write the request (JSON) and its store; one summary line on stderr; returns 0."""
     from .compactor import compact
     from .store import SourceStore
     prof = _resolve_profile(args)
@@ -110,6 +112,7 @@ def cmd_compact(args: argparse.Namespace) -> int:
 
 
 def cmd_cost(args: argparse.Namespace) -> int:
+    """`snapglyph cost`: text vs image tokens per profile as a table or JSON (optionally a plot); returns 0."""
     from .cost import cost_report, format_table, plot, rows_as_json
     t = _load_input(args.input)
     names = list(args.profile or [])
@@ -130,11 +133,13 @@ def cmd_cost(args: argparse.Namespace) -> int:
 
 
 def cmd_demo(args: argparse.Namespace) -> int:
+    """`snapglyph demo`: compact the bundled transcript into ./snapglyph-demo/; returns 0."""
     from .demo import run_demo
     return run_demo(Path(args.out), profile_name=_resolve_profile(args).name, budget=args.budget)
 
 
 def cmd_fonts(args: argparse.Namespace) -> int:
+    """`snapglyph fonts`: print the bundled fonts, cell sizes and coverage; returns 0."""
     from . import atlas
     report = getattr(atlas, "fonts_report", None)
     if report is None:
@@ -144,6 +149,7 @@ def cmd_fonts(args: argparse.Namespace) -> int:
 
 
 def cmd_recall(args: argparse.Namespace) -> int:
+    """`snapglyph recall`: print the exact source of messages by id from a store; returns 0."""
     from .store import SourceStore
     from .recalling import format_recall, parse_ids
     store = SourceStore(args.store)
@@ -154,6 +160,7 @@ def cmd_recall(args: argparse.Namespace) -> int:
 
 
 def cmd_validate(args: argparse.Namespace) -> int:
+    """`snapglyph validate`: print every fault of a request; returns 1 if there is one, else 0."""
     from .validation import validate
     try:
         body = json.loads(Path(args.file).read_text(encoding="utf-8"))

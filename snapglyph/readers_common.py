@@ -147,6 +147,7 @@ _STR_FIELDS = ("text", "name", "arguments", "call_id", "media_type", "data", "ur
 
 
 def as_str(v: Any) -> str:
+    """A source field as text: ``None`` -> ``""``, a dict or list -> its JSON, anything else -> ``str(v)``."""
     if v is None:
         return ""
     if isinstance(v, (dict, list)):
