@@ -15,6 +15,15 @@ __all__ = ["AnthropicClient", "CallFailed", "OpenAIClient", "Reply"]
 _TRANSIENT = {408, 409, 429, 500, 502, 503, 504, 529}
 
 
+def _sdk(name: str):
+    """Import an official SDK, or stop with a one-line hint (the SDKs are the ``demo`` extra)."""
+    import importlib
+    try:
+        return importlib.import_module(name)
+    except ImportError:
+        raise SystemExit(f"agent_demo: the official {name} SDK is missing: pip install -e '.[demo]'") from None
+
+
 class CallFailed(Exception):
     """An HTTP-level failure: ``status`` (int or None for a connection failure), ``body`` (text), ``transient``."""
 
@@ -61,7 +70,7 @@ class OpenAIClient:
     """
 
     def __init__(self, base_url: str, api_key: str = "sk-local", *, timeout: float = 120.0) -> None:
-        import openai
+        openai = _sdk("openai")
         self._openai = openai
         self.client = openai.OpenAI(base_url=base_url, api_key=api_key, max_retries=0, timeout=timeout)
 
@@ -97,7 +106,7 @@ class AnthropicClient:
     """
 
     def __init__(self, base_url: str, api_key: str = "sk-ant-local", *, timeout: float = 120.0) -> None:
-        import anthropic
+        anthropic = _sdk("anthropic")
         self._anthropic = anthropic
         self.client = anthropic.Anthropic(base_url=base_url, api_key=api_key, max_retries=0, timeout=timeout)
 
