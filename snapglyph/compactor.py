@@ -25,14 +25,13 @@ from .errors import BudgetError, InputError, ValidationError
 from .messages import Message, Part
 from .profiles import Profile, profile as get_profile
 from .snapshot import check_limits, format_ranges, id_ranges, images_in, page_parts, snapshot_text
+from .cost import MESSAGE_OVERHEAD, TokenCosts
+from .models import request_model
 from .paging import page_out, paged_text
 from .passes import conversation_key, expand_snapshots
 from .store import SourceStore
 
 __all__ = ["CompactResult", "compact", "expand_snapshots"]
-
-MESSAGE_OVERHEAD = 4
-"""Tokens charged per message for role and framing (OpenAI's documented chat overhead is 3-4 per message)."""
 
 DEFAULT_MAX_TOKENS = 4096
 """Output tokens reserved inside the budget when the caller gives none."""
@@ -110,48 +109,6 @@ class CompactResult:
                 f"{len(self.tail_ids)} messages; {len(self.pages)} pages; {rw} rewrites; tokens "
                 f"{self.tokens_before} -> {self.tokens_after} (estimated, profile {self.profile}, "
                 f"dialect {self.dialect}){cache}")
-
-
-class _Costs:
-    """Token estimates for one profile (cached per message)."""
-
-    def __init__(self, prof: Profile) -> None:
-        from . import tokens
-        self.prof = prof
-        self._count = lambda s: tokens.count_for_profile(s, prof) if s else 0
-
-    def text(self, s: str) -> int:
-        return self._count(s)
-
-    def image(self, p: Part) -> int:
-        if p.width and p.height:
-            return self.prof.image_tokens(p.width, p.height)
-        w, h = self.prof.provider_resize(100_000, 100_000)  # unknown size: charge the most one image can cost
-        return self.prof.image_tokens(w, h)
-
-    def message(self, m: Message) -> int:
-        n = MESSAGE_OVERHEAD
-        texts: list[str] = []
-        for p in m.parts:
-            if p.kind in ("text", "thinking"):
-                texts.append(p.text)
-            elif p.kind == "tool_call":
-                texts.append(p.name)
-                texts.append(p.arguments)
-                n += 3
-            elif p.kind == "tool_result":
-                n += 3
-                for q in p.content:
-                    if q.kind == "text":
-                        texts.append(q.text)
-                    elif q.kind == "image":
-                        n += self.image(q)
-            elif p.kind == "image":
-                n += self.image(p)
-        return n + self.text("\n".join(texts))
-
-    def pages(self, pages: Sequence[Any]) -> int:
-        return sum(self.prof.image_tokens(p.width, p.height) for p in pages)
 
 
 def _head_end(msgs: Sequence[Message]) -> int:
@@ -269,14 +226,14 @@ def compact(messages: Any, *, profile: "str | Profile" = "claude", dialect: str 
         all_tools = [t for t in all_tools if t.get("name") != RECALL_TOOL_NAME]
         all_tools.append({"name": spec["name"], "description": spec["description"],
                           "parameters": spec["parameters"]})
-    model, notes = _request_model(model, src_model, prof)
+    model, notes = request_model(model, src_model, prof)
     key = conversation_key(source_in)
     if store is not None:
         store.bind(key)
     source = expand_snapshots(source_in, store)
     store = store if store is not None else SourceStore()
     store.bind(key)
-    costs = _Costs(prof)
+    costs = TokenCosts(prof)
 
     norm, rewrites = dialects.normalise(source, dialect=dialect)
     if not any(m.role in ("user", "tool") for m in norm):
@@ -532,46 +489,3 @@ def _assemble(head: list[Message], tail: list[Message], kept: list, pages: list,
             check_limits(out, prof, request=req)
             return dropped, kept, out
         kept = kept[1:]
-
-
-REQUEST_MODELS = {
-    "claude": "claude-sonnet-4-5", "claude-hires": "claude-opus-4-7", "openai": "gpt-5.4",
-    "openai-original": "gpt-5.5", "openai-tiles": "gpt-4.1", "gemini": "gemini-3-pro-preview",
-    "gemini-2": "gemini-2.5-pro", "qwen2.5-vl": "qwen2.5-vl-72b-instruct", "qwen3-vl": "qwen3-vl-235b-a22b-instruct",
-    "pixtral": "pixtral-12b",
-}
-"""A model each profile's rules are written for, used as the request's ``model`` when the caller names none and
-the source's model belongs to another profile (``profile_for_model`` maps each back to its profile)."""
-
-
-def _reads_as(model: str) -> str | None:
-    from .profiles import profile_for_model
-    from .errors import UnknownProfileError
-    try:
-        return profile_for_model(model).name
-    except UnknownProfileError:
-        return None
-
-
-def _compatible(a: str | None, b: str) -> bool:
-    return a == b or {a, b} == {"openai", "openai-original"}
-
-
-def _request_model(model: str | None, src_model: str | None, prof: Profile) -> tuple[str, list[str]]:
-    """The request's ``model`` and any warning: pages are sized for ``prof``; a model read by another profile's
-    rules would resize (blur) them or bill them differently."""
-    if model:
-        reads = _reads_as(model)
-        if reads is not None and not _compatible(reads, prof.name):
-            return model, [f"model {model} reads images by profile {reads}, not {prof.name}: its pages may be "
-                           "resized or billed differently"]
-        return model, []
-    fallback = REQUEST_MODELS.get(prof.name, prof.name)
-    if src_model:
-        reads = _reads_as(src_model)
-        if reads is None or _compatible(reads, prof.name):
-            return src_model, []
-        return fallback, [f"the source's model {src_model} reads images by profile {reads}; wrote model {fallback} "
-                          f"for profile {prof.name} (choose with --model)"]
-    return fallback, []
-

@@ -76,7 +76,7 @@ def test_head_pages_tail(prof, dialect):
 @pytest.mark.parametrize("budget", [26_000, 30_000, 34_000])
 def test_tail_is_the_longest_that_fits(budget):
     """Every longer tail (every earlier cut point), priced exactly with its own pages, breaks the budget."""
-    from snapglyph.compactor import _Costs
+    from snapglyph.cost import TokenCosts as _Costs
     msgs = conversation()
     res = compact(msgs, profile="claude", dialect="anthropic", budget=budget)
     assert not res.dropped_ids
@@ -339,7 +339,7 @@ def test_a_new_system_prompt_keeps_the_store():
 
 
 def test_request_model_follows_the_profile():
-    from snapglyph.compactor import REQUEST_MODELS
+    from snapglyph.models import REQUEST_MODELS
     from snapglyph.profiles import profile_for_model
     for name, model in REQUEST_MODELS.items():
         assert profile_for_model(model).name in (name, "openai" if name == "openai-original" else name)
