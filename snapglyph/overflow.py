@@ -94,8 +94,17 @@ _RULES: list[_Rule] = [
     # Gemini: "The input token count (1200293) exceeds the maximum number of tokens allowed (1048576)."
     ("gemini", re.compile(rf"input token count \({_N}\) exceeds the maximum number of tokens allowed \({_N}\)", re.I),
      lambda m: (_int(m[1]), _int(m[2]))),
+    ("gemini", re.compile(rf"input token count exceeds the maximum number of tokens allowed \(?{_N}", re.I),
+     lambda m: (None, _int(m[1]))),
     ("gemini", re.compile(r"input token count.{0,40}exceeds the maximum number of tokens", re.I),
      lambda m: (None, None)),
+    # Hugging Face text-generation-inference: "Input validation error: `inputs` tokens + `max_new_tokens` must be
+    # <= 8192. Given: 9000 `inputs` tokens and 512 `max_new_tokens`" / "`inputs` must have less than 4096 tokens.
+    # Given: 5000" (huggingface/text-generation-inference router/src/validation.rs, read 2026-11-30).
+    ("tgi", re.compile(rf"`inputs` tokens \+ `max_new_tokens` must be <= {_N}\. Given: {_N} `inputs` tokens", re.I),
+     lambda m: (_int(m[2]), _int(m[1]))),
+    ("tgi", re.compile(rf"`inputs` must have less than {_N} tokens\. Given: {_N}", re.I),
+     lambda m: (_int(m[2]), _int(m[1]))),
     # OpenRouter: "This endpoint's maximum context length is X tokens. However, you requested about Y tokens
     # (A of text input, B in the output)."
     ("openrouter", re.compile(rf"endpoint's maximum context length is {_N} tokens\. However, you requested about "

@@ -213,3 +213,16 @@ def test_silent_truncation():
         check_silent_truncation(-1, 0)
     with pytest.raises(ValueError):
         check_silent_truncation(10, 5, ratio=0)
+
+
+@pytest.mark.parametrize("body,provider,prompt,limit", [
+    ({"error": {"message": "Input validation error: `inputs` tokens + `max_new_tokens` must be <= 8192. Given: 9000 "
+                           "`inputs` tokens and 512 `max_new_tokens`", "error_type": "validation"}}, "tgi", 9000, 8192),
+    ({"error": "Input validation error: `inputs` must have less than 4096 tokens. Given: 5000",
+      "error_type": "validation"}, "tgi", 5000, 4096),
+    ({"error": {"code": 400, "message": "The input token count exceeds the maximum number of tokens allowed 1048576.",
+                "status": "INVALID_ARGUMENT"}}, "gemini", None, 1048576),
+])
+def test_more_servers(body, provider, prompt, limit):
+    r = detect(400, body)
+    assert (r.provider, r.prompt_tokens, r.limit) == (provider, prompt, limit)
