@@ -253,8 +253,8 @@ def compact(messages: Any, *, profile: "str | Profile" = "claude", dialect: str 
         if faults:
             raise ValidationError(f"the compacted request would be rejected: {faults[0]}"
                                   + (f" (and {len(faults) - 1} more)" if len(faults) > 1 else ""), faults=faults)
-        # Keep every message's source, so that any id is recallable (reduced ones keep their stored original).
-        store.put(m for m in source if not (m.meta.get("reduced") and m.id in store))
+        # Keep every message's source, so that any id is recallable.
+        store.put(source)
         return CompactResult(request=req, store=store, pages=pages, rewrites=rewrites, profile=prof.name,
                              dialect=dialect, tokens_before=before, notes=notes, **kw)
 
@@ -320,10 +320,10 @@ def compact(messages: Any, *, profile: "str | Profile" = "claude", dialect: str 
     for c in cuts:
         if lower(c) > budget:
             continue
-        if estimate(c) <= budget or renders >= 24:
-            if estimate(c) <= budget:
-                chosen = c
-                break
+        if estimate(c) <= budget:
+            chosen = c
+            break
+        if renders >= 24:  # enough exact renders: settle the rest by the bounds alone
             continue
         renders += 1
         trial = render_middle(c)
@@ -402,8 +402,6 @@ def compact(messages: Any, *, profile: "str | Profile" = "claude", dialect: str 
                               needed=final, budget=budget)
     tail_first = norm[chosen].id
     store.put_tail(format_ranges([m.id for m in mid_src]), [m for m in source if m.id >= tail_first])
-    # Keep the original of anything a free tier reduced (the tier stored it first).
-    store.put(m for m in mid_src if not (m.meta.get("reduced") and m.id in store))
     middle_ids = [m.id for m in mid_src]
     # Pages that would cost more than the text they replace are never chosen: the search above starts from the
     # longest tail, so a middle is only imaged when that is what makes the request fit.

@@ -39,7 +39,6 @@ __all__ = [
 ]
 
 ROLES = ("system", "user", "assistant", "tool")
-PART_KINDS = ("text", "image", "tool_call", "tool_result", "thinking")
 
 
 @dataclass

@@ -91,8 +91,11 @@ class SourceStore:
             self._messages[m.id] = m
 
     def put(self, messages: Iterable[Message]) -> None:
-        """Keep the source of ``messages`` (a later put of the same id replaces the earlier one)."""
+        """Keep the source of ``messages``: a later put of the same id replaces the earlier one, except that a
+        message a free tier reduced (``meta["reduced"]``) never replaces the original already held."""
         for m in messages:
+            if m.meta.get("reduced") and m.id in self._messages:
+                continue
             self._messages[m.id] = m
 
     def bind(self, conversation: str) -> None:

@@ -53,3 +53,13 @@ def test_a_torn_store_is_an_error_not_a_silent_loss(tmp_path):
     path.write_text('{"id": 1, "message": {"id": 1, "role": "user", "parts": []}}\n{"id": 2, "mess')
     with pytest.raises(StoreError, match=":2: not a source-store line"):
         SourceStore(path)
+
+
+def test_a_reduced_message_never_replaces_its_original():
+    s = SourceStore()
+    s.put([Message(3, "tool", [Part("tool_result", call_id="c", content=[Part("text", text="the full output")])])])
+    s.put([Message(3, "tool", [Part("tool_result", call_id="c", content=[Part("text", text="[omitted]")])],
+                   {"reduced": "omission"})])
+    assert s.get(3).parts[0].content[0].text == "the full output"
+    s.put([Message(3, "tool", [Part("tool_result", call_id="c", content=[Part("text", text="edited")])])])
+    assert s.get(3).parts[0].content[0].text == "edited"

@@ -91,3 +91,21 @@ def test_ladder_reaches_the_snapshot_and_summary():
     assert snap[-2]["text"].endswith("(not shown as pages):\nshort summary")
     assert res.result.tokens_after <= 12_000
     assert validate(res.request, "anthropic") == []
+
+
+def test_reduced_tail_messages_keep_their_originals_in_the_store():
+    """A long tail can hold results the omission tier reduced; the store still returns their originals."""
+    msgs = conversation(rounds=30)
+    for m in msgs:
+        if m.role == "tool" and m.id % 2:
+            m.parts[0].content = [Part("text", text="the same long listing\n" * 40)]
+    res = compact_ladder(msgs, profile="claude", dialect="anthropic", budget=25_000, protect_last=2)
+    reduced_in_tail = [i for i in res.result.tail_ids
+                       if any("[omitted:" in b.get("content", "") for mm in res.request["messages"]
+                              if isinstance(mm["content"], list)
+                              for b in mm["content"] if b.get("type") == "tool_result" and isinstance(
+                                  b.get("content"), str) and f"recall #{i}]" in b.get("content", ""))]
+    assert reduced_in_tail, "the test needs an omitted result in the tail"
+    by_id = {m.id: m for m in msgs}
+    for i in reduced_in_tail:
+        assert recall(res.store, [i])[i] == source_text(by_id[i])
