@@ -1,7 +1,7 @@
 """Provider clients of the loop, on the official SDKs: OpenAI chat completions and Anthropic messages.
 
 Each client's ``send(body)`` returns a :class:`Reply` or raises :class:`CallFailed` carrying the HTTP status and
-the raw body text, so the loop can hand both to :func:`snapglyph.overflow.detect`. SDK retries are off: the loop
+the raw body text, so the loop can hand both to :func:`snapglyph.providers.overflow.detect`. SDK retries are off: the loop
 retries transient failures itself and never retries an overflow blindly.
 """
 

@@ -6,7 +6,7 @@ import json
 from typing import Any, Callable
 
 import snapglyph
-from snapglyph.messages import image_size
+from snapglyph.model.messages import image_size
 
 __all__ = ["estimate_body", "is_tool_result_message", "snapglyph_compact", "strip_reasoning", "trim_to_boundary"]
 
@@ -44,11 +44,11 @@ def _walk(content: Any, texts: list[str], images: list[tuple[int, int]]) -> None
 def estimate_body(body: dict, profile: "str | snapglyph.Profile") -> int:
     """Estimated prompt tokens of a request body (OpenAI chat or Anthropic messages), output not included.
 
-    Text is counted with :func:`snapglyph.tokens.count_for_profile` (the profile's encoding and safety factor),
+    Text is counted with :func:`snapglyph.providers.tokens.count_for_profile` (the profile's encoding and safety factor),
     images with the profile's published cost formula, plus 4 tokens of framing per message. An image whose size
     cannot be read counts as 1024x1024.
     """
-    from snapglyph.tokens import count_for_profile
+    from snapglyph.providers.tokens import count_for_profile
     prof = snapglyph.profile(profile)
     texts: list[str] = []
     images: list[tuple[int, int]] = []

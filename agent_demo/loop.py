@@ -3,7 +3,7 @@
 A user message starts a turn; each round sends the conversation and either runs the requested tool calls or ends
 the turn with the answer. Before each request the loop estimates the prompt (calibrated against the usage the
 provider reported) and compacts ahead of time above ``threshold`` (85%) of the window; when the provider answers
-with a context overflow (:func:`snapglyph.overflow.detect`) it compacts and retries, shrinking further if the retry
+with a context overflow (:func:`snapglyph.providers.overflow.detect`) it compacts and retries, shrinking further if the retry
 overflows too, and stops with a clear message if no valid cut remains. With ``check_truncation`` a 200 reply whose
 reported prompt count shows the server silently dropped part of the prompt (Ollama) is handled the same way, and
 never calibrates the estimates. Compaction is a pluggable ``compact_fn`` (by default :func:`snapglyph_compact`:
@@ -23,9 +23,9 @@ from typing import Any, Callable
 
 import snapglyph
 from snapglyph.errors import BudgetError, InputError, ProviderError, StoreError
-from snapglyph.overflow import OverflowResult, check_silent_truncation, detect
-from snapglyph.recalling import RECALL_TOOL_NAME, parse_ids
-from snapglyph.snapshot import format_ranges
+from snapglyph.providers.overflow import OverflowResult, check_silent_truncation, detect
+from snapglyph.compaction.recall import RECALL_TOOL_NAME, parse_ids
+from snapglyph.compaction.snapshot import format_ranges
 
 from .clients import CallFailed, Reply
 from .context import estimate_body, snapglyph_compact, strip_reasoning, trim_to_boundary
@@ -75,7 +75,7 @@ class LoopConfig:
         Check every reply for silent truncation (Ollama) and treat it as an overflow: learn the window from the
         reported count, compact, and resend. A reply is judged truncated when the reported prompt count fell
         short of the growth the estimate predicts since the last complete reply (the count stays pinned while
-        the conversation grows), or by :func:`snapglyph.overflow.check_silent_truncation` on the estimate of what
+        the conversation grows), or by :func:`snapglyph.providers.overflow.check_silent_truncation` on the estimate of what
         was sent. A reply judged truncated is never used for calibration. Off by default: a server whose reported
         count is not the whole prompt (one that leaves out cached tokens, say) would look truncated.
     """
@@ -404,12 +404,12 @@ class Agent:
           estimate grew by ``added``; when the reported count grew by less than half of that (and by ``min_gap``
           less), the server dropped part of the prompt (Ollama's count stays pinned at its window while the
           conversation grows);
-        - size: :func:`snapglyph.overflow.check_silent_truncation` of the lower of the uncalibrated and the
+        - size: :func:`snapglyph.providers.overflow.check_silent_truncation` of the lower of the uncalibrated and the
           calibrated estimate against the reported count (reported below half of it, or an estimate above the
           configured window reported within it). Profiles that overestimate on purpose (a safety factor) make a
           tighter ratio flag whole prompts.
 
-        Returns an :class:`~snapglyph.overflow.OverflowResult` whose ``limit`` is the reported count (the most the
+        Returns an :class:`~snapglyph.providers.overflow.OverflowResult` whose ``limit`` is the reported count (the most the
         server evaluated), or ``None``.
         """
         if not reported or raw <= 0:

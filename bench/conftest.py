@@ -64,7 +64,7 @@ def corpus() -> str:
 @pytest.fixture(scope="session")
 def warm_kernels():
     """Compile (or load) the numba kernels before any timing."""
-    from snapglyph.warm import warm
+    from snapglyph.raster.warm import warm
 
     warm()
 

@@ -148,8 +148,8 @@ def run(pages: int) -> list[dict]:
     if not lines:
         skip(f"no sample transcripts under {DATA}")
     sys.path.insert(0, str(ROOT))
-    from snapglyph.profiles import profile
-    from snapglyph.render import render
+    from snapglyph.providers.profiles import profile
+    from snapglyph.raster.render import render
 
     configs = [("6x12", "outline", "claude", 1), ("6x12", "bitmap", "claude", 1), ("5x8", "bitmap", "claude", 1),
                ("8x16", "outline", "claude", 1), ("8x16", "bitmap", "claude", 1),

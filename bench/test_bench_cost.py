@@ -7,7 +7,7 @@ Run as a script to regenerate the cost section of bench/RESULTS.md::
 
 Run with pytest for the checks: each page's image tokens as snapglyph reports them equal an independent
 computation of the providers' published formulas (written out again below, not imported from
-``snapglyph.profiles``). Skips with a reason where ../shared/data is absent.
+``snapglyph.providers.profiles``). Skips with a reason where ../shared/data is absent.
 """
 
 from __future__ import annotations
@@ -23,8 +23,8 @@ DATA = ROOT.parent / "shared" / "data"
 RESULTS = ROOT / "bench" / "RESULTS.md"
 sys.path.insert(0, str(ROOT))
 
-from snapglyph import tokens  # noqa: E402
-from snapglyph.profiles import profile, profile_names  # noqa: E402
+from snapglyph.providers import tokens  # noqa: E402
+from snapglyph.providers.profiles import profile, profile_names  # noqa: E402
 
 
 # ------------------------------------------------------------------ independent formulas (from the docs, by hand)
@@ -75,9 +75,9 @@ def transcripts() -> list[Path]:
 
 
 def bench_one(path: Path, names: list[str], modes: list[str], limit: int | None) -> list[dict]:
-    from snapglyph.document import Document, build_document
-    from snapglyph.render import render_document
-    from snapglyph.transcripts import load
+    from snapglyph.model.document import Document, build_document
+    from snapglyph.raster.render import render_document
+    from snapglyph.readers.registry import load
 
     doc = build_document(load(path).messages)
     if limit:

@@ -33,7 +33,7 @@ def _rows(text: str, mode: str, cols: int) -> list[str]:
 def pillow_pages(text: str, mode: str, encode: bool) -> int:
     from PIL import Image, ImageDraw, ImageFont
 
-    from snapglyph.atlas import font_path
+    from snapglyph.raster.atlas import font_path
 
     font = ImageFont.truetype(str(font_path("dejavu")), 10, layout_engine=ImageFont.Layout.BASIC)
     cols, rows_per_page = PAGE[0] // CELL[0], PAGE[1] // CELL[1]
@@ -53,8 +53,8 @@ def pillow_pages(text: str, mode: str, encode: bool) -> int:
 
 
 def snapglyph_pages(text: str, mode: str, encode: bool) -> int:
-    from snapglyph.document import Document
-    from snapglyph.render import iter_pages
+    from snapglyph.model.document import Document
+    from snapglyph.raster.render import iter_pages
 
     total = 0
     for page in iter_pages(Document.from_text(text), profile="claude", cell=CELL, mode=mode, reuse_buffer=True):
@@ -93,8 +93,8 @@ def test_png_one_page(benchmark, corpus, warm_kernels, mode):
     """PNG encoding alone, one full 1092x1092 page: this writer (2-bit, level 1) vs Pillow (L, level 6)."""
     from PIL import Image
 
-    from snapglyph.encode import png_bytes
-    from snapglyph.render import render
+    from snapglyph.raster.encode import png_bytes
+    from snapglyph.raster.render import render
 
     page = render(corpus[:200_000], cell=CELL, mode=mode)[1].pixels
     png = benchmark(png_bytes, page, depth=2)

@@ -8,7 +8,7 @@ from __future__ import annotations
 import pytest
 
 from snapglyph import profile
-from snapglyph import tokens
+from snapglyph.providers import tokens
 
 TEXT = ("Traceback (most recent call last):\n  File \"x.py\", line 3\n{\"a\": [1, 2, 3]} " + "é漢🙂" * 3) * 40_000
 

@@ -13,30 +13,30 @@ from .errors import (BudgetError, FontError, FormatError, InputError, LimitError
                      SnapglyphError, StoreError, UnknownProfileError, ValidationError)
 
 _LAZY = {
-    "CompactResult": "compactor",
-    "Document": "document",
-    "Fault": "validation",
-    "SnapshotParts": "snapshot",
-    "SourceStore": "store",
-    "compact_ladder": "tiers",
-    "compact": "compactor",
-    "recall": "recalling",
-    "recall_tool": "recalling",
-    "snapshot_parts": "snapshot",
-    "text_tokens": "tokens",
-    "TokenCount": "tokens",
-    "Calibration": "tokens",
-    "calibrate": "tokens",
-    "count_for_profile": "tokens",
-    "profile_for_model": "profiles",
-    "cost_report": "cost",
-    "validate": "validation",
-    "Message": "messages",
-    "Part": "messages",
-    "Profile": "profiles",
-    "build_document": "document",
-    "profile": "profiles",
-    "profile_names": "profiles",
+    "CompactResult": "compaction.compactor",
+    "Document": "model.document",
+    "Fault": "providers.validation",
+    "SnapshotParts": "compaction.snapshot",
+    "SourceStore": "compaction.store",
+    "compact_ladder": "compaction.tiers",
+    "compact": "compaction.compactor",
+    "recall": "compaction.recall",
+    "recall_tool": "compaction.recall",
+    "snapshot_parts": "compaction.snapshot",
+    "text_tokens": "providers.tokens",
+    "TokenCount": "providers.tokens",
+    "Calibration": "providers.tokens",
+    "calibrate": "providers.tokens",
+    "count_for_profile": "providers.tokens",
+    "profile_for_model": "providers.profiles",
+    "cost_report": "report",
+    "validate": "providers.validation",
+    "Message": "model.messages",
+    "Part": "model.messages",
+    "Profile": "providers.profiles",
+    "build_document": "model.document",
+    "profile": "providers.profiles",
+    "profile_names": "providers.profiles",
 }
 
 __all__ = sorted([
@@ -47,16 +47,20 @@ __all__ = sorted([
 __version__ = "0.1.0"
 
 
-_SUBMODULES = ("overflow", "transcripts", "profiles", "tokens", "dialects", "compactor", "store", "tiers")
+_SUBMODULES = {
+    "compaction": "compaction", "dialects": "providers.dialects", "model": "model", "overflow": "providers.overflow",
+    "profiles": "providers.profiles", "providers": "providers", "raster": "raster", "readers": "readers",
+    "report": "report", "tokens": "providers.tokens",
+}
+"""Submodules reachable as attributes (``snapglyph.overflow.detect``) without importing them up front."""
 
-# ``render`` is both a submodule and the public function: importing it here binds the name to the function once,
-# and the import system never rebinds it (the submodule stays reachable as ``sys.modules["snapglyph.render"]``).
-from .render import render  # noqa: E402
+# The render path is imported eagerly (it needs no SDK and no tokenizer); everything else on first use.
+from .raster.render import render  # noqa: E402
 
 
 def __getattr__(name: str) -> Any:
     if name in _SUBMODULES:
-        return importlib.import_module(f".{name}", __name__)
+        return importlib.import_module(f".{_SUBMODULES[name]}", __name__)
     mod = _LAZY.get(name)
     if mod is None:
         raise AttributeError(f"module 'snapglyph' has no attribute {name!r}")

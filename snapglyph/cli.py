@@ -23,10 +23,10 @@ def _err(msg: str) -> int:
 
 
 def _resolve_profile(args: argparse.Namespace, default: str = "claude"):
-    from .profiles import profile
+    from .providers.profiles import profile
     model = getattr(args, "model", None)
     if model and not getattr(args, "profile", None):
-        from . import profiles
+        from .providers import profiles
         finder = getattr(profiles, "profile_for_model", None)
         if finder is None:
             raise InputError("--model needs profile_for_model(), which this build lacks")
@@ -35,7 +35,7 @@ def _resolve_profile(args: argparse.Namespace, default: str = "claude"):
 
 
 def _load_input(path: str):
-    from .transcripts import load, load_text
+    from .readers.registry import load, load_text
     if path == "-":
         return load_text(sys.stdin.read(), name="<stdin>")
     return load(path)
@@ -43,8 +43,8 @@ def _load_input(path: str):
 
 def cmd_render(args: argparse.Namespace) -> int:
     """`snapglyph render`: write DIR/page-NNNN.png and DIR/manifest.json, page by page; returns the exit status."""
-    from .document import Document, build_document
-    from .render import iter_pages
+    from .model.document import Document, build_document
+    from .raster.render import iter_pages
     prof = _resolve_profile(args)
     t = _load_input(args.input)
     doc = (Document.from_text(t.meta.get("text", "")) if t.format == "text"
@@ -78,8 +78,8 @@ def _default_store(args: argparse.Namespace) -> tuple[Path | None, Path]:
 
 def cmd_compact(args: argparse.Namespace) -> int:
     """`snapglyph compact`: write the request (JSON) and its store; one summary line on stderr; returns 0."""
-    from .compactor import compact
-    from .store import SourceStore
+    from .compaction.compactor import compact
+    from .compaction.store import SourceStore
     prof = _resolve_profile(args)
     t = _load_input(args.input)
     if t.format == "text":
@@ -92,7 +92,7 @@ def cmd_compact(args: argparse.Namespace) -> int:
               model=args.request_model or args.model, cell=args.cell, mode=args.mode, family=args.family,
               recall_tool=args.recall_tool)
     if args.free_tiers:
-        from .tiers import compact_ladder
+        from .compaction.tiers import compact_ladder
         ladder = compact_ladder(t, keep_images=args.keep_images, **kw)
         res = ladder.result
         for rep in ladder.reports:
@@ -113,11 +113,11 @@ def cmd_compact(args: argparse.Namespace) -> int:
 
 def cmd_cost(args: argparse.Namespace) -> int:
     """`snapglyph cost`: text vs image tokens per profile as a table or JSON (optionally a plot); returns 0."""
-    from .cost import cost_report, format_table, plot, rows_as_json
+    from .report import cost_report, format_table, plot, rows_as_json
     t = _load_input(args.input)
     names = list(args.profile or [])
     if args.model:
-        from .profiles import profile_for_model
+        from .providers.profiles import profile_for_model
         names.append(profile_for_model(args.model).name)
     source = t.meta.get("text", "") if t.format == "text" else t.messages
     rows = cost_report(source, profiles=names or ["claude"], budget=args.budget, mode=args.mode)
@@ -140,7 +140,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
 
 def cmd_fonts(args: argparse.Namespace) -> int:
     """`snapglyph fonts`: print the bundled fonts, cell sizes and coverage; returns 0."""
-    from . import atlas
+    from .raster import atlas
     report = getattr(atlas, "fonts_report", None)
     if report is None:
         return _err("this build has no font report")
@@ -150,8 +150,8 @@ def cmd_fonts(args: argparse.Namespace) -> int:
 
 def cmd_recall(args: argparse.Namespace) -> int:
     """`snapglyph recall`: print the exact source of messages by id from a store; returns 0."""
-    from .store import SourceStore
-    from .recalling import format_recall, parse_ids
+    from .compaction.store import SourceStore
+    from .compaction.recall import format_recall, parse_ids
     store = SourceStore(args.store)
     if not Path(args.store).exists():
         raise InputError(f"{args.store}: no such source store")
@@ -161,7 +161,7 @@ def cmd_recall(args: argparse.Namespace) -> int:
 
 def cmd_validate(args: argparse.Namespace) -> int:
     """`snapglyph validate`: print every fault of a request; returns 1 if there is one, else 0."""
-    from .validation import validate
+    from .providers.validation import validate
     try:
         body = json.loads(Path(args.file).read_text(encoding="utf-8"))
     except json.JSONDecodeError as e:

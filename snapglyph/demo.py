@@ -38,11 +38,11 @@ def demo_transcript() -> Path:
 def run_demo(out: Path, *, profile_name: str = "claude", budget: int = 100_000) -> int:
     """Compact the bundled transcript at ``budget`` tokens and write pages, request, store and report to ``out``.
 
-    Returns the exit status (0). Raises the errors of :func:`snapglyph.compactor.compact`.
+    Returns the exit status (0). Raises the errors of :func:`snapglyph.compaction.compactor.compact`.
     """
-    from .compactor import compact
-    from .profiles import profile
-    from .transcripts import load
+    from .compaction.compactor import compact
+    from .providers.profiles import profile
+    from .readers.registry import load
 
     prof = profile(profile_name)
     src = demo_transcript()

@@ -1,7 +1,7 @@
 """A slow, obviously correct renderer in plain Python, for pixel-exact comparison with the numba kernels.
 
 It shares only the inputs with the fast path (text normalisation, the glyph atlas, the table of symbol labels and
-the profile geometry) and imports nothing from ``snapglyph._kernels`` or ``snapglyph.render``: layout, wrapping,
+the profile geometry) and imports nothing from ``snapglyph.raster._kernels`` or ``snapglyph.raster.render``: layout, wrapping,
 paging, styles, label substitution and blitting are written again here, one character and one pixel at a time.
 """
 
@@ -9,10 +9,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from snapglyph.atlas import MARKER, SYMBOL_LABELS, atlas
-from snapglyph.document import STYLE_HEADER, Document
-from snapglyph.profiles import profile as get_profile
-from snapglyph.text import normalize
+from snapglyph.raster.atlas import MARKER, SYMBOL_LABELS, atlas
+from snapglyph.model.document import STYLE_HEADER, Document
+from snapglyph.providers.profiles import profile as get_profile
+from snapglyph.raster.text import normalize
 
 # Pixel value of each atlas level for each style, written out independently of render.STYLE_LUT.
 INK = {0: (255, 170, 85, 0), 1: (255, 170, 170, 85), 2: (0, 85, 170, 255), 3: (255, 170, 85, 0)}

@@ -9,7 +9,7 @@ import sys
 import numpy as np
 import pytest
 
-from snapglyph.atlas import CELLS, REPL_NARROW, REPL_WIDE, atlas, font_path, fonts_report
+from snapglyph.raster.atlas import CELLS, REPL_NARROW, REPL_WIDE, atlas, font_path, fonts_report
 from snapglyph.errors import FontError, InputError
 
 SAMPLES = {
@@ -78,7 +78,7 @@ def test_errors_and_report():
 def test_kernels_under_boundscheck(tmp_path):
     """Render edge cases at every cell and mode with numba's bounds checks on (a fresh cache: it compiles)."""
     code = (
-        "from snapglyph.document import Document\nfrom snapglyph.render import iter_pages\n"
+        "from snapglyph.model.document import Document\nfrom snapglyph.raster.render import iter_pages\n"
         "for cell in ('5x8', '6x12', '8x16'):\n"
         "    for mode in ('dense', 'lines'):\n"
         "        for t in ('x' * 5000, '漢' * 3000, 'a\\n' * 2000, '\\t\\x1b[31m' * 50 + '\\U0001F600' * 900):\n"

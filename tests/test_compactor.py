@@ -11,15 +11,15 @@ import pytest
 from PIL import Image
 
 from snapglyph import compact
-from snapglyph.snapshot import format_ranges
-from snapglyph.dialects import normalise, to_request
-from snapglyph.document import build_document
+from snapglyph.compaction.snapshot import format_ranges
+from snapglyph.providers.dialects import normalise, to_request
+from snapglyph.model.document import build_document
 from snapglyph.errors import BudgetError, StoreError
-from snapglyph.messages import Message, Part
-from snapglyph.profiles import profile
-from snapglyph.render import render_document
-from snapglyph.store import SourceStore
-from snapglyph.validation import validate
+from snapglyph.model.messages import Message, Part
+from snapglyph.providers.profiles import profile
+from snapglyph.raster.render import render_document
+from snapglyph.compaction.store import SourceStore
+from snapglyph.providers.validation import validate
 
 from conftest import load_case
 
@@ -76,7 +76,7 @@ def test_head_pages_tail(prof, dialect):
 @pytest.mark.parametrize("budget", [26_000, 30_000, 34_000])
 def test_tail_is_the_longest_that_fits(budget):
     """Every longer tail (every earlier cut point), priced exactly with its own pages, breaks the budget."""
-    from snapglyph.cost import TokenCosts as _Costs
+    from snapglyph.compaction.estimate import TokenCosts as _Costs
     msgs = conversation()
     res = compact(msgs, profile="claude", dialect="anthropic", budget=budget)
     assert not res.dropped_ids
@@ -224,7 +224,7 @@ def test_openai_pages_carry_the_profile_detail():
 
 
 def test_snapshot_parts_for_other_compactors():
-    from snapglyph.snapshot import snapshot_parts
+    from snapglyph.compaction.snapshot import snapshot_parts
     msgs = conversation(rounds=10)[2:20]
     sp = snapshot_parts(msgs, profile="claude", dialect="anthropic")
     assert sp.ids == [m.id for m in msgs]
@@ -263,7 +263,7 @@ def test_a_store_belongs_to_one_conversation():
 
 
 def test_snapshot_text_when_pages_are_dropped():
-    from snapglyph.transcripts import parse_snapshot_text
+    from snapglyph.readers.registry import parse_snapshot_text
     msgs = conversation(rounds=120)
     res = compact(msgs, profile="claude", dialect="anthropic", budget=20_000, recall_tool=True)
     assert res.dropped_ids and res.pages
@@ -293,7 +293,7 @@ def test_an_oversized_newest_output_is_shown_as_pages(dialect):
     """The newest round alone breaks the budget (a huge tool output just came back): its output is shown as pages,
     a pointer stands in the tail, and a second pass puts the exact source back and renders it again."""
     from snapglyph import recall
-    from snapglyph.paging import pointer_text
+    from snapglyph.compaction.tail_paging import pointer_text
     msgs = conversation(rounds=20)[:-1]
     huge = "\n".join(f"./src/pkg{i % 97}/module_{i}.py  {i * 7919 % 100003:06d}" for i in range(9000))
     call = Part("tool_call", name="bash", arguments='{"cmd": "find ."}', call_id="big")
@@ -339,8 +339,8 @@ def test_a_new_system_prompt_keeps_the_store():
 
 
 def test_request_model_follows_the_profile():
-    from snapglyph.models import REQUEST_MODELS
-    from snapglyph.profiles import profile_for_model
+    from snapglyph.providers.request_model import REQUEST_MODELS
+    from snapglyph.providers.profiles import profile_for_model
     for name, model in REQUEST_MODELS.items():
         assert profile_for_model(model).name in (name, "openai" if name == "openai-original" else name)
     msgs = conversation(rounds=3)

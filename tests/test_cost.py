@@ -9,7 +9,7 @@ import sys
 
 import pytest
 
-from snapglyph.cost import cost_report
+from snapglyph.report import cost_report
 
 from conftest import ROOT
 from test_compactor import conversation
@@ -22,8 +22,8 @@ def test_rows_follow_the_documented_formulas():
     rows = cost_report(msgs, profiles=["claude", "openai"], budget=30_000)
     assert [(r.profile, r.scope) for r in rows] == [("claude", "whole"), ("claude", "middle"),
                                                     ("openai", "whole"), ("openai", "middle")]
-    from snapglyph.document import build_document
-    from snapglyph.render import render_document
+    from snapglyph.model.document import build_document
+    from snapglyph.raster.render import render_document
     pages = render_document(build_document(msgs), profile="claude")
     # Anthropic: ceil(w/28) * ceil(h/28); OpenAI gpt-5.4+ high: ceil(ceil(w/32) * ceil(h/32) * 1.2)
     claude = sum(math.ceil(p.width / 28) * math.ceil(p.height / 28) for p in pages)
@@ -50,7 +50,7 @@ def test_cost_cli_json():
 
 def test_plot(tmp_path):
     pytest.importorskip("matplotlib", reason="matplotlib is the optional [plot] extra")
-    from snapglyph.cost import plot
+    from snapglyph.report import plot
     rows = cost_report(conversation(rounds=5), profiles=["claude"])
     plot(rows, str(tmp_path / "c.png"))
     assert (tmp_path / "c.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"

@@ -6,10 +6,10 @@ import json
 
 import pytest
 
-from snapglyph.dialects import normalise, to_request
+from snapglyph.providers.dialects import normalise, to_request
 from snapglyph.errors import InputError
-from snapglyph.messages import Message, Part
-from snapglyph.validation import validate
+from snapglyph.model.messages import Message, Part
+from snapglyph.providers.validation import validate
 
 PNG_1x1 = ("iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAAAAAA6fptVAAAACklEQVR4nGNgAAAAAgABSK+kcQAAAABJRU5ErkJggg==")
 

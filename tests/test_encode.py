@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from snapglyph.encode import data_url, exact_depth, png_bytes
+from snapglyph.raster.encode import data_url, exact_depth, png_bytes
 from snapglyph.errors import InputError
 
 
@@ -57,8 +57,8 @@ def test_errors_and_data_url():
 
 @pytest.mark.parametrize("depth", [1, 2, 4, 8])
 def test_numpy_packer_matches_kernel(depth):
-    from snapglyph._kernels import pack_rows
-    from snapglyph.encode import _pack_numpy
+    from snapglyph.raster._kernels import pack_rows
+    from snapglyph.raster.encode import _pack_numpy
 
     rng = np.random.default_rng(depth)
     px = rng.integers(0, 256, size=(13, 1091)).astype(np.uint8)

@@ -13,7 +13,7 @@ def test_all_is_sorted_and_resolves():
     for name in snapglyph.__all__:
         assert getattr(snapglyph, name) is not None, name
     assert callable(snapglyph.render) and callable(snapglyph.compact) and callable(snapglyph.validate)
-    assert callable(snapglyph.recall) and callable(snapglyph.overflow.detect)
+    assert callable(snapglyph.recall) and callable(snapglyph.providers.overflow.detect)
 
 
 def test_render_path_imports_no_sdk_or_tokenizer():

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from snapglyph.overflow import OverflowResult, check_silent_truncation, detect
+from snapglyph.providers.overflow import OverflowResult, check_silent_truncation, detect
 
 # (case id, status, body, provider, prompt_tokens, limit)
 POSITIVE = [

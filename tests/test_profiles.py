@@ -8,9 +8,9 @@ import re
 
 import pytest
 
-from snapglyph import profiles
+from snapglyph.providers import profiles
 from snapglyph.errors import InputError, LimitError, UnknownProfileError
-from snapglyph.profiles import profile, profile_for_model, profile_names
+from snapglyph.providers.profiles import profile, profile_for_model, profile_names
 
 ALL = profile_names()
 

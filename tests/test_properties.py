@@ -12,8 +12,8 @@ from PIL import Image
 
 from snapglyph import compact, recall, validate
 from snapglyph.errors import BudgetError
-from snapglyph.messages import Message, Part
-from snapglyph.recalling import source_text
+from snapglyph.model.messages import Message, Part
+from snapglyph.compaction.recall import source_text
 
 
 def _png(w: int, h: int) -> Part:

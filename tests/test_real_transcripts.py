@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from snapglyph import compact, validate
-from snapglyph.transcripts import load
+from snapglyph.readers.registry import load
 
 from conftest import shared_path
 

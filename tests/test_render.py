@@ -13,10 +13,10 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from snapglyph.document import STYLE_CALL, STYLE_DIM, STYLE_HEADER, STYLE_TEXT, Document, Segment
+from snapglyph.model.document import STYLE_CALL, STYLE_DIM, STYLE_HEADER, STYLE_TEXT, Document, Segment
 from snapglyph.errors import InputError
-from snapglyph.profiles import profile
-from snapglyph.render import iter_pages, render, render_document
+from snapglyph.providers.profiles import profile
+from snapglyph.raster.render import iter_pages, render, render_document
 
 from reference_renderer import reference_pages
 
@@ -115,7 +115,7 @@ def test_symbols_without_glyph_read_as_labels(engine, cell, monkeypatch):
     """✅ and ❌ (no glyph in any bundled font) are drawn as their labels [ok] and [x], pixel for pixel, and count as
     replaced; the compiled normalisation pass (long segments) gives the same pixels."""
     if engine == "numba":
-        monkeypatch.setattr(sys.modules["snapglyph.render"], "_FAST_MIN", 0)
+        monkeypatch.setattr(sys.modules["snapglyph.raster.render"], "_FAST_MIN", 0)
 
     def page(text):
         pages = list(iter_pages(Document.from_text(text), profile=SMALL, cell=cell, engine=engine))
@@ -160,7 +160,7 @@ def test_wide_switch_note():
 
 
 def test_inputs_and_errors():
-    from snapglyph.messages import Message, Part
+    from snapglyph.model.messages import Message, Part
 
     msgs = [Message(id=0, role="user", parts=[Part(kind="text", text="hi")])]
     assert render(msgs)[0].first_id == 0
@@ -196,7 +196,7 @@ def test_png_roundtrip_and_determinism():
         im = Image.open(io.BytesIO(p.png))
         assert np.array_equal(np.asarray(im.convert("L")), p.pixels)
     code = ("import sys, hashlib; sys.path.insert(0, 'tests'); from test_render import doc; "
-            "from snapglyph.render import render_document; "
+            "from snapglyph.raster.render import render_document; "
             "print(hashlib.sha256(b''.join(p.png for p in render_document(doc()))).hexdigest())")
     root = Path(__file__).parent.parent
     outs = set()
@@ -208,7 +208,7 @@ def test_png_roundtrip_and_determinism():
 
 
 def test_start_up_imports_no_sdk():
-    code = ("import sys, snapglyph.render; bad = [m for m in ('tiktoken', 'openai', 'anthropic', 'httpx') "
+    code = ("import sys, snapglyph.raster.render; bad = [m for m in ('tiktoken', 'openai', 'anthropic', 'httpx') "
             "if m in sys.modules]; print(bad)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]"

@@ -13,7 +13,7 @@ from PIL import Image
 import snapglyph
 from agent_demo.sim_errors import PROVIDERS, overflow_body
 from agent_demo.simulator import Simulator, answer, call, count_text, png_size
-from snapglyph.overflow import detect
+from snapglyph.providers.overflow import detect
 
 TOOLS_OAI = [{"type": "function", "function": {"name": "read_file", "description": "Read a file",
                                                "parameters": {"type": "object",

@@ -7,10 +7,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from conftest import load_case
-from snapglyph.atlas import REPL_NARROW, REPL_WIDE, atlas
-from snapglyph.document import Document
-from snapglyph.render import render, render_document
-from snapglyph.text import char_cells, normalize
+from snapglyph.raster.atlas import REPL_NARROW, REPL_WIDE, atlas
+from snapglyph.model.document import Document
+from snapglyph.raster.render import render, render_document
+from snapglyph.raster.text import char_cells, normalize
 
 
 def _texts(case: str) -> list[str]:
@@ -104,7 +104,7 @@ _CHARS = st.one_of(st.characters(), st.sampled_from("✅❌⚠🚀⌛\ufe0f\u200
 @settings(max_examples=60, deadline=None)
 @given(st.lists(st.text(alphabet=_CHARS, max_size=120), min_size=1, max_size=4))
 def test_accounting_never_loses_a_character(texts):
-    from snapglyph.document import Segment
+    from snapglyph.model.document import Segment
 
     doc = Document([Segment(t, i % 4, i) for i, t in enumerate(texts)])
     pages = render_document(doc, profile="claude", mode="dense" if len(texts) % 2 else "lines")

@@ -1,4 +1,4 @@
-"""The compiled normalisation pass (:func:`snapglyph.text.normalize_codes`) against the plain-Python path.
+"""The compiled normalisation pass (:func:`snapglyph.raster.text.normalize_codes`) against the plain-Python path.
 
 Both must give the same stream codes, source weights and counts for any text; pages rendered through either must be
 pixel-equal to each other and to the independent reference renderer.
@@ -14,15 +14,15 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import importlib
-from snapglyph.atlas import atlas
-from snapglyph.document import STYLE_DIM, STYLE_HEADER, STYLE_TEXT, Document, Segment
-from snapglyph.profiles import profile
-from snapglyph.render import iter_pages
-from snapglyph.text import cell_table, char_cells, normalize, normalize_codes
+from snapglyph.raster.atlas import atlas
+from snapglyph.model.document import STYLE_DIM, STYLE_HEADER, STYLE_TEXT, Document, Segment
+from snapglyph.providers.profiles import profile
+from snapglyph.raster.render import iter_pages
+from snapglyph.raster.text import cell_table, char_cells, normalize, normalize_codes
 
 from reference_renderer import reference_pages
 
-render_mod = importlib.import_module("snapglyph.render")  # the module (the package exports a render function)
+render_mod = importlib.import_module("snapglyph.raster.render")  # the module (the package exports a render function)
 
 # Pieces that exercise every rule: tabs, wide CJK and fullwidth, combining marks, ZWJ emoji with modifiers, Hangul
 # jamo, controls and escapes (CR, backspace, erase-line fill, inline-image placeholder), line separators, lone

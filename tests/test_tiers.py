@@ -6,11 +6,11 @@ import pytest
 
 from snapglyph import compact_ladder, recall
 from snapglyph.errors import BudgetError, InputError
-from snapglyph.messages import Message, Part
-from snapglyph.recalling import source_text
-from snapglyph.store import SourceStore
-from snapglyph.tiers import drop_images, omit_uneventful
-from snapglyph.validation import validate
+from snapglyph.model.messages import Message, Part
+from snapglyph.compaction.recall import source_text
+from snapglyph.compaction.store import SourceStore
+from snapglyph.compaction.tiers import drop_images, omit_uneventful
+from snapglyph.providers.validation import validate
 
 from test_compactor import conversation
 from test_properties import _png

@@ -7,9 +7,9 @@ import sys
 
 import pytest
 
-from snapglyph import tokens
+from snapglyph.providers import tokens
 from snapglyph.errors import InputError, UnknownProfileError
-from snapglyph.profiles import profile
+from snapglyph.providers.profiles import profile
 
 
 def _need_cl100k():
@@ -106,6 +106,6 @@ def test_calibration():
 
 
 def test_import_does_not_load_tiktoken():
-    code = "import sys, snapglyph.tokens, snapglyph.profiles; print('tiktoken' in sys.modules)"
+    code = "import sys, snapglyph.providers.tokens, snapglyph.providers.profiles; print('tiktoken' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"

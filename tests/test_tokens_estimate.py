@@ -1,7 +1,7 @@
 """The token estimate errs high: never below the cl100k_base count on hard samples and the real transcripts.
 
 Run this file as a script (``python tests/test_tokens_estimate.py``) to refit the estimate's coefficients with a
-linear program over the same samples (needs scipy) and print them for ``snapglyph/tokens.py``.
+linear program over the same samples (needs scipy) and print them for ``snapglyph/providers/tokens.py``.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from snapglyph import tokens
+from snapglyph.providers import tokens
 
 # ../shared beside the project (as tests/conftest.py's shared_path; not imported by name, since bench/ has a
 # conftest module of its own and a combined run would pick up the wrong one)

@@ -11,7 +11,7 @@ from collections import Counter
 
 import pytest
 
-from snapglyph.transcripts import Transcript, load
+from snapglyph.readers.registry import Transcript, load
 from conftest import shared_path
 
 CC_MAIN = ("claude-code-spotter", "8463c716-a2ea-4c14-9efa-87158ebd9f20.jsonl")

@@ -21,7 +21,7 @@ the source's model belongs to another profile (``profile_for_model`` maps each b
 def reads_as(model: str) -> str | None:
     """The profile that reads images for ``model`` (None for a model no profile knows, e.g. a local one)."""
     from .profiles import profile_for_model
-    from .errors import UnknownProfileError
+    from ..errors import UnknownProfileError
     try:
         return profile_for_model(model).name
     except UnknownProfileError:

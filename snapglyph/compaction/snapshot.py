@@ -16,8 +16,8 @@ import json
 from dataclasses import dataclass, field
 from typing import Any, Sequence
 
-from .errors import InputError, LimitError
-from .messages import Message, Part
+from ..errors import InputError, LimitError
+from ..model.messages import Message, Part
 
 __all__ = ["SnapshotParts", "check_limits", "format_ranges", "id_ranges", "images_in", "page_parts",
            "snapshot_parts", "snapshot_text"]
@@ -53,7 +53,7 @@ def snapshot_text(shown: Sequence[int], dropped: Sequence[int] = (), *, recall_t
         Name of a tool in the request that returns a message's exact text by id; named in the text when given.
     in_full : str
         The closing sentence naming the oversized parts of the newest messages shown on the last pages
-        (:func:`snapglyph.paging.paged_text`), or empty.
+        (:func:`snapglyph.compaction.tail_paging.paged_text`), or empty.
     """
     how = f" ({recall_tool} returns their exact text by id)" if recall_tool else ""
     if not shown and not dropped:
@@ -137,7 +137,7 @@ class SnapshotParts:
     ids : list of int
         The message ids the pages show.
     pages : list
-        The rendered :class:`~snapglyph.render.Page` objects.
+        The rendered :class:`~snapglyph.raster.render.Page` objects.
     image_tokens : int
         What the pages cost under the profile (after the provider's own resize, which never changes them).
     """
@@ -174,10 +174,10 @@ def snapshot_parts(messages: Sequence[Message], *, profile: Any = "claude", dial
     InputError
         Empty slice, unknown dialect, or something that is not a message.
     """
-    from .dialects import request_messages
-    from .document import build_document
-    from .profiles import profile as get_profile
-    from .render import render_document
+    from ..providers.dialects import request_messages
+    from ..model.document import build_document
+    from ..providers.profiles import profile as get_profile
+    from ..raster.render import render_document
 
     msgs = list(messages)
     if not msgs or not all(isinstance(m, Message) for m in msgs):

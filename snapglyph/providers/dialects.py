@@ -26,8 +26,8 @@ from collections import Counter
 from dataclasses import replace
 from typing import Any, Sequence
 
-from .errors import InputError
-from .messages import Message, Part
+from ..errors import InputError
+from ..model.messages import Message, Part
 
 __all__ = [
     "DIALECTS",

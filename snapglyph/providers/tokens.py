@@ -33,7 +33,7 @@ from typing import Any
 
 import numpy as np
 
-from .errors import InputError
+from ..errors import InputError
 
 __all__ = ["Calibration", "TokenCount", "available_encodings", "calibrate", "count_for_profile", "estimate_tokens",
            "text_tokens"]
@@ -315,7 +315,7 @@ def count_for_profile(text: str, profile: Any) -> int:
     text : str
         The text, as it would be sent.
     profile : Profile or str
-        A :class:`snapglyph.profiles.Profile` or a profile name.
+        A :class:`snapglyph.providers.profiles.Profile` or a profile name.
 
     Returns
     -------

@@ -3,7 +3,7 @@
 A request ``snapglyph compact`` wrote holds three things that are not source text: the snapshot message (page
 images standing for messages by id), pointers that stand for oversized parts of the newest messages (shown as
 pages), and tail messages a dialect may have merged or renamed. :func:`expand_snapshots` puts the source back for
-all three, from the :class:`~snapglyph.store.SourceStore`, so that every page is rendered again from source text.
+all three, from the :class:`~snapglyph.compaction.store.SourceStore`, so that every page is rendered again from source text.
 """
 
 from __future__ import annotations
@@ -11,8 +11,8 @@ from __future__ import annotations
 import json
 from typing import Sequence
 
-from .errors import StoreError
-from .messages import Message
+from ..errors import StoreError
+from ..model.messages import Message
 from .snapshot import format_ranges
 from .store import SourceStore
 
@@ -118,7 +118,7 @@ def expand_snapshots(messages: Sequence[Message], store: SourceStore | None) -> 
     StoreError
         If a snapshot is present and the store is missing or lacks a covered id.
     """
-    from .paging import POINTER_RE, restore_pointers
+    from .tail_paging import POINTER_RE, restore_pointers
 
     if any(POINTER_RE.match(t) for m in messages for p in m.parts
            for t in ([p.text] if p.kind == "text" else [q.text for q in p.content if q.kind == "text"])):

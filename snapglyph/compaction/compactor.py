@@ -9,7 +9,7 @@
 A cut point is a place before a user or an assistant message: never between an assistant message's tool calls and
 their results (parallel calls included). The budget covers the whole request: text, tool definitions, page images
 and the reserved output tokens (``max_tokens``). The source of every message shown as pages goes to the
-:class:`~snapglyph.store.SourceStore`; compacting a compacted request re-renders the whole middle from that source.
+:class:`~snapglyph.compaction.store.SourceStore`; compacting a compacted request re-renders the whole middle from that source.
 """
 
 from __future__ import annotations
@@ -20,15 +20,15 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any, Callable, Sequence
 
-from . import dialects
-from .errors import BudgetError, InputError, ValidationError
-from .messages import Message, Part
-from .profiles import Profile, profile as get_profile
+from ..providers import dialects
+from ..errors import BudgetError, InputError, ValidationError
+from ..model.messages import Message, Part
+from ..providers.profiles import Profile, profile as get_profile
 from .snapshot import check_limits, format_ranges, id_ranges, images_in, page_parts, snapshot_text
-from .cost import MESSAGE_OVERHEAD, TokenCosts
-from .models import request_model
-from .paging import page_out, paged_text
-from .passes import conversation_key, expand_snapshots
+from .estimate import MESSAGE_OVERHEAD, TokenCosts
+from ..providers.request_model import request_model
+from .tail_paging import page_out, paged_text
+from .second_pass import conversation_key, expand_snapshots
 from .store import SourceStore
 
 __all__ = ["CompactResult", "compact", "expand_snapshots"]
@@ -48,7 +48,7 @@ class CompactResult:
     store : SourceStore
         Sources of every message shown as pages (and of every earlier one it already held).
     pages : list
-        The :class:`~snapglyph.render.Page` objects sent (oldest first).
+        The :class:`~snapglyph.raster.render.Page` objects sent (oldest first).
     head_ids, middle_ids, tail_ids : list of int
         Message ids in each part (``middle_ids`` includes ids whose pages were dropped).
     dropped_ids : list of int
@@ -63,7 +63,7 @@ class CompactResult:
         Warnings worth reading (e.g. a request model that reads pages by another profile's rules).
     paged : list of tuple
         ``(message id, kind, ordinal)`` of each oversized part of the newest messages shown as pages (the tail holds
-        a pointer in its place; see :mod:`snapglyph.paging`).
+        a pointer in its place; see :mod:`snapglyph.compaction.tail_paging`).
     middle_text_tokens : int
         Estimated tokens the messages shown as pages would cost as text (for the image-vs-text comparison).
     cache_break : str or None
@@ -133,7 +133,7 @@ def _head_end(msgs: Sequence[Message]) -> int:
 def _to_messages(source: Any) -> tuple[list[Message], list[dict], str | None]:
     if isinstance(source, (dict, list)) and (not source or not isinstance(source, list)
                                              or not isinstance(source[0], Message)):
-        from .transcripts import from_request
+        from ..readers.registry import from_request
         t = from_request(source)
         return t.messages, t.tools, t.model
     if hasattr(source, "messages") and hasattr(source, "tools"):
@@ -160,7 +160,7 @@ def compact(messages: Any, *, profile: "str | Profile" = "claude", dialect: str 
     ----------
     messages : list of Message, Transcript, or dict
         The conversation; a request body (OpenAI chat, Anthropic messages, OpenAI Responses, or one this function
-        wrote) is read with :func:`snapglyph.transcripts.from_request`.
+        wrote) is read with :func:`snapglyph.readers.registry.from_request`.
     profile : str or Profile
         Reader profile (page geometry, token costs, limits).
     dialect : str, optional
@@ -221,7 +221,7 @@ def compact(messages: Any, *, profile: "str | Profile" = "claude", dialect: str 
     source_in, src_tools, src_model = _to_messages(messages)
     all_tools = list(src_tools) + list(tools or [])
     if recall_tool:
-        from .recalling import RECALL_TOOL_NAME, recall_tool as _recall_def
+        from .recall import RECALL_TOOL_NAME, recall_tool as _recall_def
         spec = _recall_def("responses")
         all_tools = [t for t in all_tools if t.get("name") != RECALL_TOOL_NAME]
         all_tools.append({"name": spec["name"], "description": spec["description"],
@@ -248,7 +248,7 @@ def compact(messages: Any, *, profile: "str | Profile" = "claude", dialect: str 
     def finish(msgs: list[Message], pages: list, **kw: Any) -> CompactResult:
         req = dialects.to_request(msgs, dialect=dialect, model=model, max_tokens=max_tokens, tools=all_tools)
         # Never emit a request the provider would reject: check it as the provider would.
-        from .validation import validate
+        from ..providers.validation import validate
         faults = validate(req, dialect, profile=prof)
         if faults:
             raise ValidationError(f"the compacted request would be rejected: {faults[0]}"
@@ -278,8 +278,8 @@ def compact(messages: Any, *, profile: "str | Profile" = "claude", dialect: str 
     def middle_sources(c: int) -> list[Message]:
         return [m for m in source if head_last < m.id < norm[c].id]
 
-    from .render import render_document
-    from .document import build_document
+    from ..raster.render import render_document
+    from ..model.document import build_document
 
     def render_middle(c: int) -> list:
         doc = build_document(middle_sources(c), header_row=mode == "lines")

@@ -1,6 +1,6 @@
 """Helpers shared by the transcript readers: image parts, JSON arguments, snapshot text, id numbering.
 
-Nothing here is public API except :func:`parse_snapshot_text` (re-exported by :mod:`snapglyph.transcripts`).
+Nothing here is public API except :func:`parse_snapshot_text` (re-exported by :mod:`snapglyph.readers.registry`).
 """
 
 from __future__ import annotations
@@ -9,8 +9,8 @@ import json
 import re
 from typing import Any
 
-from .errors import FormatError
-from .messages import Message, Part, image_size
+from ..errors import FormatError
+from ..model.messages import Message, Part, image_size
 
 __all__ = [
     "SNAPSHOT_PREFIX",

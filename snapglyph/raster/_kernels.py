@@ -1,7 +1,7 @@
 """Numba kernels: arrays and scalars in, arrays modified in place. No closures, no Python objects.
 
 Every kernel is a module-level function compiled through the one alias :data:`jit`
-(``numba.njit(cache=True, nogil=True)``), so numba's on-disk cache serves every process. ``python -m snapglyph.warm``
+(``numba.njit(cache=True, nogil=True)``), so numba's on-disk cache serves every process. ``python -m snapglyph.raster.warm``
 compiles (or loads) each of them once.
 
 Stream codes (the ``codes`` array of :func:`layout_blit`): a value ``>= 0`` is a glyph index into the atlas;
@@ -68,7 +68,7 @@ def layout_blit(codes, styles, start, stop, state, page, glyphs, gwidth, lut, ce
         Glyph index of the newline marker.
     ink_start : int32 array (>= max glyph index + 2,)
         Glyph ``g``'s ink pixels are ``ink_off[ink_start[g]:ink_start[g + 1]]``
-        (see :meth:`snapglyph.atlas.Atlas.ink_lists`).
+        (see :meth:`snapglyph.raster.atlas.Atlas.ink_lists`).
     ink_off : int32 array (k,)
         Offset of each ink pixel from its cell's top-left pixel in the flattened page: ``y * width + x``.
     ink_lvl : uint8 array (k,)
@@ -137,7 +137,7 @@ def layout_blit(codes, styles, start, stop, state, page, glyphs, gwidth, lut, ce
 def expand_codes(cps, spans, cells, table, out_codes, out_srcw, start, label_len=None):
     """Drop zero-width characters, expand tabs and map code points to stream codes, in one pass.
 
-    The array twin of steps 5 and 6 of :func:`snapglyph.text.normalize` followed by the glyph lookup: a code point
+    The array twin of steps 5 and 6 of :func:`snapglyph.raster.text.normalize` followed by the glyph lookup: a code point
     ``>= U+0300`` with ``cells[cp] == 0`` is dropped (and counted), as is a pictograph (U+2600-U+27BF,
     U+1F000-U+1FAFF) joined to the previous one by a ZWJ (U+200D) and any U+FE0F or skin-tone modifiers
     (U+1F3FB-U+1F3FF) between them; a tab becomes spaces up to the next multiple of 8 cells from the line start
@@ -163,7 +163,7 @@ def expand_codes(cps, spans, cells, table, out_codes, out_srcw, start, label_len
     start : int
         First index of ``out_codes`` to write.
     label_len : uint8 array or None
-        Label length of each glyph index (0: no label; :attr:`snapglyph.atlas.Atlas.label_len`): the cells such a
+        Label length of each glyph index (0: no label; :attr:`snapglyph.raster.atlas.Atlas.label_len`): the cells such a
         glyph takes for tab stops (the renderer draws it as its label). Indices past its end count 0.
 
     Returns

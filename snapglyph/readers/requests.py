@@ -1,10 +1,10 @@
 """Readers for request bodies: OpenAI chat completions and Anthropic messages (and SWE-agent ``.traj``).
 
-The OpenAI Responses reader lives in :mod:`snapglyph.readers_responses`; :func:`detect_request` tells the three
+The OpenAI Responses reader lives in :mod:`snapglyph.readers.responses`; :func:`detect_request` tells the three
 apart.
 
-Each reader returns ``(messages, tools, model, meta)``; :mod:`snapglyph.transcripts` numbers the messages and wraps
-them in a :class:`~snapglyph.transcripts.Transcript`. Malformed input raises :class:`~snapglyph.errors.FormatError`.
+Each reader returns ``(messages, tools, model, meta)``; :mod:`snapglyph.readers.registry` numbers the messages and wraps
+them in a :class:`~snapglyph.readers.registry.Transcript`. Malformed input raises :class:`~snapglyph.errors.FormatError`.
 """
 
 from __future__ import annotations
@@ -12,9 +12,9 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from .errors import FormatError
-from .messages import Message, Part
-from .readers_common import as_str, dumps_args, extra_keys, image_part, require_dict
+from ..errors import FormatError
+from ..model.messages import Message, Part
+from .common import as_str, dumps_args, extra_keys, image_part, require_dict
 
 __all__ = [
     "detect_request",

@@ -18,8 +18,8 @@ import re
 from dataclasses import dataclass, field, replace
 from typing import Callable, Sequence
 
-from .errors import StoreError
-from .messages import Message, Part
+from ..errors import StoreError
+from ..model.messages import Message, Part
 from .store import SourceStore
 
 __all__ = ["PagedPart", "page_out", "paged_text", "pointer_text", "restore_pointers"]
@@ -46,7 +46,7 @@ class PagedPart:
     ordinal : int
         1-based position among the message's parts of that kind (non-empty text parts only).
     pages : list
-        The pages sent (:class:`~snapglyph.render.Page`): all of them, or the newest where the budget cannot hold
+        The pages sent (:class:`~snapglyph.raster.render.Page`): all of them, or the newest where the budget cannot hold
         all.
     n_rendered : int
         How many pages the part's text took.

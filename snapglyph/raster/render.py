@@ -1,11 +1,11 @@
 """Render text or a document to pages: ``render(text | messages | Document, profile=...) -> list[Page]``.
 
-Pipeline per segment: :func:`snapglyph.text.normalize` -> codepoints -> glyph indices from the :class:`Atlas`
-(rasterised on first use) -> the numba kernel :func:`snapglyph._kernels.layout_blit`, which places each glyph and
+Pipeline per segment: :func:`snapglyph.raster.text.normalize` -> codepoints -> glyph indices from the :class:`Atlas`
+(rasterised on first use) -> the numba kernel :func:`snapglyph.raster._kernels.layout_blit`, which places each glyph and
 draws its ink pixels into the current page array until the page is full. With the numba engine, long segments go
-through :func:`snapglyph.text.normalize_codes` instead (the same stream codes, tabs and zero-width characters done
-in one compiled pass). A symbol with no glyph but a label (:data:`snapglyph.atlas.SYMBOL_LABELS`: ✅ -> ``[ok]``)
-then becomes its label's letters (:meth:`snapglyph.atlas.Atlas.expand_labels`; tab stops already counted the
+through :func:`snapglyph.raster.text.normalize_codes` instead (the same stream codes, tabs and zero-width characters done
+in one compiled pass). A symbol with no glyph but a label (:data:`snapglyph.raster.atlas.SYMBOL_LABELS`: ✅ -> ``[ok]``)
+then becomes its label's letters (:meth:`snapglyph.raster.atlas.Atlas.expand_labels`; tab stops already counted the
 label's cells). Pages stream: :func:`iter_pages` holds one page and one chunk of about 64 K characters.
 
 Layout modes:
@@ -34,10 +34,10 @@ from typing import Iterator, Sequence
 import numpy as np
 
 from .atlas import CELLS, MARKER, REPL_NARROW, REPL_WIDE, Atlas, atlas
-from .document import STYLE_HEADER, Document
-from .errors import InputError, RenderError
-from .profiles import Profile
-from .profiles import profile as _profile
+from ..model.document import STYLE_HEADER, Document
+from ..errors import InputError, RenderError
+from ..providers.profiles import Profile
+from ..providers.profiles import profile as _profile
 from .text import normalize, normalize_codes
 
 __all__ = ["MODES", "Page", "STYLE_LUT", "iter_pages", "render", "render_document", "resolve_cell"]
@@ -80,7 +80,7 @@ class Page:
         Source characters shown on the page (drawn plus replaced; a newline counts as shown).
     replaced : int
         Source characters with no glyph in the bundled fonts: drawn as the replacement glyph, or as a short ASCII
-        label where :data:`snapglyph.atlas.SYMBOL_LABELS` has one (✅ as ``[ok]``).
+        label where :data:`snapglyph.raster.atlas.SYMBOL_LABELS` has one (✅ as ``[ok]``).
     zero_width : int
         Source characters of the page's segments that take no cell (combining marks, format characters).
     removed : int
@@ -140,7 +140,7 @@ def resolve_cell(cell, prof: Profile) -> tuple[int, int]:
     Parameters
     ----------
     cell : None, str or tuple of int
-        None for the profile's default; a name of :data:`snapglyph.atlas.CELLS` (``"5x8"``, ``"6x12"``,
+        None for the profile's default; a name of :data:`snapglyph.raster.atlas.CELLS` (``"5x8"``, ``"6x12"``,
         ``"8x16"``) or ``"WxH"``; or ``(cell_w, cell_h)``.
     prof : Profile
 
@@ -194,8 +194,8 @@ def _encode_segment(text: str, style: int, mid: int, at: Atlas, continued: bool,
     ``srcw`` is 1 for an element that stands for a source character, 2 for the first letter of a symbol's label
     (a source character, counted as replaced), 0 for synthetic elements (tab fill, placeholders, label letters).
 
-    ``fast`` uses :func:`snapglyph.text.normalize_codes` (compiled; for segments of at least :data:`_FAST_MIN`
-    characters), else :func:`snapglyph.text.normalize` in plain Python; both give the same arrays.
+    ``fast`` uses :func:`snapglyph.raster.text.normalize_codes` (compiled; for segments of at least :data:`_FAST_MIN`
+    characters), else :func:`snapglyph.raster.text.normalize` in plain Python; both give the same arrays.
     """
     head = 1 if style == STYLE_HEADER and not continued else 0
     if fast and len(text) >= _FAST_MIN:
@@ -267,7 +267,7 @@ def _chunks(document: Document, at: Atlas, fast: bool = False):
 
 def _layout_blit_py(codes, styles, start, stop, state, page, glyphs, gwidth, lut, cell_w, cell_h, cols, rows,
                     dense, marker, *ink):
-    """Plain-Python twin of :func:`snapglyph._kernels.layout_blit` (same arguments, same result, same pixels).
+    """Plain-Python twin of :func:`snapglyph.raster._kernels.layout_blit` (same arguments, same result, same pixels).
 
     It writes every cell whole, so it ignores the ink lists (pass none).
     """
@@ -338,7 +338,7 @@ def iter_pages(document: Document, *, profile="claude", cell=None, mode: str = "
     mode : str
         ``"dense"`` or ``"lines"``.
     family : str or None
-        ``"outline"`` or ``"bitmap"``; None for the cell's default (:func:`snapglyph.atlas.default_family`).
+        ``"outline"`` or ``"bitmap"``; None for the cell's default (:func:`snapglyph.raster.atlas.default_family`).
     reuse_buffer : bool
         If True, every full page shares one pixel buffer, overwritten when the next page is drawn: use each page
         (``.png``, ``.pixels``) before advancing the iterator. Saves allocating a page per page.
@@ -362,7 +362,7 @@ def iter_pages(document: Document, *, profile="claude", cell=None, mode: str = "
     if engine not in ("auto", "numba", "python"):
         raise InputError(f"unknown engine {engine!r}; known: auto, numba, python")
     if engine == "python" or (engine == "auto" and document.n_chars <= SMALL_DOCUMENT
-                              and "snapglyph._kernels" not in sys.modules):
+                              and "snapglyph.raster._kernels" not in sys.modules):
         layout_blit = _layout_blit_py  # a short text: skip importing numba (about 0.5 s of start-up)
         fast = False
     else:
@@ -456,7 +456,7 @@ def render(text_or_messages, *, profile="claude", cell=None, mode: str = "dense"
     Parameters
     ----------
     text_or_messages : str, sequence of Message, or Document
-        A ``str`` becomes a one-segment document; messages go through :func:`snapglyph.document.build_document`.
+        A ``str`` becomes a one-segment document; messages go through :func:`snapglyph.model.document.build_document`.
     profile, cell, mode, family
         See :func:`iter_pages`.
 
@@ -482,8 +482,8 @@ def _as_document(x, mode: str = "dense") -> Document:
     if isinstance(x, str):
         return Document.from_text(x)
     if isinstance(x, Sequence):
-        from .document import build_document
-        from .messages import Message
+        from ..model.document import build_document
+        from ..model.messages import Message
 
         if all(isinstance(m, Message) for m in x):
             return build_document(list(x), header_row=mode == "lines")

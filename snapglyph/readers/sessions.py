@@ -10,9 +10,9 @@ from __future__ import annotations
 from collections import Counter
 from typing import Any
 
-from .errors import FormatError
-from .messages import Message, Part
-from .readers_common import as_str, dumps_args, image_part
+from ..errors import FormatError
+from ..model.messages import Message, Part
+from .common import as_str, dumps_args, image_part
 
 __all__ = [
     "is_claude_code",
@@ -108,7 +108,7 @@ def _cc_branch(entries: list[dict]) -> tuple[list[int], dict]:
 
 
 def _cc_blocks(content: Any, names: dict[str, str], path: str | None, where: str) -> list[Part]:
-    from .readers_requests import _anthropic_block  # the Anthropic block reader; same block shapes
+    from .requests import _anthropic_block  # the Anthropic block reader; same block shapes
     if isinstance(content, str):
         return [Part(kind="text", text=content)]
     if not isinstance(content, list):

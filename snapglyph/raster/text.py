@@ -367,7 +367,7 @@ def normalize(s: str, label_cells: dict[str, int] | None = None) -> Normalized:
     s : str
         Any Python string: controls, escapes, lone surrogates and any length are accepted.
     label_cells : dict or None
-        Characters the renderer draws as a label (:attr:`snapglyph.atlas.Atlas.label_cells`) -> the label's
+        Characters the renderer draws as a label (:attr:`snapglyph.raster.atlas.Atlas.label_cells`) -> the label's
         length, which is then the cells they take for tab stops; the characters themselves stay in the text.
 
     Returns
@@ -381,7 +381,7 @@ def normalize(s: str, label_cells: dict[str, int] | None = None) -> Normalized:
         If ``s`` is not a ``str``.
     """
     if not isinstance(s, str):
-        from .errors import InputError
+        from ..errors import InputError
 
         raise InputError(f"text must be a str, not {type(s).__name__}")
     s, synthetic, removed, zero_width = _prepare(s)
@@ -451,17 +451,17 @@ def normalize_codes(s: str, table: np.ndarray, head: int = 0,
         Any Python string.
     table : numpy.ndarray
         ``(0x110000,)`` int32 glyph index of each code point, negative where not known yet
-        (:attr:`snapglyph.atlas.Atlas.table`).
+        (:attr:`snapglyph.raster.atlas.Atlas.table`).
     head : int
         Leading elements of the returned arrays left for the caller (codes and weights 0).
     label_len : numpy.ndarray or None
-        uint8 label length of each glyph index (:attr:`snapglyph.atlas.Atlas.label_len`): a glyph with a label
+        uint8 label length of each glyph index (:attr:`snapglyph.raster.atlas.Atlas.label_len`): a glyph with a label
         takes that many cells for tab stops, as ``label_cells`` in :func:`normalize`.
 
     Returns
     -------
     codes : numpy.ndarray
-        ``(head + n,)`` int32: glyph indices, -1 for a newline, or ``snapglyph._kernels.CODE_UNSEEN - cp`` for a
+        ``(head + n,)`` int32: glyph indices, -1 for a newline, or ``snapglyph.raster._kernels.CODE_UNSEEN - cp`` for a
         code point ``cp`` with a negative ``table`` entry.
     srcw : numpy.ndarray
         ``(head + n,)`` uint8 source weight: 1 per element that stands for a source character, else 0.
@@ -476,7 +476,7 @@ def normalize_codes(s: str, table: np.ndarray, head: int = 0,
         If ``s`` is not a ``str``.
     """
     if not isinstance(s, str):
-        from .errors import InputError
+        from ..errors import InputError
 
         raise InputError(f"text must be a str, not {type(s).__name__}")
     from ._kernels import expand_codes

@@ -18,71 +18,10 @@ from dataclasses import asdict, dataclass
 from typing import Any, Sequence
 
 from .errors import InputError
-from .messages import Message, Part
-from .profiles import Profile
+from .compaction.estimate import TokenCosts
+from .model.messages import Message
 
-__all__ = ["MESSAGE_OVERHEAD", "CostRow", "TokenCosts", "cost_report", "format_table", "plot"]
-
-MESSAGE_OVERHEAD = 4
-"""Tokens charged per message for role and framing (OpenAI's documented chat overhead is 3-4 per message)."""
-
-
-class TokenCosts:
-    """What messages, texts and pages cost, in tokens, under one reader profile.
-
-    Text is counted with :func:`snapglyph.tokens.count_for_profile` (the profile's encoding where available
-    offline, times its safety factor); a message adds :data:`MESSAGE_OVERHEAD` and 3 tokens per tool call or
-    result; an image costs the profile's :meth:`~snapglyph.profiles.Profile.image_tokens` (an image of unknown size
-    costs the most one image can).
-
-    Parameters
-    ----------
-    prof : Profile
-    """
-
-    def __init__(self, prof: Profile) -> None:
-        from . import tokens
-        self.prof = prof
-        self._count = lambda s: tokens.count_for_profile(s, prof) if s else 0
-
-    def text(self, s: str) -> int:
-        """Tokens of a text as sent."""
-        return self._count(s)
-
-    def image(self, p: Part) -> int:
-        """Tokens of an image part."""
-        if p.width and p.height:
-            return self.prof.image_tokens(p.width, p.height)
-        w, h = self.prof.provider_resize(100_000, 100_000)  # unknown size: charge the most one image can cost
-        return self.prof.image_tokens(w, h)
-
-    def message(self, m: Message) -> int:
-        """Tokens of a message as sent: overhead, texts, tool calls and results, images."""
-        n = MESSAGE_OVERHEAD
-        texts: list[str] = []
-        for p in m.parts:
-            if p.kind in ("text", "thinking"):
-                texts.append(p.text)
-            elif p.kind == "tool_call":
-                texts.append(p.name)
-                texts.append(p.arguments)
-                n += 3
-            elif p.kind == "tool_result":
-                n += 3
-                for q in p.content:
-                    if q.kind == "text":
-                        texts.append(q.text)
-                    elif q.kind == "image":
-                        n += self.image(q)
-            elif p.kind == "image":
-                n += self.image(p)
-        return n + self.text("\n".join(texts))
-
-    def pages(self, pages: Sequence[Any]) -> int:
-        """Image tokens of rendered pages."""
-        return sum(self.prof.image_tokens(p.width, p.height) for p in pages)
-
-
+__all__ = ["CostRow", "cost_report", "format_table", "plot", "rows_as_json"]
 
 @dataclass(frozen=True)
 class CostRow:
@@ -126,7 +65,7 @@ class CostRow:
 
 
 def _text_method(prof: Any) -> str:
-    from .tokens import text_tokens
+    from .providers.tokens import text_tokens
     tc = text_tokens("x", encoding=prof.encoding)
     kind = "counted" if tc.exact else "estimated"
     factor = f" x{prof.text_token_factor:g}" if prof.text_token_factor != 1 else ""
@@ -166,12 +105,12 @@ def cost_report(messages: "Sequence[Message] | str", *, profiles: Sequence[str] 
     InputError, UnknownProfileError
         Bad arguments or an unknown profile.
     """
-    from .compactor import compact
-    from .dialects import normalise
-    from .document import Document, build_document
+    from .compaction.compactor import compact
+    from .providers.dialects import normalise
+    from .model.document import Document, build_document
     from .errors import BudgetError
-    from .profiles import profile as get_profile
-    from .render import render_document
+    from .providers.profiles import profile as get_profile
+    from .raster.render import render_document
 
     if not profiles:
         raise InputError("give at least one profile")

@@ -1,4 +1,4 @@
-"""Compile (or load from numba's on-disk cache) every kernel once: ``python -m snapglyph.warm``.
+"""Compile (or load from numba's on-disk cache) every kernel once: ``python -m snapglyph.raster.warm``.
 
 CI runs it with ``NUMBA_CACHE_DIR`` set to a writable folder before the tests, so parallel test workers load the
 cached machine code instead of racing to compile it. It prints nothing on success. Where the package folder is
@@ -22,7 +22,7 @@ def warm() -> None:
         If a kernel returns a wrong result on the tiny input.
     """
     from ._kernels import expand_codes, layout_blit, pack_rows
-    from .errors import RenderError
+    from ..errors import RenderError
 
     glyphs = np.zeros((4, 2, 4), np.uint8)
     glyphs[1] = 3

@@ -32,7 +32,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .errors import FontError, InputError
+from ..errors import FontError, InputError
 
 __all__ = [
     "Atlas",
@@ -132,7 +132,7 @@ def font_path(name: str) -> Path:
         candidates.append(Path(str(files("snapglyph.fonts").joinpath(fname))))
     except Exception:  # noqa: BLE001 - a missing resource package falls back to the repository folder
         pass
-    candidates.append(Path(__file__).resolve().parent.parent / "fonts" / fname)
+    candidates.append(Path(__file__).resolve().parents[2] / "fonts" / fname)
     for p in candidates:
         if p.is_file():
             return p
@@ -464,7 +464,7 @@ class Atlas:
         return np.concatenate(pc).astype(np.int32, copy=False), np.concatenate(pw)
 
     def ink_lists(self, width: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """Ink lists of the glyphs for :func:`snapglyph._kernels.layout_blit` on a page ``width`` pixels wide.
+        """Ink lists of the glyphs for :func:`snapglyph.raster._kernels.layout_blit` on a page ``width`` pixels wide.
 
         Cached until the atlas grows. Returns ``ink_start`` int32 ``(n + 1,)``, ``ink_off`` int32 ``(k,)``
         (``y * width + x`` of each pixel of level ``> 0`` within the left ``width[g] * cell_w`` columns of glyph

@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import re
 
-from .messages import Message, Part
+from ..model.messages import Message, Part
 
 __all__ = [
     "is_aider",

@@ -9,8 +9,8 @@ from __future__ import annotations
 import re
 from typing import Iterable
 
-from .errors import InputError
-from .messages import Message
+from ..errors import InputError
+from ..model.messages import Message
 from .store import SourceStore
 
 __all__ = ["RECALL_TOOL_NAME", "format_recall", "parse_ids", "recall", "recall_tool", "source_text"]
@@ -68,7 +68,7 @@ def source_text(m: Message) -> str:
         elif p.kind == "tool_result":
             out.append(p.result_text())
         elif p.kind == "image":
-            from .document import placeholder_for_image
+            from ..model.document import placeholder_for_image
             out.append(placeholder_for_image(p))
     return "\n".join(out)
 

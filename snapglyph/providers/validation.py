@@ -24,8 +24,8 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-from .errors import InputError
-from .messages import image_size
+from ..errors import InputError
+from ..model.messages import image_size
 
 __all__ = ["Fault", "validate"]
 

@@ -1,6 +1,6 @@
 """Reader for OpenAI Responses requests: ``instructions`` and ``input`` items.
 
-Returns ``(messages, tools, model, meta)`` like the other readers; :mod:`snapglyph.transcripts` numbers the
+Returns ``(messages, tools, model, meta)`` like the other readers; :mod:`snapglyph.readers.registry` numbers the
 messages. Reference: the Responses API's input item types (``message``, ``function_call``,
 ``function_call_output``, ``reasoning``, ``custom_tool_call``, ``custom_tool_call_output``).
 """
@@ -10,10 +10,10 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from .errors import FormatError
-from .messages import Message, Part
-from .readers_common import as_str, dumps_args, extra_keys, image_part, require_dict
-from .readers_requests import _part_extra, _request_meta, _unknown_block, normalise_tools
+from ..errors import FormatError
+from ..model.messages import Message, Part
+from .common import as_str, dumps_args, extra_keys, image_part, require_dict
+from .requests import _part_extra, _request_meta, _unknown_block, normalise_tools
 
 __all__ = [
     "read_responses",

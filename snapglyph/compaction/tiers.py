@@ -5,7 +5,7 @@ Tiers (cheapest first; each usable alone):
 (a) omission    old tool results that carried nothing new (empty, an exit code alone, an empty listing, a repeat of
                 an earlier identical output of the same tool) become a one-line placeholder naming the tool and size;
 (b) image drop  images older than the newest ``keep_images`` become a placeholder with their kind and pixel size;
-(c) snapshot    head verbatim, middle as pages, tail verbatim (:func:`snapglyph.compactor.compact`);
+(c) snapshot    head verbatim, middle as pages, tail verbatim (:func:`snapglyph.compaction.compactor.compact`);
 (d) summary     an optional caller-supplied summariser, the only tier that calls a model, used last.
 
 Whatever a tier removes goes to the source store first (the original message, by id), so every word stays
@@ -18,9 +18,9 @@ import re
 from dataclasses import dataclass, field, replace
 from typing import Any, Callable, Sequence
 
-from .document import placeholder_for_image
-from .errors import InputError
-from .messages import Message, Part
+from ..model.document import placeholder_for_image
+from ..errors import InputError
+from ..model.messages import Message, Part
 from .store import SourceStore
 
 __all__ = ["LadderResult", "TierReport", "compact_ladder", "drop_images", "omit_uneventful"]

@@ -15,8 +15,8 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Iterable, Iterator
 
-from .errors import StoreError
-from .messages import Message, Part
+from ..errors import StoreError
+from ..model.messages import Message, Part
 
 __all__ = ["SourceStore", "message_from_dict", "message_to_dict"]
 

@@ -17,7 +17,7 @@ import zlib
 
 import numpy as np
 
-from .errors import InputError
+from ..errors import InputError
 
 __all__ = ["ZLIB_LEVEL", "data_url", "exact_depth", "png_bytes"]
 
@@ -55,7 +55,7 @@ def exact_depth(pixels: np.ndarray) -> int:
 
 
 def _pack_numpy(pixels: np.ndarray, depth: int) -> np.ndarray:
-    """Pack rows like :func:`snapglyph._kernels.pack_rows`, with numpy (used where numba is not loaded yet)."""
+    """Pack rows like :func:`snapglyph.raster._kernels.pack_rows`, with numpy (used where numba is not loaded yet)."""
     h, w = pixels.shape
     per = 8 // depth
     stride = (w * depth + 7) // 8
@@ -101,7 +101,7 @@ def png_bytes(pixels: np.ndarray, *, depth: int | None = None, level: int = ZLIB
         raise InputError(f"depth must be 1, 2, 4 or 8, not {depth!r}")
     h, w = pixels.shape
     stride = (w * depth + 7) // 8
-    kernels = sys.modules.get("snapglyph._kernels")
+    kernels = sys.modules.get("snapglyph.raster._kernels")
     if kernels is not None:
         raw = np.empty(h * (stride + 1), np.uint8)
         kernels.pack_rows(np.ascontiguousarray(pixels), h, depth, raw)

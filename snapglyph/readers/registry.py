@@ -17,10 +17,10 @@ stable across passes (see :func:`parse_snapshot_text`).
 
 Message ids are ordinals ``0, 1, ...`` in the source conversation (the system prompt, where there is one, is
 ``#0``); the source format's own ids (uuids, tool call ids) are kept in ``Message.meta`` and ``Part.call_id``.
-The format-specific choices are documented on each reader: :func:`~snapglyph.readers_requests.read_openai`,
-:func:`~snapglyph.readers_requests.read_anthropic`, :func:`~snapglyph.readers_responses.read_responses`,
-:func:`~snapglyph.readers_requests.read_swe_agent`, :func:`~snapglyph.readers_sessions.read_claude_code`,
-:func:`~snapglyph.readers_sessions.read_pi` and :mod:`snapglyph.readers_aider`.
+The format-specific choices are documented on each reader: :func:`~snapglyph.readers.requests.read_openai`,
+:func:`~snapglyph.readers.requests.read_anthropic`, :func:`~snapglyph.readers.responses.read_responses`,
+:func:`~snapglyph.readers.requests.read_swe_agent`, :func:`~snapglyph.readers.sessions.read_claude_code`,
+:func:`~snapglyph.readers.sessions.read_pi` and :mod:`snapglyph.readers.aider`.
 """
 
 from __future__ import annotations
@@ -32,13 +32,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .errors import FormatError
-from .messages import Message
-from .readers_aider import is_aider, read_aider
-from .readers_common import coerce_types, mark_snapshots, number_messages, parse_snapshot_text
-from .readers_requests import detect_request, read_anthropic, read_openai, read_swe_agent
-from .readers_responses import read_responses
-from .readers_sessions import is_claude_code, is_pi, read_claude_code, read_pi
+from ..errors import FormatError
+from ..model.messages import Message
+from .aider import is_aider, read_aider
+from .common import coerce_types, mark_snapshots, number_messages, parse_snapshot_text
+from .requests import detect_request, read_anthropic, read_openai, read_swe_agent
+from .responses import read_responses
+from .sessions import is_claude_code, is_pi, read_claude_code, read_pi
 
 __all__ = [
     "FORMATS",

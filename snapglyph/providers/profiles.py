@@ -28,7 +28,7 @@ from dataclasses import dataclass, field, replace
 from types import MappingProxyType
 from typing import Any, Callable, Mapping
 
-from .errors import InputError, LimitError, UnknownProfileError
+from ..errors import InputError, LimitError, UnknownProfileError
 
 __all__ = ["Profile", "profile", "profile_for_model", "profile_names"]
 

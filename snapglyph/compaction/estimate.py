@@ -1,0 +1,73 @@
+"""The compactor's token estimate: text tokens of messages and image tokens of pages, for one reader profile.
+
+Used by :mod:`snapglyph.compaction` to choose the cut and check the shrink, and by :mod:`snapglyph.report` for the
+image-vs-text cost of a transcript.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Sequence
+
+from ..model.messages import Message, Part
+from ..providers.profiles import Profile
+
+__all__ = ["MESSAGE_OVERHEAD", "TokenCosts"]
+
+MESSAGE_OVERHEAD = 4
+"""Tokens charged per message for role and framing (OpenAI's documented chat overhead is 3-4 per message)."""
+
+
+class TokenCosts:
+    """What messages, texts and pages cost, in tokens, under one reader profile.
+
+    Text is counted with :func:`snapglyph.providers.tokens.count_for_profile` (the profile's encoding where available
+    offline, times its safety factor); a message adds :data:`MESSAGE_OVERHEAD` and 3 tokens per tool call or
+    result; an image costs the profile's :meth:`~snapglyph.providers.profiles.Profile.image_tokens` (an image of unknown size
+    costs the most one image can).
+
+    Parameters
+    ----------
+    prof : Profile
+    """
+
+    def __init__(self, prof: Profile) -> None:
+        from ..providers import tokens
+        self.prof = prof
+        self._count = lambda s: tokens.count_for_profile(s, prof) if s else 0
+
+    def text(self, s: str) -> int:
+        """Tokens of a text as sent."""
+        return self._count(s)
+
+    def image(self, p: Part) -> int:
+        """Tokens of an image part."""
+        if p.width and p.height:
+            return self.prof.image_tokens(p.width, p.height)
+        w, h = self.prof.provider_resize(100_000, 100_000)  # unknown size: charge the most one image can cost
+        return self.prof.image_tokens(w, h)
+
+    def message(self, m: Message) -> int:
+        """Tokens of a message as sent: overhead, texts, tool calls and results, images."""
+        n = MESSAGE_OVERHEAD
+        texts: list[str] = []
+        for p in m.parts:
+            if p.kind in ("text", "thinking"):
+                texts.append(p.text)
+            elif p.kind == "tool_call":
+                texts.append(p.name)
+                texts.append(p.arguments)
+                n += 3
+            elif p.kind == "tool_result":
+                n += 3
+                for q in p.content:
+                    if q.kind == "text":
+                        texts.append(q.text)
+                    elif q.kind == "image":
+                        n += self.image(q)
+            elif p.kind == "image":
+                n += self.image(p)
+        return n + self.text("\n".join(texts))
+
+    def pages(self, pages: Sequence[Any]) -> int:
+        """Image tokens of rendered pages."""
+        return sum(self.prof.image_tokens(p.width, p.height) for p in pages)

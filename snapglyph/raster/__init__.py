@@ -1,0 +1,9 @@
+"""Stage 2, rasterising: styled text -> pages of glyph pixels -> deterministic PNG.
+
+- :mod:`.text`      normalisation (ANSI, CR, tabs, controls, NFC) and cell widths.
+- :mod:`.atlas`     fonts -> glyph atlas with FreeType, cached on disk.
+- :mod:`._kernels`  numba kernels (layout and blit), arrays and scalars only.
+- :mod:`.render`    :func:`render` and :func:`iter_pages`: the orchestration over the kernels; ``Page``.
+- :mod:`.encode`    deterministic PNG bytes and data URLs.
+- :mod:`.warm`      compile every kernel once (``python -m snapglyph.raster.warm``).
+"""
