@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
-SHARED = ROOT.parent / "shared"
+SHARED = Path(os.environ.get("SNAPGLYPH_SHARED") or ROOT.parent / "shared")
+"""../shared beside the project, or the folder ``SNAPGLYPH_SHARED`` names (for work trees kept elsewhere)."""
 
 
 def shared_path(*parts: str) -> Path:

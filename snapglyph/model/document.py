@@ -10,7 +10,10 @@ What is drawn for each message::
                                     then the text (STYLE_TEXT) on the same row
     [#13 assistant]
     the assistant's text            STYLE_TEXT
-    -> bash {"command": "ls"}       tool call: name and arguments as sent (STYLE_CALL)
+    -> edit path=a.py line=12       tool call, decoded (STYLE_CALL): the name and the short arguments,
+    text:                           then each argument of several lines under its key, with its real line
+    def f():                        breaks (:mod:`snapglyph.model.tool_calls`)
+        return 1
     [#14 tool bash]
     the tool's output               STYLE_DIM (drawn dimmer than conversation text)
 
@@ -26,6 +29,7 @@ from dataclasses import dataclass, field
 from typing import Iterable, Sequence
 
 from .messages import Message, Part
+from .tool_calls import call_lines
 
 __all__ = [
     "Document",
@@ -158,6 +162,17 @@ def _content_segments(parts: Iterable[Part], style: int, mid: int) -> list[Segme
     return out
 
 
+def _call_segments(p: Part, mid: int) -> list[Segment]:
+    """A tool call decoded (:func:`snapglyph.model.tool_calls.call_lines`): the call line, then each long string
+    argument as ``key:`` on its own line and its text, every piece one segment (joined by newlines)."""
+    line, blocks = call_lines(p.name, p.arguments)
+    out = [Segment(replace_blobs(line), STYLE_CALL, mid)]
+    for key, text in blocks:
+        out.append(Segment(f"{key}:", STYLE_CALL, mid))
+        out.append(Segment(replace_blobs(text), STYLE_CALL, mid))
+    return out
+
+
 def _message_segments(m: Message, header_row: bool) -> list[Segment]:
     mid = m.id
     if m.role == "tool":
@@ -174,7 +189,7 @@ def _message_segments(m: Message, header_row: bool) -> list[Segment]:
         elif p.kind == "image":
             body.append(Segment(placeholder_for_image(p), STYLE_TEXT, mid))
         elif p.kind == "tool_call":
-            body.append(Segment(f"-> {p.name} {replace_blobs(p.arguments)}", STYLE_CALL, mid))
+            body.extend(_call_segments(p, mid))
         elif p.kind == "tool_result":
             if n_results > 1 or p.is_error:
                 body.append(Segment(f"<- {p.name or p.call_id}" + (" (error)" if p.is_error else ""),
