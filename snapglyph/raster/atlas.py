@@ -43,7 +43,9 @@ __all__ = [
     "NEWLINE_MARKER",
     "SYMBOL_LABELS",
     "atlas",
+    "baseline_row",
     "default_family",
+    "fit_offset",
     "font_path",
     "fonts_report",
 ]
@@ -179,6 +181,87 @@ def _chain(cell: tuple[int, int], family: str) -> list[_Source]:
     return [*first, *efont, dejavu]
 
 
+def baseline_row(ascent: int, descent: int, cell_h: int) -> int:
+    """Return the cell row of the baseline for a font box of ``ascent`` + ``descent`` pixels in ``cell_h`` rows.
+
+    A box that fits is centred (a spare odd row goes below); a box taller than the cell loses its overflow evenly
+    above and below (an odd pixel below), so neither the accents nor the descenders take all of it.
+
+    Parameters
+    ----------
+    ascent, descent : int
+        Pixels above and below the baseline the font draws in (both >= 0).
+    cell_h : int
+        Cell height in pixels.
+
+    Returns
+    -------
+    int
+        The baseline's row in the cell (0 = top): a glyph whose bitmap reaches ``t`` pixels above the baseline
+        starts at row ``baseline - t``.
+
+    Examples
+    --------
+    >>> baseline_row(12, 4, 16)   # Terminus 8x16: the font box is the cell
+    12
+    >>> baseline_row(10, 3, 12)   # DejaVu Sans Mono 10 px in 12 rows: one row over, lost below
+    10
+    >>> baseline_row(7, 1, 12)
+    9
+    """
+    total = ascent + descent
+    if total <= cell_h:
+        return ascent + (cell_h - total) // 2
+    return ascent - (total - cell_h) // 2
+
+
+def fit_offset(start: int, ink: np.ndarray, size: int) -> int:
+    """Return where to put a glyph bitmap along one axis so that none of its ink falls outside the cell.
+
+    The glyph stays at ``start`` (its place by the font's metrics) when its ink fits there; ink that would cross
+    an edge moves it the fewest pixels inward (a comma below a letter at a small size, an accent above a capital);
+    ink longer than the cell (box-drawing lines made for a taller line) stays where it is and is clipped.
+
+    Parameters
+    ----------
+    start : int
+        Offset in pixels of the bitmap's first row (or column) in the cell box; may be negative.
+    ink : numpy.ndarray
+        1-D bool, one per bitmap row (or column): whether it holds ink.
+    size : int
+        Rows (or columns) of the cell box.
+
+    Returns
+    -------
+    int
+        The offset to use.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> fit_offset(-1, np.array([False, True, True]), 4)   # blank first row: fits where it is
+    -1
+    >>> fit_offset(2, np.array([True, True, True]), 4)     # one row over the bottom edge: up by one
+    1
+    >>> fit_offset(2, np.ones(6, bool), 4)                 # taller than the cell: clipped in place
+    2
+    """
+    rows = np.flatnonzero(ink)
+    if len(rows) == 0 or rows[-1] - rows[0] + 1 > size:
+        return start
+    if start + rows[0] < 0:
+        return -int(rows[0])
+    if start + rows[-1] >= size:
+        return size - 1 - int(rows[-1])
+    return start
+
+
+def _joins_neighbours(cp: int) -> bool:
+    """Box-drawing and block elements (U+2500-U+259F) are drawn to the font's line box to join the next cell's;
+    where that box is taller than the cell they are clipped at their place, never moved."""
+    return 0x2500 <= cp < 0x25A0
+
+
 def _is_wide(cp: int) -> bool:
     return unicodedata.east_asian_width(chr(cp)) in "WF"
 
@@ -205,12 +288,30 @@ class _Face:
         else:
             f.set_pixel_sizes(0, src.px)
             self.flags = freetype.FT_LOAD_RENDER | freetype.FT_LOAD_TARGET_NORMAL
-        asc = f.size.ascender / 64.0
-        desc = -f.size.descender / 64.0
-        total = round(asc + desc)
-        self.baseline = round(asc) + max(0, (cell[1] - total) // 2)
-        if src.kind == "bitmap" and total > cell[1]:
-            self.baseline = min(round(asc), cell[1] - 1)
+        if src.kind == "bitmap":
+            asc, desc = self._strike_box()
+        else:
+            asc, desc = round(f.size.ascender / 64.0), round(-f.size.descender / 64.0)
+        self.ascent, self.descent = asc, desc
+        self.baseline = baseline_row(asc, desc, cell[1])
+
+    def _strike_box(self) -> tuple[int, int]:
+        """(ascent, descent) in pixels of a bitmap strike: the box its printable ASCII glyphs are drawn in.
+
+        A bitmap font draws every glyph inside one fixed box (Terminus 8x16: 12 rows above the baseline, 4 below).
+        The size metrics FreeType reports for an embedded strike of an outline font (TerminusTTF) are scaled from
+        the outlines instead (14 and 3 at 16 px) and put the glyphs 2 px low, so the box is read from the glyphs.
+        """
+        f = self.face
+        asc = desc = 0
+        for cp in range(0x21, 0x7F):
+            if f.get_char_index(cp):
+                f.load_char(chr(cp), self.flags)
+                asc = max(asc, f.glyph.bitmap_top)
+                desc = max(desc, f.glyph.bitmap.rows - f.glyph.bitmap_top)
+        if asc + desc == 0:  # no ASCII: fall back to the size metrics
+            return round(f.size.ascender / 64.0), round(-f.size.descender / 64.0)
+        return asc, desc
 
     def render(self, cp: int, cells: int, cell: tuple[int, int]) -> np.ndarray | None:
         """Rasterise ``cp`` into a ``(cell_h, 2*cell_w)`` level array; None where the font lacks it or has no ink."""
@@ -237,6 +338,9 @@ class _Face:
         box_w = cells * cell[0]
         x0 = g.bitmap_left + int(round((box_w - adv) / 2.0)) if adv else (box_w - width) // 2
         y0 = self.baseline - g.bitmap_top
+        if not _joins_neighbours(cp):
+            y0 = fit_offset(y0, lv.any(axis=1), cell[1])
+            x0 = fit_offset(x0, lv.any(axis=0), box_w)
         # Clip into the cell box.
         sy0, sx0 = max(0, -y0), max(0, -x0)
         dy0, dx0 = max(0, y0), max(0, x0)
