@@ -36,9 +36,10 @@ def _resolve_profile(args: argparse.Namespace, default: str = "claude"):
 
 def _load_input(path: str):
     from .readers.registry import load, load_text
-    if path == "-":
-        return load_text(sys.stdin.read(), name="<stdin>")
-    return load(path)
+    t = load_text(sys.stdin.read(), name="<stdin>") if path == "-" else load(path)
+    for note in t.notes:  # what the reader repaired (torn line, records run together, phantom parents)
+        print(f"snapglyph: note: {note}", file=sys.stderr)
+    return t
 
 
 def cmd_render(args: argparse.Namespace) -> int:

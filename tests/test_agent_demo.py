@@ -348,8 +348,12 @@ def test_sigkill_at_random_moments_then_resume(tmp_path):
                                  "400", "--resume",
                                  "--transcript", str(tpath), "--workspace", str(ws), "--max-turns", "100000"],
                                 cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        deadline = time.time() + 30                                   # wait for the session line (startup)
+        deadline = time.time() + 60                                   # wait for the session line (startup)
         while time.time() < deadline and (not tpath.exists() or tpath.stat().st_size <= len(committed)):
+            time.sleep(0.01)
+        # Odd runs wait for their first committed turn, so the sessions make progress however loaded the machine
+        # is (startup alone may outlast the random wait); even runs may die before their first turn ends.
+        while k % 2 and time.time() < deadline and b'"turn_end"' not in tpath.read_bytes()[len(committed):]:
             time.sleep(0.01)
         time.sleep(rng.uniform(0.1, 1.5))
         proc.kill()                                                   # SIGKILL

@@ -263,7 +263,7 @@ def test_json_content_wins_over_extension(tmp_path):
 
 @pytest.mark.parametrize("name,content,needle", [
     ("bad.json", '{"messages": [', "malformed JSON in bad.json at line 1"),
-    ("bad.jsonl", '{"type": "message"}\n{"type": ', "malformed JSON in bad.jsonl at line 2"),
+    ("bad.jsonl", '{"type": "message"}\n{"type": \n{"type": "message"}\n', "malformed JSON in bad.jsonl at line 2"),
     ("odd.json", '{"foo": 1}', "no supported transcript format (keys: foo)"),
     ("odd.jsonl", '{"foo": 1}\n{"bar": 2}\n', "no supported session format"),
     ("odd.traj", "not json", "holds no transcript"),
@@ -362,7 +362,9 @@ def test_stdin_text_that_opens_like_json():
     with pytest.raises(FormatError, match="malformed JSON in <stdin> at line 1"):
         load_text('{"messages": [')
     with pytest.raises(FormatError, match="malformed JSON in <stdin> at line 2"):
-        load_text('{"role": "user", "content": "a"}\n{"role": ')
+        load_text('{"role": "user", "content": "a"}\n{"role": \n{"role": "user", "content": "b"}')
+    torn = load_text('{"role": "user", "content": "a"}\n{"role": ')  # the last line of a file being written
+    assert [m.text() for m in torn.messages] == ["a"] and "line 2 of <stdin> is torn" in torn.notes[0]
     assert load_text("{curly} prose, not JSON").format == "text"
     assert load_text("[1/3] building").format == "text"
     jsonl = '{"role": "user", "content": "a"}\n{"role": "assistant", "content": "b"}\n'

@@ -78,6 +78,10 @@ class Transcript:
     meta : dict
         Format-specific facts: request settings other than messages/tools/system, session ids, skipped entries,
         ``text`` for plain text, ``path`` for files.
+    notes : list of str
+        What the reader repaired to read the file, one sentence each (empty for a clean file): a torn last line
+        left out, JSON records run together on one line read apart, a Claude Code phantom parent crossed. The
+        command line prints them on standard error.
     """
 
     messages: list[Message]
@@ -85,6 +89,7 @@ class Transcript:
     tools: list[dict] = field(default_factory=list)
     model: str | None = None
     meta: dict[str, Any] = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)
 
 
 def _guard(fn, *args, path: str | None = None, what: str = "input"):
@@ -108,8 +113,9 @@ def _finish(fmt: str, result: tuple, extra_meta: dict | None = None) -> Transcri
     number_messages(messages)
     if extra_meta:
         meta.update(extra_meta)
+    notes = [str(n) for n in meta.pop("repairs", [])]
     return Transcript(messages=messages, format=fmt, tools=tools, model=model if isinstance(model, str) else None,
-                      meta=meta)
+                      meta=meta, notes=notes)
 
 
 def from_request(body: dict | list) -> Transcript:
@@ -173,25 +179,62 @@ def _from_json(doc: Any, name: str, path: str | None) -> Transcript | None:
     return None
 
 
-def _from_jsonl(text: str, name: str, path: str | None) -> Transcript | None:
-    entries = []
-    for n, line in enumerate(text.split("\n"), 1):
+def _run_together(line: str) -> list | None:
+    """The JSON values of a line holding several run together (``{...}{...}``), or None if it is not that."""
+    dec, values, pos = json.JSONDecoder(), [], 0
+    try:
+        while pos < len(line):
+            value, pos = dec.raw_decode(line, pos)
+            values.append(value)
+            while pos < len(line) and line[pos] in " \t\r":
+                pos += 1
+    except json.JSONDecodeError:
+        return None
+    return values if len(values) > 1 else None
+
+
+def _jsonl_entries(text: str, name: str, path: str | None) -> tuple[list[dict], list[str]]:
+    """Parse JSON lines into objects, with notes on what was repaired: records run together on one line are read
+    apart; a last line with no newline that does not parse (a file being written) is left out. Any other line that
+    does not parse is a FormatError."""
+    entries: list[dict] = []
+    notes: list[str] = []
+    lines = text.split("\n")
+    for n, line in enumerate(lines, 1):
         if not line.strip():
             continue
         try:
-            entries.append(json.loads(line))
+            values = [json.loads(line)]
         except json.JSONDecodeError as e:
-            raise _json_error(e, name, path, line=n) from None
-        if not isinstance(entries[-1], dict):
-            raise FormatError(f"line {n} of {name} is a JSON {type(entries[-1]).__name__}, expected an object",
-                              path=path)
+            values = _run_together(line)
+            if values is not None:
+                notes.append(f"line {n} of {name} holds {len(values)} JSON records run together; read each")
+            elif n == len(lines):  # the last line, with no newline after it: torn by a writer still at work
+                notes.append(f"line {n} of {name} is torn (it ends without a newline after {len(line)} characters "
+                             f"and is no complete JSON: a session still being written); it is left out")
+                break
+            else:
+                raise _json_error(e, name, path, line=n) from None
+        for value in values:
+            if not isinstance(value, dict):
+                raise FormatError(f"line {n} of {name} is a JSON {type(value).__name__}, expected an object",
+                                  path=path)
+        entries.extend(values)
+    return entries, notes
+
+
+def _from_jsonl(text: str, name: str, path: str | None) -> Transcript | None:
+    entries, notes = _jsonl_entries(text, name, path)
+    t = None
     if _guard(is_claude_code, entries, path=path):
-        return _finish("claude-code", _guard(read_claude_code, entries, path, path=path, what="Claude Code session"))
-    if _guard(is_pi, entries, path=path):
-        return _finish("pi", _guard(read_pi, entries, path, path=path, what="pi session"))
-    if entries and all("role" in e for e in entries):
-        return _from_request(entries, path)
-    return None
+        t = _finish("claude-code", _guard(read_claude_code, entries, path, path=path, what="Claude Code session"))
+    elif _guard(is_pi, entries, path=path):
+        t = _finish("pi", _guard(read_pi, entries, path, path=path, what="pi session"))
+    elif entries and all("role" in e for e in entries):
+        t = _from_request(entries, path)
+    if t is not None and notes:
+        t.notes[:0] = notes
+    return t
 
 
 def _plain(text: str, path: str | None) -> Transcript:

@@ -46,8 +46,11 @@ def _cc_branch(entries: list[dict]) -> tuple[list[int], dict]:
     msg_set = set(msg_idx)
     main = [i for i in msg_idx if not entries[i].get("isSidechain")]
     leaf = (main or msg_idx)[-1]
+    side = bool(entries[leaf].get("isSidechain"))
+    with_uuid = sorted(byu.values())
     on: set[int] = set()
     facts: dict[str, Any] = {"leaf_uuid": entries[leaf].get("uuid"), "compact_boundaries": []}
+    repairs: list[dict] = []
     i: int | None = leaf
     missing_parent = None
     while i is not None and i not in on:
@@ -60,9 +63,17 @@ def _cc_branch(entries: list[dict]) -> tuple[list[int], dict]:
         if not parent:
             break
         if parent not in byu:
-            missing_parent = parent
-            break
+            # A "phantom" parent (a link to an entry the file does not hold, a known Claude Code fault; or, in a
+            # sub-agent log, the outer conversation's entry): the chain goes on at the entry before, in file order.
+            j = _previous_entry(entries, with_uuid, i, on, side)
+            if j is None:
+                missing_parent = parent
+                break
+            repairs.append({"line": i + 1, "missing_parent": parent, "continued_at_line": j + 1})
+            i = j
+            continue
         i = byu[parent]
+    facts["phantom_parents"] = repairs
     # Claude Code writes one line per content block and chains them, so parallel tool calls leave side branches:
     # blocks of an assistant message already on the branch, and tool results answering tool_use blocks on it.
     def msg_id(j: int) -> str | None:
@@ -97,14 +108,19 @@ def _cc_branch(entries: list[dict]) -> tuple[list[int], dict]:
         added += len(new)
     facts["side_entries"] = added
     if missing_parent is not None:
-        # A fragment (e.g. a sub-agent log): its parents live in another file. Earlier entries whose parents are
-        # missing too are attached to the same outer conversation, so keep them, in file order.
-        first = min(on)
-        roots = [j for j in msg_idx if j < first and entries[j].get("parentUuid") not in byu]
-        on |= set(roots)
-        facts["fragment"] = True
-        facts["fragment_roots"] = len(roots)
+        facts["fragment"] = True  # the first entry's parent lives in another file (e.g. a sub-agent log)
     return sorted(j for j in on if j in msg_set), facts
+
+
+def _previous_entry(entries: list[dict], with_uuid: list[int], i: int, on: set[int], side: bool) -> int | None:
+    """The nearest entry before ``entries[i]`` (file order) with a uuid, not on the branch yet, on the same side
+    (sidechain or not) as the branch; None when there is none."""
+    import bisect
+    for k in range(bisect.bisect_left(with_uuid, i) - 1, -1, -1):
+        j = with_uuid[k]
+        if j not in on and bool(entries[j].get("isSidechain")) == side:
+            return j
+    return None
 
 
 def _cc_blocks(content: Any, names: dict[str, str], path: str | None, where: str) -> list[Part]:
@@ -124,7 +140,11 @@ def read_claude_code(entries: list[dict], path: str | None = None) -> tuple[list
     The conversation is the active branch: from the last user/assistant entry (the last non-sidechain one where
     there are any), follow ``parentUuid`` back, crossing compaction boundaries through ``logicalParentUuid``, so
     the history before a ``/compact`` stays and Claude Code's compaction summary (``isCompactSummary``) is an
-    ordinary user message in place. Side entries of parallel tool calls (later blocks of a message on the branch,
+    ordinary user message in place. A link to a parent the file does not hold (a "phantom" parent, a known Claude
+    Code fault) is crossed by file order: the chain goes on at the nearest earlier entry not on it yet; each such
+    repair is listed in ``meta["phantom_parents"]`` and, as a sentence, in ``meta["repairs"]`` (the loader's
+    :attr:`Transcript.notes`). Where no earlier entry is left (a sub-agent log whose parents live in the outer
+    session's file), ``meta["fragment"]`` is True. Side entries of parallel tool calls (later blocks of a message on the branch,
     results answering its calls) are added back. Assistant lines sharing one ``message.id`` are merged into one
     assistant message. Non-message entries (``progress``, ``system`` hook/boundary/duration lines,
     ``file-history-snapshot``, ``queue-operation``) are skipped and counted in ``meta["skipped"]``; ``summary``
@@ -203,6 +223,9 @@ def read_claude_code(entries: list[dict], path: str | None = None) -> tuple[list
                                    and isinstance(e.get("message"), dict)),
             "branch_entries": len(idx), "skipped": dict(skipped),
             "summaries": [e.get("summary") for e in entries if e.get("type") == "summary"], **facts}
+    meta["repairs"] = [f"line {r['line']}: its parent {r['missing_parent']} is not in the file (a phantom parent); "
+                       f"the conversation continues at line {r['continued_at_line']}, the entry before it"
+                       for r in facts["phantom_parents"]]
     return out, [], model, meta
 
 
