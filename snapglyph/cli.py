@@ -42,18 +42,37 @@ def _load_input(path: str):
     return t
 
 
+def _render_document(args: argparse.Namespace):
+    """The document `render` draws: a plain text file streamed from disk, else the loaded transcript's."""
+    from .model.document import Document, build_document
+    from .readers.textfile import TextFileDocument, is_plain_text_file
+    if args.input != "-" and is_plain_text_file(args.input):
+        return TextFileDocument(args.input)
+    t = _load_input(args.input)
+    return (Document.from_text(t.meta.get("text", "")) if t.format == "text"
+            else build_document(t.messages, header_row=args.mode == "lines"))
+
+
+def _workers(text: str) -> int:
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be 1 or more, not {value}")
+    return value
+
+
 def cmd_render(args: argparse.Namespace) -> int:
     """`snapglyph render`: write DIR/page-NNNN.png and DIR/manifest.json, page by page; returns the exit status."""
-    from .model.document import Document, build_document
+    from .raster.pool import encode_ahead, resolve_workers
     from .raster.render import iter_pages
     prof = _resolve_profile(args)
-    t = _load_input(args.input)
-    doc = (Document.from_text(t.meta.get("text", "")) if t.format == "text"
-           else build_document(t.messages, header_row=args.mode == "lines"))
+    doc = _render_document(args)
+    workers = resolve_workers(args.workers)
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     pages = []
-    for page in iter_pages(doc, profile=prof, mode=args.mode, cell=args.cell, family=args.family, reuse_buffer=True):
+    drawn = iter_pages(doc, profile=prof, mode=args.mode, cell=args.cell, family=args.family,
+                       reuse_buffer=workers == 1)
+    for page in encode_ahead(drawn, workers):
         name = f"page-{page.index + 1:04d}.png"
         (out / name).write_bytes(page.png)
         pages.append({"file": name, "width": page.width, "height": page.height, "chars": page.chars,
@@ -212,6 +231,8 @@ def _parser() -> argparse.ArgumentParser:
     r.add_argument("input", help="transcript file, .txt file, or - for standard input")
     prof_opts(r)
     r.add_argument("--out", "-o", default="pages", help="output folder (default: ./pages)")
+    r.add_argument("--workers", type=_workers, default=None,
+                   help="threads encoding PNGs beside layout (default: the number of cores; 1: serial)")
     page_opts(r)
     r.set_defaults(func=cmd_render)
 

@@ -319,6 +319,34 @@ def load_text(text: str, *, name: str = "<stdin>") -> Transcript:
     return _load(text, name, None, Path(name).suffix.lower() in _JSON_EXTS)
 
 
+SNIFF_BYTES = 65536
+"""Bytes at the start of a file that :func:`looks_binary` reads."""
+
+
+def looks_binary(sample: bytes) -> bool:
+    """Whether ``sample`` (the first :data:`SNIFF_BYTES` of a file) is binary: many NUL, control or non-UTF-8 bytes.
+
+    Parameters
+    ----------
+    sample : bytes
+
+    Returns
+    -------
+    bool
+
+    Examples
+    --------
+    >>> looks_binary(b"hello\\n" * 10), looks_binary(bytes(range(256)) * 4)
+    (False, True)
+    """
+    bad_utf8 = sample.decode("utf-8", errors="replace").count("\ufffd") - sample.decode(
+        "utf-8", errors="ignore").count("\ufffd")
+    controls = sum(b < 9 or 13 < b < 27 or 27 < b < 32 for b in sample)
+    floor = 8  # a few odd bytes in a short text file do not make it binary
+    return (sample.count(0) > max(floor, len(sample) // 100) or controls > max(floor, len(sample) // 10)
+            or bad_utf8 > max(floor, len(sample) // 10))
+
+
 def load(path: str | os.PathLike) -> Transcript:
     """Read a transcript file, detecting its format from the content (the extension only decides strictness).
 
@@ -350,13 +378,7 @@ def load(path: str | os.PathLike) -> Transcript:
         raw = p.read_bytes()
     except OSError as e:
         raise FormatError(f"cannot read {sp}: {e.strerror or e}", path=sp) from None
-    sample = raw[:65536]
-    bad_utf8 = sample.decode("utf-8", errors="replace").count("\ufffd") - sample.decode(
-        "utf-8", errors="ignore").count("\ufffd")
-    controls = sum(b < 9 or 13 < b < 27 or 27 < b < 32 for b in sample)
-    floor = 8  # a few odd bytes in a short text file do not make it binary
-    if (sample.count(0) > max(floor, len(sample) // 100) or controls > max(floor, len(sample) // 10)
-            or bad_utf8 > max(floor, len(sample) // 10)):
+    if looks_binary(raw[:SNIFF_BYTES]):
         raise FormatError(f"{sp} looks like a binary file (NUL, control or non-UTF-8 bytes), not a transcript or "
                           "text", path=sp)
     try:

@@ -1,0 +1,154 @@
+"""A plain text file as a streamed document: read, decoded and cut into segments a mebibyte at a time.
+
+:func:`snapglyph.readers.registry.load` reads a whole file into one ``str`` (40 M characters: 40-160 MB, plus the
+bytes read). For a file that ``load`` would read as plain text (format ``"text"``), :class:`TextFileDocument`
+yields the same segments the renderer would cut from that one string (:func:`snapglyph.raster.render.split_point`),
+so the pages are byte-identical, while at most about one mebibyte of text is held at a time.
+"""
+
+from __future__ import annotations
+
+import codecs
+import os
+from pathlib import Path
+from typing import Iterator
+
+from ..errors import FormatError
+from ..model.document import STYLE_TEXT, Document, Segment
+from .aider import _STARTED_ANY
+from .registry import _JSON_EXTS, SNIFF_BYTES, looks_binary
+
+__all__ = ["TextFileDocument", "is_plain_text_file"]
+
+_READ = 1 << 20
+
+
+def _texts(path: Path) -> Iterator[str]:
+    """Yield the file's decoded text in pieces of whole lines (the last piece may lack its newline).
+
+    Decoding matches ``raw.decode("utf-8", errors="replace")`` and a leading BOM is dropped, as ``load`` does.
+    """
+    dec = codecs.getincrementaldecoder("utf-8")(errors="replace")
+    rest = ""
+    first = True
+    with open(path, "rb") as f:
+        while True:
+            raw = f.read(_READ)
+            text = rest + dec.decode(raw, final=not raw)
+            if first and text:
+                text = text[1:] if text.startswith("\ufeff") else text
+                first = False
+            if not raw:
+                if text:
+                    yield text
+                return
+            cut = text.rfind("\n") + 1
+            if cut:
+                yield text[:cut]
+                rest = text[cut:]
+            else:
+                rest = text
+
+
+def is_plain_text_file(path: str | os.PathLike) -> bool:
+    """Whether :func:`snapglyph.readers.registry.load` would read ``path`` as plain text (format ``"text"``).
+
+    A file is plain text when its extension is not a JSON one, its first non-blank character is not ``{`` or
+    ``[``, its first :data:`snapglyph.readers.registry.SNIFF_BYTES` bytes are not binary, and no line starts an aider
+    session. The whole file is scanned in pieces; nothing but the current piece is held.
+
+    Parameters
+    ----------
+    path : str or path-like
+
+    Returns
+    -------
+    bool
+        False also for a missing or unreadable file (``load`` then reports it).
+
+    Examples
+    --------
+    >>> import tempfile, pathlib
+    >>> p = pathlib.Path(tempfile.mkdtemp()) / "notes.txt"
+    >>> _ = p.write_text("plain words\\n")
+    >>> is_plain_text_file(p)
+    True
+    """
+    p = Path(path)
+    if p.suffix.lower() in _JSON_EXTS or not p.is_file():
+        return False
+    try:
+        with open(p, "rb") as f:
+            if looks_binary(f.read(SNIFF_BYTES)):
+                return False
+        started = False
+        for text in _texts(p):
+            if not started:
+                head = text.lstrip()
+                if head:
+                    if head[0] in "{[":
+                        return False
+                    started = True
+            if _STARTED_ANY.search(text):
+                return False
+    except OSError:
+        return False
+    return True
+
+
+class TextFileDocument(Document):
+    """A :class:`snapglyph.model.document.Document` of one plain text file, read lazily.
+
+    Every iteration over :attr:`segments` reads the file again, one mebibyte at a time, and yields pieces of at most
+    :data:`snapglyph.raster.render.SPLIT` characters cut where the renderer would cut the whole text; all in style
+    ``STYLE_TEXT`` with message id -1. Render it with :func:`snapglyph.raster.render.iter_pages` as any document.
+
+    Parameters
+    ----------
+    path : str or path-like
+        A UTF-8 text file (undecodable bytes become U+FFFD, as in ``load``).
+
+    Raises
+    ------
+    FormatError
+        If ``path`` is not a readable file.
+
+    Examples
+    --------
+    >>> import tempfile, pathlib
+    >>> p = pathlib.Path(tempfile.mkdtemp()) / "notes.txt"
+    >>> _ = p.write_text("one\\ntwo\\n")
+    >>> doc = TextFileDocument(p)
+    >>> [s.text for s in doc.segments], doc.n_chars
+    (['one\\ntwo\\n'], 8)
+    """
+
+    def __init__(self, path: str | os.PathLike) -> None:  # no dataclass __init__: segments are read lazily
+        self.path = Path(path)
+        if not self.path.is_file():
+            raise FormatError(f"{self.path}: not a readable file", path=str(self.path))
+        self._n_chars: int | None = None
+
+    def __repr__(self) -> str:
+        return f"TextFileDocument({str(self.path)!r})"
+
+    @property
+    def segments(self) -> Iterator[Segment]:  # type: ignore[override]
+        """The file's text as segments (a fresh pass over the file on each access)."""
+        from ..raster.render import SPLIT, split_point
+
+        buf = ""
+        for text in _texts(self.path):
+            buf += text
+            while len(buf) > SPLIT:
+                cut = split_point(buf)
+                yield Segment(buf[:cut], STYLE_TEXT, -1)
+                buf = buf[cut:]
+        yield Segment(buf, STYLE_TEXT, -1)
+
+    @property
+    def n_chars(self) -> int:
+        """Number of characters of the decoded file (counted on first use by one pass over the file)."""
+        if self._n_chars is None:
+            self._n_chars = sum(len(t) for t in _texts(self.path))
+        return self._n_chars

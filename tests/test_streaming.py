@@ -1,0 +1,123 @@
+"""Streaming render (issue 13): text files read piece by piece, PNGs encoded on a thread pool, deflate choice.
+
+Every check compares exact bytes or pixels against the whole-text, serial path.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import subprocess
+import sys
+import zlib
+
+import numpy as np
+import pytest
+from PIL import Image
+
+from snapglyph.errors import InputError
+from snapglyph.model.document import Document
+from snapglyph.raster import encode
+from snapglyph.raster.encode import png_bytes
+from snapglyph.raster.pool import encode_ahead, resolve_workers
+from snapglyph.raster.render import SPLIT, iter_pages, render
+from snapglyph.readers.registry import load
+from snapglyph.readers.textfile import TextFileDocument, is_plain_text_file
+
+# More than two SPLIT pieces: a line longer than half a SPLIT (no newline to cut at), CRLF, tabs, wide and astral
+# characters, an undecodable byte and a BOM: the streamed pieces must cut and decode exactly like the whole text.
+_LINE = "row\tcol  Grüße 漢字 \U0001F600 0O1lI\r\n"
+_BODY = (_LINE * 9000).encode() + b"\xff\xfe bad bytes\n" + ("x" * (SPLIT // 2 + 5000) + "\n").encode()
+RAW = b"\xef\xbb\xbf" + _BODY + (_LINE * 9000).encode() + b"no newline at the end"
+
+
+def _pngs(pages) -> list[bytes]:
+    return [p.png for p in pages]
+
+
+@pytest.fixture(scope="module")
+def text_file(tmp_path_factory):
+    path = tmp_path_factory.mktemp("stream") / "big.txt"
+    path.write_bytes(RAW)
+    return path
+
+
+def test_streamed_file_pages_are_the_whole_text_pages(text_file):
+    t = load(text_file)
+    assert t.format == "text" and t.meta["decode_errors"] == 2
+    whole = Document.from_text(t.meta["text"])
+    doc = TextFileDocument(text_file)
+    pieces = [s.text for s in doc.segments]
+    assert len(pieces) >= 3 and all(len(p) <= SPLIT for p in pieces)
+    assert "".join(pieces) == t.meta["text"] and doc.n_chars == len(t.meta["text"])
+    streamed = _pngs(iter_pages(doc))
+    assert len(streamed) == 45
+    assert streamed == _pngs(iter_pages(whole))
+
+
+def test_plain_text_detection(tmp_path):
+    cases = {
+        "notes.txt": (b"just words\n", True),
+        "data.json": (b"plain words\n", False),  # a JSON extension is never streamed as text
+        "list.txt": (b"  \n [1, 2]\n", False),
+        "history.md": (b"intro\n" * 20000 + b"# aider chat started at 2024-08-05 19:33:02\n#### hi\n", False),
+        "blob.txt": (bytes(range(256)) * 64, False),
+    }
+    for name, (raw, plain) in cases.items():
+        (tmp_path / name).write_bytes(raw)
+        assert is_plain_text_file(tmp_path / name) is plain, name
+    assert is_plain_text_file(tmp_path / "missing.txt") is False
+    assert is_plain_text_file(tmp_path) is False
+
+
+def test_pool_encodes_the_serial_bytes_in_order():
+    text = ("def f(x):\n\treturn x  # Grüße 漢字\n" * 3000)
+    serial = render(text, workers=1)
+    pooled = render(text, workers=3)
+    assert [p.index for p in pooled] == list(range(len(serial))) and len(serial) == 8
+    assert _pngs(pooled) == _pngs(serial)
+    ahead = list(encode_ahead(iter_pages(Document.from_text(text)), workers=2, window=1))
+    assert _pngs(ahead) == _pngs(serial)
+    assert all("png" in p.__dict__ for p in ahead)
+
+
+def test_pool_passes_errors_through_and_checks_arguments():
+    def pages():
+        yield from iter_pages(Document.from_text("abc " * 9000))
+        raise InputError("boom")
+
+    with pytest.raises(InputError, match="boom"):
+        list(encode_ahead(pages(), workers=2))
+    for bad in (0, -1, 1.5, True, "2"):
+        with pytest.raises(InputError, match="workers"):
+            resolve_workers(bad)
+    with pytest.raises(InputError, match="window"):
+        list(encode_ahead([], workers=2, window=0))
+
+
+def test_png_decodes_exactly_with_each_deflate():
+    page = render("Grüße 漢字 \x1b[1mbold\x1b[0m 0O1lI\n" * 400, workers=1)[0]
+    fast = png_bytes(page.pixels)
+    std = png_bytes(page.pixels, level=1)
+    assert fast == page.png and fast == png_bytes(page.pixels.copy())
+    for png in (fast, std):
+        assert np.array_equal(np.asarray(Image.open(io.BytesIO(png)).convert("L")), page.pixels)
+    # level=1 is the standard library's zlib: the IDAT payload is exactly zlib's output
+    idat = std[33 + 8:-12 - 4]
+    assert idat == zlib.compress(zlib.decompress(idat), 1)
+    assert encode.DEFLATE in ("isal", "zlib")
+
+
+def test_cli_render_streams_a_text_file_with_any_workers(tmp_path, text_file):
+    outs = []
+    for w in ("1", "2"):
+        out = tmp_path / f"w{w}"
+        r = subprocess.run([sys.executable, "-m", "snapglyph.cli", "render", str(text_file), "--out", str(out),
+                            "--workers", w], capture_output=True, text=True, timeout=300)
+        assert r.returncode == 0, r.stderr
+        man = json.loads((out / "manifest.json").read_text())
+        outs.append([(out / p["file"]).read_bytes() for p in man["pages"]])
+    assert outs[0] == outs[1] == _pngs(iter_pages(TextFileDocument(text_file)))
+    r = subprocess.run([sys.executable, "-m", "snapglyph.cli", "render", str(text_file), "--workers", "0"],
+                       capture_output=True, text=True, timeout=60)
+    assert r.returncode == 2 and "--workers: must be 1 or more, not 0" in r.stderr
