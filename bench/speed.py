@@ -1,0 +1,314 @@
+"""The honest speed and memory bench of issue 13: whole processes, interleaved rounds, medians with their spread.
+
+Run ``python bench/speed.py --write`` to measure everything and rewrite the ``speed`` section of bench/RESULTS.md
+(commit, date, machine and load beside the figures); ``pytest bench/test_bench_speed.py`` runs the same
+measurements at smaller sizes under pytest-benchmark. Every ratio compares rounds of both sides taken in turn in
+one run (A B A B ...), so a change of machine load hits both sides alike.
+
+What is measured
+----------------
+- End to end: a text file in, PNG files written, the whole process, wall clock: ``snapglyph render`` against the
+  peers in ../shared/peers (pxpipe under Node, oh-my-pi's snapcompact under Bun, installed from npm into a cache
+  folder on first use; skipped with the reason where Node, npm or Bun is missing) and a Pillow baseline written like
+  for like (one ``ImageDraw.text`` per row, a 2-bit palette PNG at zlib level 1, same page and cell).
+- The physical floor: the chosen deflate over the pages' packed bytes plus one write pass over their pixels.
+- Start-up: a one-page ``snapglyph render`` in a fresh process (median of 10).
+- Peak resident memory (``ru_maxrss`` of the child) of ``render`` at 1 M, 10 M and 40 M characters and of
+  ``compact`` on the aider history, and ``compact`` time against ``render`` of the same file.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as _dt
+import json
+import os
+import platform
+import re
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+SHARED = Path(os.environ.get("SNAPGLYPH_SHARED", ROOT.parent / "shared"))
+PEERS = SHARED / "peers"
+PEER_CACHE = Path(os.environ.get("SNAPGLYPH_PEER_CACHE", Path.home() / ".cache" / "snapglyph-peers"))
+AIDER = SHARED / "data" / "aider-chat-history" / "chat-history.md"
+RESULTS = Path(__file__).resolve().parent / "RESULTS.md"
+PY = sys.executable
+
+
+# ----------------------------------------------------------------------------------------------- inputs
+
+def make_text(n: int, folder: Path) -> Path:
+    """Write ``n`` characters of mixed real text (an equal share of each transcript in ../shared/data, repeated).
+
+    aider's session-start line is reworded (``began`` for ``started``) so that every tool reads the file as plain
+    text: with it, ``snapglyph render`` would read the file as an aider transcript.
+    """
+    path = folder / f"text-{n}.txt"
+    if path.exists():
+        return path
+    sys.path.insert(0, str(Path(__file__).parent))
+    import conftest
+
+    conftest.SHARED = SHARED / "data"
+    mix = "".join(t[:300_000] for t in conftest._source_texts())
+    mix = mix.replace("# aider chat started at", "# aider chat began at")
+    text = (mix * (n // len(mix) + 1))[:n]
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+# ----------------------------------------------------------------------------------------------- sides
+
+def _env() -> dict:
+    env = dict(os.environ)
+    env["PYTHONPATH"] = str(ROOT) + os.pathsep + env.get("PYTHONPATH", "")
+    return env
+
+
+def snapglyph_cmd(src: Path, out: Path, workers: int | None = None) -> list[str]:
+    cmd = [PY, "-m", "snapglyph.cli", "render", str(src), "--out", str(out)]
+    return cmd + (["--workers", str(workers)] if workers else [])
+
+
+def pillow_cmd(src: Path, out: Path) -> list[str]:
+    return [PY, str(Path(__file__).parent / "pillow_render.py"), str(src), str(out)]
+
+
+def peer_cmds(src: Path, out: Path) -> tuple[dict, dict]:
+    """(name -> command, name -> reason skipped) for the peers that can run here."""
+    cmds, skipped = {}, {}
+    if not PEERS.is_dir():
+        return {}, {"peers": f"{PEERS} is absent"}
+    if shutil.which("node"):
+        cmds["pxpipe"] = ["node", str(PEERS / "pxpipe_render.mjs"), str(src), str(out / "pxpipe"),
+                          "--bundle", str(PEERS / "pxpipe-render.mjs")]
+    else:
+        skipped["pxpipe"] = "node is not installed"
+    bun = PEER_CACHE / "node_modules" / ".bin" / "bun"
+    if not bun.exists() and shutil.which("npm"):
+        PEER_CACHE.mkdir(parents=True, exist_ok=True)
+        shutil.copy(PEERS / "package.json", PEER_CACHE / "package.json")
+        subprocess.run(["npm", "install", "--prefix", str(PEER_CACHE), "--no-audit", "--no-fund"],
+                       capture_output=True, timeout=1800)
+    if bun.exists():
+        driver = PEER_CACHE / "omp_render.ts"
+        shutil.copy(PEERS / "omp_render.ts", driver)
+        cmds["omp"] = [str(bun), str(driver), str(src), str(out / "omp")]
+    else:
+        skipped["omp"] = "bun is missing (npm absent or the install of ../shared/peers/package.json failed)"
+    return cmds, skipped
+
+
+# ----------------------------------------------------------------------------------------------- timing
+
+def run_wall(cmd: list[str], out: Path | None = None) -> float:
+    """Wall-clock seconds of one whole process (its output folder emptied first)."""
+    if out is not None:
+        shutil.rmtree(out, ignore_errors=True)
+        out.mkdir(parents=True)
+    t = time.perf_counter()
+    r = subprocess.run(cmd, capture_output=True, env=_env(), cwd=ROOT, timeout=3600)
+    dt = time.perf_counter() - t
+    if r.returncode != 0:
+        raise RuntimeError(f"{cmd[:3]} failed: {r.stderr.decode(errors='replace')[-400:]}")
+    return dt
+
+
+def interleave(sides: dict, rounds: int) -> dict:
+    """Run each side's command once per round, in turn; return name -> list of wall seconds."""
+    times: dict = {name: [] for name in sides}
+    for _ in range(rounds):
+        for name, (cmd, out) in sides.items():
+            times[name].append(run_wall(cmd, out))
+    return times
+
+
+def summary(ts: list[float]) -> dict:
+    """Median, min, max and spread (max - min over median) of a list of seconds."""
+    med = statistics.median(ts)
+    return {"median": med, "min": min(ts), "max": max(ts), "spread": (max(ts) - min(ts)) / med if med else 0.0,
+            "rounds": len(ts)}
+
+
+def peak_rss_mb(cmd: list[str], out: Path | None = None) -> float:
+    """Peak resident memory in MB (``ru_maxrss`` of the child) of one whole process."""
+    if out is not None:
+        shutil.rmtree(out, ignore_errors=True)
+        out.mkdir(parents=True)
+    probe = ("import resource, subprocess, sys; r = subprocess.run(sys.argv[1:], capture_output=True); "
+             "print(r.returncode, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)")
+    r = subprocess.run([PY, "-c", probe, *cmd], capture_output=True, text=True, env=_env(), cwd=ROOT, timeout=3600)
+    rc, kb = r.stdout.split()
+    if rc != "0":
+        raise RuntimeError(f"{cmd[:4]} failed with status {rc}")
+    return int(kb) / 1024
+
+
+def floor_seconds(src: Path) -> dict:
+    """The physical floor for ``src``: deflate (the chosen library, the renderer's level) over every page's packed
+    rows, plus one write pass over the pixels; also the pages' count and pixel bytes."""
+    import numpy as np
+
+    from snapglyph.raster import _kernels
+    from snapglyph.raster.encode import DEFLATE, ZLIB_LEVEL, _deflate_lib
+    from snapglyph.raster.render import iter_pages
+    from snapglyph.readers.textfile import TextFileDocument
+
+    deflate_s = pass_s = 0.0
+    pages = nbytes = 0
+    for page in iter_pages(TextFileDocument(src), reuse_buffer=True):
+        px = page.pixels
+        h, w = px.shape
+        raw = np.empty(h * ((w * 2 + 7) // 8 + 1), np.uint8)
+        _kernels.pack_rows(px, h, 2, raw)
+        t = time.perf_counter()
+        _deflate_lib.compress(raw.data, ZLIB_LEVEL)
+        t2 = time.perf_counter()
+        scratch = np.empty_like(px)
+        t3 = time.perf_counter()
+        scratch.fill(255)
+        t4 = time.perf_counter()
+        deflate_s += t2 - t
+        pass_s += t4 - t3
+        pages += 1
+        nbytes += px.nbytes
+    return {"deflate": DEFLATE, "deflate_s": deflate_s, "pixel_pass_s": pass_s, "floor_s": deflate_s + pass_s,
+            "pages": pages, "pixel_mb": nbytes / 2**20}
+
+
+# ----------------------------------------------------------------------------------------------- report
+
+def machine() -> dict:
+    cpu = platform.processor() or ""
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True,
+                            cwd=ROOT).stdout.strip()
+    return {"commit": commit or "?", "date": _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
+            "machine": f"{cpu}, {os.cpu_count()} cores, {platform.system()} {platform.release()}, "
+                       f"Python {platform.python_version()}", "load": "%.2f %.2f %.2f" % os.getloadavg()}
+
+
+def measure(sizes=(1_000_000, 10_000_000, 40_000_000), e2e_chars: int = 10_000_000, rounds: int = 3,
+            startup_runs: int = 10, pillow_chars: int = 1_000_000, work: Path | None = None) -> dict:
+    """Take every measurement of the module docstring; return them as a dict (also written as JSON)."""
+    work = Path(work or tempfile.mkdtemp(prefix="snapglyph-bench-"))
+    out = work / "out"
+    res: dict = {"before": machine()}
+    src = make_text(e2e_chars, work)
+    sides = {"snapglyph": (snapglyph_cmd(src, out / "sg"), out / "sg")}
+    peers, skipped = peer_cmds(src, out)
+    for name, cmd in peers.items():
+        sides[name] = (cmd, out / name)
+    run_wall(sides["snapglyph"][0], sides["snapglyph"][1])  # numba cache, atlas cache: not a figure
+    res["e2e"] = {"chars": e2e_chars, "skipped": skipped,
+                  "sides": {k: summary(v) for k, v in interleave(sides, rounds).items()}}
+    small = make_text(pillow_chars, work)
+    base = {"snapglyph": (snapglyph_cmd(small, out / "sg1"), out / "sg1"),
+            "pillow": (pillow_cmd(small, out / "pil"), out / "pil")}
+    res["pillow"] = {"chars": pillow_chars, "sides": {k: summary(v) for k, v in interleave(base, rounds).items()}}
+    res["floor"] = floor_seconds(src)
+    one = work / "one-page.txt"
+    one.write_text("A one-page render: hello, world.\n" * 100, encoding="utf-8")
+    res["startup"] = summary([run_wall(snapglyph_cmd(one, out / "one"), out / "one") for _ in range(startup_runs)])
+    res["memory"] = {str(n): peak_rss_mb(snapglyph_cmd(make_text(n, work), out / "mem"), out / "mem")
+                     for n in sizes}
+    if AIDER.exists():
+        comp = [PY, "-m", "snapglyph.cli", "compact", str(AIDER), "--out", str(work / "req.json"),
+                "--store", str(work / "store.jsonl")]
+        res["memory"]["compact aider"] = peak_rss_mb(comp)
+        pair = {"render": (snapglyph_cmd(AIDER, out / "ra"), out / "ra"), "compact": (comp, None)}
+        res["compact"] = {k: summary(v) for k, v in interleave(pair, rounds).items()}
+    res["after"] = machine()
+    (work / "speed.json").write_text(json.dumps(res, indent=1))
+    return res
+
+
+def _fmt(s: dict) -> str:
+    return f"{s['median']:.2f} s (min {s['min']:.2f}, max {s['max']:.2f}, {s['rounds']} rounds)"
+
+
+def section(res: dict) -> str:
+    """The RESULTS.md section for a result of :func:`measure`."""
+    b, a = res["before"], res["after"]
+    e = res["e2e"]
+    n = e["chars"]
+    lines = ["## Speed and memory (issue 13)", "",
+             f"Generated by `python bench/speed.py --write` at commit {b['commit']}, {b['date']}; {b['machine']}; "
+             f"load average {b['load']} before, {a['load']} after (other work shared the machine). Wall clock of "
+             "whole processes, text file in, PNG files written; each ratio from rounds of both sides taken in turn "
+             "in the same run; median with min and max.", "",
+             f"### End to end, {n / 1e6:.0f} M characters of mixed real text", "",
+             "| renderer | wall (median) | min | max | M chars/s | snapglyph is |", "|---|---|---|---|---|---|"]
+    sg = e["sides"]["snapglyph"]["median"]
+    for name, s in e["sides"].items():
+        ratio = "" if name == "snapglyph" else f"{s['median'] / sg:.1f}x faster"
+        lines.append(f"| {name} | {s['median']:.2f} s | {s['min']:.2f} | {s['max']:.2f} | "
+                     f"{n / s['median'] / 1e6:.2f} | {ratio} |")
+    for name, why in e["skipped"].items():
+        lines.append(f"| {name} | skipped: {why} | | | | |")
+    p = res["pillow"]
+    lines += ["", f"Pillow baseline (like for like: 2-bit palette PNG, zlib level 1, same page and cell; "
+              f"{p['chars'] / 1e6:.0f} M characters): Pillow {_fmt(p['sides']['pillow'])}, snapglyph "
+              f"{_fmt(p['sides']['snapglyph'])}: "
+              f"{p['sides']['pillow']['median'] / p['sides']['snapglyph']['median']:.1f}x."]
+    f = res["floor"]
+    lines += ["", f"Physical floor on the same {n / 1e6:.0f} M characters ({f['pages']} pages, "
+              f"{f['pixel_mb']:.0f} MB of pixels): {f['deflate']} deflate of the packed rows {f['deflate_s']:.2f} s "
+              f"+ one write pass over the pixels {f['pixel_pass_s']:.2f} s = {f['floor_s']:.2f} s; snapglyph end to "
+              f"end is {sg / f['floor_s']:.1f}x the floor."]
+    lines += ["", f"Start-up, one-page `snapglyph render` in a fresh process: {_fmt(res['startup'])}."]
+    m = res["memory"]
+    lines += ["", "Peak resident memory (`ru_maxrss` of the process): "
+              + ", ".join(f"`render` {int(k) / 1e6:.0f} M chars {v:.0f} MB" for k, v in m.items() if k.isdigit())
+              + (f"; `compact` of the aider history {m['compact aider']:.0f} MB" if "compact aider" in m else "")
+              + "."]
+    if "compact" in res:
+        c = res["compact"]
+        lines += ["", f"`compact` of the aider history (4.2 MB) {_fmt(c['compact'])} against `render` of the same "
+                  f"file {_fmt(c['render'])}: {c['compact']['median'] / c['render']['median']:.1f}x."]
+    return "\n".join(lines) + "\n"
+
+
+def write_section(text: str) -> None:
+    """Replace (or append) the ``speed`` section of bench/RESULTS.md."""
+    body = RESULTS.read_text(encoding="utf-8") if RESULTS.exists() else "# Benchmark results\n"
+    block = f"<!-- speed:start -->\n{text}<!-- speed:end -->\n"
+    if "<!-- speed:start -->" in body:
+        body = re.sub(r"<!-- speed:start -->.*?<!-- speed:end -->\n", lambda _: block, body, flags=re.S)
+    else:
+        body = body.rstrip("\n") + "\n\n" + block
+    RESULTS.write_text(body, encoding="utf-8")
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--write", action="store_true", help="rewrite the speed section of bench/RESULTS.md")
+    ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--work", default=None, help="folder for inputs and outputs (default: a new temporary one)")
+    args = ap.parse_args(argv)
+    if not (SHARED / "data").is_dir():
+        print(f"{SHARED}/data is absent: the bench text comes from it (set SNAPGLYPH_SHARED)", file=sys.stderr)
+        return 2
+    res = measure(rounds=args.rounds, work=Path(args.work) if args.work else None)
+    text = section(res)
+    print(text)
+    if args.write:
+        write_section(text)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
