@@ -5,5 +5,9 @@
 - :mod:`.responses`  OpenAI Responses requests.
 - :mod:`.sessions`   Claude Code and pi session JSONL.
 - :mod:`.aider`      aider's markdown chat history.
+- :mod:`.codex`      OpenAI Codex CLI rollouts.
+- :mod:`.gemini_cli` Gemini CLI sessions (legacy JSON and the JSONL append log).
+- :mod:`.cline`      Cline and Roo Code ``api_conversation_history.json``.
+- :mod:`.openhands`  OpenHands SDK event folders and V0 trajectories.
 - :mod:`.common`     helpers shared by the readers (image parts, JSON arguments, id numbering).
 """

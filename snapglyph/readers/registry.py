@@ -9,6 +9,10 @@ Formats (``Transcript.format``)
 ``claude-code``  A Claude Code session JSONL (``~/.claude/projects/*/<session>.jsonl``).
 ``pi``           A pi coding-agent session JSONL (``~/.pi/agent/sessions/*.jsonl``).
 ``aider``        aider's markdown chat history (``.aider.chat.history.md``).
+``codex``        An OpenAI Codex CLI rollout (``~/.codex/sessions/YYYY/MM/DD/rollout-*.jsonl``).
+``gemini-cli``   A Gemini CLI session (``~/.gemini/tmp/<hash>/chats/session-*.json`` or ``.jsonl``).
+``cline``        A Cline or Roo Code task's ``api_conversation_history.json``.
+``openhands``    An OpenHands conversation folder (``events/event-*.json``) or a V0 trajectory JSON list.
 ``text``         Anything else that is text: no messages; the text is in ``meta["text"]``.
 
 A request that ``snapglyph compact`` wrote is read in its dialect; its snapshot message (a user message whose last
@@ -20,7 +24,8 @@ Message ids are ordinals ``0, 1, ...`` in the source conversation (the system pr
 The format-specific choices are documented on each reader: :func:`~snapglyph.readers.requests.read_openai`,
 :func:`~snapglyph.readers.requests.read_anthropic`, :func:`~snapglyph.readers.responses.read_responses`,
 :func:`~snapglyph.readers.requests.read_swe_agent`, :func:`~snapglyph.readers.sessions.read_claude_code`,
-:func:`~snapglyph.readers.sessions.read_pi` and :mod:`snapglyph.readers.aider`.
+:func:`~snapglyph.readers.sessions.read_pi`, :mod:`snapglyph.readers.aider`, :mod:`snapglyph.readers.codex`,
+:mod:`snapglyph.readers.gemini_cli`, :mod:`snapglyph.readers.cline` and :mod:`snapglyph.readers.openhands`.
 """
 
 from __future__ import annotations
@@ -35,6 +40,11 @@ from typing import Any
 from ..errors import FormatError
 from ..model.messages import Message
 from .aider import is_aider, read_aider
+from .cline import is_cline, read_cline
+from .codex import is_codex, read_codex
+from .gemini_cli import is_gemini_cli_json, is_gemini_cli_jsonl, read_gemini_cli
+from .openhands import (event_files, is_openhands_events, is_openhands_trajectory, read_openhands_events,
+                        read_openhands_trajectory)
 from .common import coerce_types, mark_snapshots, number_messages, parse_snapshot_text
 from .requests import detect_request, read_anthropic, read_openai, read_swe_agent
 from .responses import read_responses
@@ -50,7 +60,8 @@ __all__ = [
 ]
 
 #: Every value ``Transcript.format`` can take.
-FORMATS = ("openai", "swe-agent", "anthropic", "claude-code", "pi", "aider", "responses", "text")
+FORMATS = ("openai", "swe-agent", "anthropic", "claude-code", "pi", "aider", "responses", "codex", "gemini-cli",
+           "cline", "openhands", "text")
 
 #: Text that opens like a JSON object or array of objects: malformed JSON here is an error even without an extension.
 _LOOKS_JSON = re.compile(r'\s*(\{\s*"|\[\s*\{)')
@@ -158,6 +169,11 @@ def _json_error(e: json.JSONDecodeError, what: str, path: str | None, line: int 
 def _from_json(doc: Any, name: str, path: str | None) -> Transcript | None:
     """A parsed JSON document -> Transcript, or None when its shape is no known format."""
     if isinstance(doc, dict):
+        if _guard(is_gemini_cli_json, doc, path=path):
+            return _finish("gemini-cli", _guard(read_gemini_cli, doc, path, path=path, what="Gemini CLI session"))
+        if is_openhands_trajectory(doc.get("history")):
+            return _finish("openhands", _guard(read_openhands_trajectory, doc["history"], path, path=path,
+                                               what="OpenHands trajectory"))
         if isinstance(doc.get("history"), list) and ("trajectory" in doc or "info" in doc
                                                      or "replay_config" in doc):
             return _finish("swe-agent", _guard(read_swe_agent, doc, path, path=path, what="SWE-agent trajectory"))
@@ -173,6 +189,14 @@ def _from_json(doc: Any, name: str, path: str | None) -> Transcript | None:
             if _guard(is_claude_code, doc, path=path):
                 return _finish("claude-code", _guard(read_claude_code, doc, path, path=path,
                                                      what="Claude Code session"))
+            if is_openhands_trajectory(doc):
+                return _finish("openhands", _guard(read_openhands_trajectory, doc, path, path=path,
+                                                   what="OpenHands trajectory"))
+            if is_openhands_events(doc):
+                return _finish("openhands", _guard(read_openhands_events, doc, path, path=path,
+                                                   what="OpenHands events"))
+            if is_cline(doc, name):
+                return _finish("cline", _guard(read_cline, doc, path, path=path, what="Cline/Roo history"))
             if any("role" in m or "type" in m for m in doc):
                 return _from_request(doc, path)
         return None
@@ -228,6 +252,10 @@ def _from_jsonl(text: str, name: str, path: str | None) -> Transcript | None:
     t = None
     if _guard(is_claude_code, entries, path=path):
         t = _finish("claude-code", _guard(read_claude_code, entries, path, path=path, what="Claude Code session"))
+    elif _guard(is_codex, entries, path=path):
+        t = _finish("codex", _guard(read_codex, entries, path, path=path, what="Codex rollout"))
+    elif _guard(is_gemini_cli_jsonl, entries, path=path):
+        t = _finish("gemini-cli", _guard(read_gemini_cli, entries, path, path=path, what="Gemini CLI session"))
     elif _guard(is_pi, entries, path=path):
         t = _finish("pi", _guard(read_pi, entries, path, path=path, what="pi session"))
     elif entries and all("role" in e for e in entries):
@@ -347,15 +375,44 @@ def looks_binary(sample: bytes) -> bool:
             or bad_utf8 > max(floor, len(sample) // 10))
 
 
+def _load_folder(p: Path) -> Transcript:
+    """An OpenHands SDK conversation folder: its ``event-*.json`` files in order (model from ``base_state.json``)."""
+    sp = str(p)
+    files = event_files(p)
+    if files is None:
+        raise FormatError(f"{sp} is a directory with no events/event-*.json files (an OpenHands conversation), "
+                          "not a transcript file", path=sp)
+    events = []
+    for f in files:
+        try:
+            events.append(json.loads(f.read_text(encoding="utf-8", errors="replace")))
+        except json.JSONDecodeError as e:
+            raise _json_error(e, f.name, str(f)) from None
+        except OSError as e:
+            raise FormatError(f"cannot read {f}: {e.strerror or e}", path=str(f)) from None
+    model = None
+    state = p / "base_state.json"
+    if state.is_file():
+        try:
+            agent = json.loads(state.read_text(encoding="utf-8", errors="replace")).get("agent") or {}
+            model = (agent.get("llm") or {}).get("model") if isinstance(agent, dict) else None
+        except (json.JSONDecodeError, OSError, AttributeError):
+            model = None
+    t = _finish("openhands", _guard(read_openhands_events, events, sp, model, path=sp, what="OpenHands events"))
+    t.meta.update({"path": sp, "event_files": len(files)})
+    return t
+
+
 def load(path: str | os.PathLike) -> Transcript:
     """Read a transcript file, detecting its format from the content (the extension only decides strictness).
 
     Parameters
     ----------
     path : str or path-like
-        A ``.json`` request body or message list, a ``.traj`` SWE-agent trajectory, a Claude Code or pi session
-        ``.jsonl``, an aider ``.md`` chat history, or any text file (format ``"text"``). Bytes that are not UTF-8
-        are replaced with U+FFFD (counted in ``meta["decode_errors"]``).
+        A ``.json`` request body or message list, a ``.traj`` SWE-agent trajectory, a Claude Code, pi, Codex or
+        Gemini CLI session, a Cline/Roo ``api_conversation_history.json``, an aider ``.md`` chat history, an
+        OpenHands conversation folder (holding ``events/event-*.json``), or any text file (format ``"text"``).
+        Bytes that are not UTF-8 are replaced with U+FFFD (counted in ``meta["decode_errors"]``).
 
     Returns
     -------
@@ -365,15 +422,16 @@ def load(path: str | os.PathLike) -> Transcript:
     Raises
     ------
     FormatError
-        The file is missing or unreadable; malformed JSON or an unknown JSON shape in a ``.json``/``.jsonl``/
-        ``.traj`` file; a malformed message inside a recognised format.
+        The file is missing or unreadable; a folder that is no OpenHands conversation; malformed JSON or an
+        unknown JSON shape in a ``.json``/``.jsonl``/``.traj`` file; a malformed message inside a recognised
+        format.
     """
     p = Path(path)
     sp = str(p)
     if not p.exists():
         raise FormatError(f"no such file: {sp}", path=sp)
     if p.is_dir():
-        raise FormatError(f"{sp} is a directory, not a transcript file", path=sp)
+        return _load_folder(p)
     try:
         raw = p.read_bytes()
     except OSError as e:

@@ -1,0 +1,119 @@
+"""Reader for Cline and Roo Code task histories (``api_conversation_history.json``).
+
+Schema sources (read 2026-12-01): Cline (github.com/cline/cline) stores each task's model history in
+``<globalStorage>/tasks/<task id>/api_conversation_history.json`` as a JSON list of Anthropic ``MessageParam``
+objects (``role`` user/assistant, ``content`` a string or content blocks) with a ``ts`` (ms since the epoch); Roo
+Code (github.com/RooCodeInc/Roo-Code, ``src/core/task-persistence/apiMessages.ts`` type ``ApiMessage`` and
+``getEffectiveApiHistory`` in ``src/core/condense/index.ts``) adds
+
+- ``isSummary`` + ``condenseId`` on a condensing summary, and ``condenseParent`` (that id) on each message it
+  replaced;
+- ``isTruncationMarker`` + ``truncationId`` on a sliding-window marker, and ``truncationParent`` on each message it
+  hid;
+- ``type: "reasoning"`` entries with ``encrypted_content`` (OpenAI reasoning kept for the next request).
+
+The conversation is the live history Roo sends: a message whose ``condenseParent`` names an existing summary, or
+whose ``truncationParent`` names an existing marker, is not part of it; those are skipped and counted in
+``meta["condensed"]`` / ``meta["truncated"]`` (a parent id that names no existing summary keeps the message, as
+Roo does). Content blocks are read as Anthropic blocks (:func:`snapglyph.readers.requests.read_anthropic`): a user
+message with ``tool_result`` blocks becomes a ``tool`` message. A reasoning entry becomes a redacted ``thinking``
+part of the next assistant message (never drawn, never sent). ``ts``, ``id`` and the Roo fields ride along in each
+message's ``meta["cline"]``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..errors import FormatError
+from ..model.messages import Message, Part
+from .requests import read_anthropic
+
+__all__ = [
+    "is_cline",
+    "read_cline",
+]
+
+_ROO_KEYS = ("ts", "id", "isSummary", "condenseId", "condenseParent", "truncationParent", "isTruncationMarker",
+             "truncationId")
+_MARK_KEYS = frozenset({"ts", "isSummary", "condenseParent", "truncationParent", "isTruncationMarker", "condenseId"})
+
+
+def is_cline(doc: Any, name: str = "") -> bool:
+    """Whether a parsed JSON list is a Cline/Roo API history (named so, or messages carrying ``ts``/Roo fields)."""
+    if not (isinstance(doc, list) and doc and all(isinstance(m, dict) for m in doc)):
+        return False
+    if not all(m.get("role") in ("user", "assistant") or m.get("type") == "reasoning" for m in doc):
+        return False
+    return name == "api_conversation_history.json" or any(_MARK_KEYS & set(m) for m in doc)
+
+
+def _live(doc: list[dict]) -> tuple[list[dict], int, int]:
+    summaries = {m.get("condenseId") for m in doc if m.get("isSummary") and m.get("condenseId")}
+    markers = {m.get("truncationId") for m in doc if m.get("isTruncationMarker") and m.get("truncationId")}
+    live, condensed, truncated = [], 0, 0
+    for m in doc:
+        if m.get("condenseParent") and m["condenseParent"] in summaries:
+            condensed += 1
+        elif m.get("truncationParent") and m["truncationParent"] in markers:
+            truncated += 1
+        else:
+            live.append(m)
+    return live, condensed, truncated
+
+
+def read_cline(doc: list, path: str | None = None) -> tuple[list[Message], list[dict], str | None, dict]:
+    """Read a Cline or Roo Code ``api_conversation_history.json`` (see the module docstring for the rules).
+
+    Parameters
+    ----------
+    doc : list of dict
+        The parsed JSON list.
+    path : str, optional
+        The file it came from, named in errors.
+
+    Returns
+    -------
+    tuple
+        ``(messages, tools, model, meta)``: neutral messages (ids assigned later by the caller), no tools (the
+        file stores none), no model, and ``meta`` with ``entries``, ``condensed``, ``truncated``, ``reasoning``.
+
+    Raises
+    ------
+    FormatError
+        An entry that is not an object, a role other than user/assistant, or content of the wrong type.
+
+    Examples
+    --------
+    >>> h = [{"role": "user", "content": "old", "ts": 1, "condenseParent": "c1"},
+    ...      {"role": "user", "content": "summary", "ts": 2, "isSummary": True, "condenseId": "c1"},
+    ...      {"role": "assistant", "content": [{"type": "text", "text": "ok"}], "ts": 3}]
+    >>> msgs, _, _, meta = read_cline(h)
+    >>> [m.text() for m in msgs], meta["condensed"]
+    (['summary', 'ok'], 1)
+    """
+    if not isinstance(doc, list):
+        raise FormatError(f"a Cline history is a JSON list, not a {type(doc).__name__}", path=path)
+    for i, m in enumerate(doc):
+        if not isinstance(m, dict):
+            raise FormatError(f"entry {i} is a {type(m).__name__}, expected a JSON object", path=path)
+    live, condensed, truncated = _live(doc)
+    plain, marks, reasoning = [], [], []
+    pending: list[Part] = []
+    for m in live:
+        if m.get("type") == "reasoning":
+            info = {"redacted": True, "encrypted_content": m.get("encrypted_content"), "summary": m.get("summary")}
+            pending.append(Part(kind="thinking", meta=info))
+            reasoning.append(m)
+            continue
+        plain.append({"role": m.get("role"), "content": m.get("content")})
+        marks.append(({k: m[k] for k in _ROO_KEYS if k in m}, pending if m.get("role") == "assistant" else []))
+        if m.get("role") == "assistant":
+            pending = []
+    msgs, _, _, _ = read_anthropic(plain, path)
+    for msg, (info, thinking) in zip(msgs, marks):
+        if info:
+            msg.meta["cline"] = info
+        msg.parts[:0] = thinking
+    meta = {"entries": len(doc), "condensed": condensed, "truncated": truncated, "reasoning": len(reasoning)}
+    return msgs, [], None, meta

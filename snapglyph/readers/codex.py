@@ -1,0 +1,167 @@
+"""Reader for OpenAI Codex CLI rollouts (``~/.codex/sessions/YYYY/MM/DD/rollout-*.jsonl``).
+
+Schema source: the ``RolloutItem`` enum and ``CompactedItem`` / ``SessionMeta`` structs of
+``codex-rs/protocol/src/protocol.rs`` in github.com/openai/codex (read 2026-12-01, commit edb4efe). Each line is
+``{"timestamp", "type", "payload"}`` with ``type`` one of:
+
+``session_meta``   the session: ``id``, ``cwd``, ``cli_version``, ``originator``, ``model_provider`` and
+                   ``base_instructions.text`` (the instructions Codex sends): the latter becomes the system message.
+``response_item``  one Responses API item (``message``, ``function_call``, ``function_call_output``,
+                   ``custom_tool_call``, ``custom_tool_call_output``, ``reasoning``, ``web_search_call``, ...): read by
+                   :func:`snapglyph.readers.responses.read_responses`, so consecutive assistant-side items form one
+                   assistant message and encrypted reasoning is a ``thinking`` part that is never drawn.
+``compacted``      Codex's own compaction (``message``, optional ``replacement_history``): a user message holding the
+                   summary, in place (``meta["compacted"]``); the history it summarised stays, as in the other readers.
+``turn_context``   per-turn settings (``model``, ``cwd``, policies): not a message; the last ``model`` is the model.
+``event_msg``      UI events that duplicate the items (``user_message``, ``agent_message``, ``exec_command_end``,
+                   ``token_count``...): skipped, counted by subtype in ``meta["skipped"]``.
+
+A ``web_search_call`` item (no output item answers it) is kept as assistant text ``[web search] <query>``.
+Rollouts written before ``RolloutItem`` (a first line ``{"id", "timestamp", "instructions"}`` followed by bare
+Responses items and ``{"record_type": "state"}`` lines) are read too (``meta["legacy"]``).
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from typing import Any
+
+from ..model.messages import Message, Part
+from .common import as_str
+from .responses import read_responses
+
+__all__ = [
+    "is_codex",
+    "read_codex",
+]
+
+_ROLLOUT_TYPES = frozenset({"session_meta", "response_item", "compacted", "turn_context", "event_msg"})
+_ITEM_TYPES = frozenset({"message", "function_call", "function_call_output", "reasoning", "custom_tool_call",
+                         "custom_tool_call_output", "local_shell_call", "web_search_call"})
+
+
+def is_codex(entries: list[dict]) -> bool:
+    """Whether parsed JSONL entries look like a Codex rollout (``RolloutItem`` lines, or the legacy layout)."""
+    if any(e.get("type") in _ROLLOUT_TYPES and isinstance(e.get("payload"), dict) for e in entries[:50]):
+        return True
+    return _is_legacy(entries)
+
+
+def _is_legacy(entries: list[dict]) -> bool:
+    if not entries or "type" in entries[0] or not {"id", "timestamp"} <= set(entries[0]):
+        return False
+    return any(e.get("type") in _ITEM_TYPES or e.get("record_type") == "state" for e in entries[1:50])
+
+
+def _web_search_text(item: dict) -> str:
+    action = item.get("action") if isinstance(item.get("action"), dict) else {}
+    query = action.get("query") or action.get("url") or item.get("query") or ""
+    return f"[web search] {as_str(query)}".rstrip()
+
+
+def _segment_items(items: list[dict]) -> list[dict]:
+    """Responses items as read_responses takes them: web searches become assistant text."""
+    out = []
+    for it in items:
+        if it.get("type") == "web_search_call":
+            out.append({"type": "message", "role": "assistant",
+                        "content": [{"type": "output_text", "text": _web_search_text(it)}]})
+        else:
+            out.append(it)
+    return out
+
+
+def _read_segment(items: list[dict], path: str | None, out: list[Message]) -> None:
+    if not items:
+        return
+    msgs, _, _, _ = read_responses(_segment_items(items), path)
+    out.extend(msgs)
+
+
+def read_codex(entries: list[dict], path: str | None = None) -> tuple[list[Message], list[dict], str | None, dict]:
+    """Read a Codex CLI rollout, already parsed into JSONL entries (see the module docstring for the rules).
+
+    Parameters
+    ----------
+    entries : list of dict
+        The parsed JSONL lines, in file order.
+    path : str, optional
+        The file it came from, named in errors.
+
+    Returns
+    -------
+    tuple
+        ``(messages, tools, model, meta)``: neutral messages (ids assigned later by the caller), no tool
+        definitions (a rollout stores none), the last model a ``turn_context`` names, and format facts:
+        ``session`` (the ``session_meta`` fields but the instructions), ``skipped`` (counts by kind),
+        ``compactions`` and ``records``.
+
+    Raises
+    ------
+    FormatError
+        A response item that is not an object, or content of the wrong type.
+
+    Examples
+    --------
+    >>> lines = [{"type": "session_meta", "payload": {"id": "s1", "base_instructions": {"text": "Be brief."}}},
+    ...          {"type": "response_item", "payload": {"type": "message", "role": "user",
+    ...           "content": [{"type": "input_text", "text": "hi"}]}},
+    ...          {"type": "event_msg", "payload": {"type": "user_message", "message": "hi"}}]
+    >>> msgs, _, _, meta = read_codex(lines)
+    >>> [(m.role, m.text()) for m in msgs], meta["skipped"]
+    ([('system', 'Be brief.'), ('user', 'hi')], {'event_msg:user_message': 1})
+    """
+    legacy = "type" not in entries[0] if entries and _is_legacy(entries) else False
+    out: list[Message] = []
+    skipped: Counter = Counter()
+    session: dict[str, Any] = {}
+    model = None
+    items: list[dict] = []
+    compactions = 0
+    for n, e in enumerate(entries):
+        if legacy:
+            if n == 0:
+                session = {k: v for k, v in e.items() if k != "instructions"}
+                if e.get("instructions"):
+                    out.append(Message(0, "system", [Part(kind="text", text=as_str(e["instructions"]))],
+                                       {"source": "instructions"}))
+            elif e.get("record_type") == "state":
+                skipped["state"] += 1
+            else:
+                items.append(e)
+            continue
+        t, p = e.get("type"), e.get("payload")
+        if not isinstance(p, dict):
+            skipped[f"{t or '?'} without payload"] += 1
+            continue
+        if t == "response_item":
+            items.append(p)
+        elif t == "session_meta":
+            session = {k: v for k, v in p.items() if k not in ("base_instructions", "instructions")}
+            text = p.get("base_instructions") or p.get("instructions")
+            text = text.get("text") if isinstance(text, dict) else text
+            if text and not any(m.role == "system" for m in out):
+                out.append(Message(0, "system", [Part(kind="text", text=as_str(text))],
+                                   {"source": "session_meta.base_instructions"}))
+        elif t == "compacted":
+            _read_segment(items, path, out)
+            items = []
+            compactions += 1
+            hist = p.get("replacement_history")
+            info = {"replacement_items": len(hist) if isinstance(hist, list) else None,
+                    "timestamp": e.get("timestamp")}
+            text = as_str(p.get("message")) or f"(Codex compacted the history above: {info['replacement_items']} items)"
+            out.append(Message(0, "user", [Part(kind="text", text=text)], {"compacted": info}))
+        elif t == "turn_context":
+            skipped["turn_context"] += 1
+            if p.get("model"):
+                model = as_str(p["model"])
+        elif t == "event_msg":
+            skipped[f"event_msg:{p.get('type', '?')}"] += 1
+        else:
+            skipped[str(t)] += 1
+    _read_segment(items, path, out)
+    meta = {"session": session, "records": len(entries), "skipped": dict(skipped), "compactions": compactions}
+    if legacy:
+        meta["legacy"] = True
+    return out, [], model, meta
