@@ -58,8 +58,8 @@ def is_gemini_cli_jsonl(entries: list[dict]) -> bool:
         e.get("type") in _TYPES and isinstance(e.get("id"), str) for e in entries)
 
 
-def _replay(entries: list[dict]) -> tuple[list[dict], dict, Counter]:
-    """Apply the append log as ``loadConversationRecord`` does: returns (messages, metadata, repairs)."""
+def _replay(entries: list[dict]) -> tuple[list[dict], dict, list[str]]:
+    """Apply the append log as ``loadConversationRecord`` does: returns (messages, metadata, repair notes)."""
     meta: dict[str, Any] = {}
     records: dict[str, dict] = {}  # insertion order = first appearance, value = last record
     facts: Counter = Counter()
@@ -70,24 +70,34 @@ def _replay(entries: list[dict]) -> tuple[list[dict], dict, Counter]:
                 keys = list(records)
                 for k in keys[keys.index(rid):]:
                     del records[k]
-                    facts["messages removed by $rewindTo"] += 1
+                    facts["rewound"] += 1
             else:
-                facts["messages removed by $rewindTo"] += len(records)
+                facts["rewound"] += len(records)
                 records.clear()
         elif isinstance(e.get("id"), str):
             if e["id"] in records:
-                facts["records rewritten (last record kept)"] += 1
+                facts["records rewritten"] += 1
             records[e["id"]] = e
         elif isinstance(e.get("$set"), dict):
             meta.update(e["$set"])
         elif isinstance(e.get("sessionId"), str):
             meta.update(e)
         else:
-            facts["unrecognised lines skipped"] += 1
+            facts["unrecognised"] += 1
+    notes = []
+    if facts["records rewritten"]:
+        notes.append(f"{facts['records rewritten']} message records were written again under an earlier id; the "
+                     "last record of each id is read, in the place of the first, as Gemini CLI does")
+    if facts["rewound"]:
+        notes.append(f"{facts['rewound']} messages were removed by $rewindTo records, as Gemini CLI does")
+    if facts["unrecognised"]:
+        notes.append(f"{facts['unrecognised']} lines that are neither messages nor metadata were skipped")
     msgs = meta.pop("messages", None)
     if isinstance(msgs, list) and msgs:
-        return [m for m in msgs if isinstance(m, dict)], meta, facts
-    return list(records.values()), meta, facts
+        notes.append(f"a $set record holds the whole message list ({len(msgs)} messages); it is read instead of "
+                     "the message records")
+        return [m for m in msgs if isinstance(m, dict)], meta, notes
+    return list(records.values()), meta, notes
 
 
 def _parts(content: Any, path: str | None, where: str) -> list[Part]:
@@ -180,7 +190,8 @@ def read_gemini_cli(doc: dict | list, path: str | None = None) -> tuple[list[Mes
     tuple
         ``(messages, tools, model, meta)``: neutral messages (ids assigned later by the caller), no tool
         definitions, the last model a message names, and format facts: ``session`` (metadata), ``skipped``,
-        ``repairs`` (append-log rewrites and rewinds applied), ``records`` and ``calls_without_result``.
+        ``repairs`` (sentences on the append-log rewrites and rewinds applied; :func:`~snapglyph.readers.registry.load`
+        moves them to ``Transcript.notes``), ``records`` and ``calls_without_result``.
 
     Raises
     ------
@@ -197,11 +208,11 @@ def read_gemini_cli(doc: dict | list, path: str | None = None) -> tuple[list[Mes
     >>> msgs, _, _, meta = read_gemini_cli(log)
     >>> [(m.role, [p.kind for p in m.parts]) for m in msgs]
     [('user', ['text']), ('assistant', ['tool_call']), ('tool', ['tool_result'])]
-    >>> meta["repairs"]
-    {'records rewritten (last record kept)': 1}
+    >>> meta["repairs"][0][:43]
+    '1 message records were written again under '
     """
     if isinstance(doc, dict):
-        records, session, repairs = doc.get("messages") or [], {k: v for k, v in doc.items() if k != "messages"}, {}
+        records, session, repairs = doc.get("messages") or [], {k: v for k, v in doc.items() if k != "messages"}, []
     else:
         records, session, repairs = _replay(doc)
     out: list[Message] = []
@@ -232,6 +243,6 @@ def read_gemini_cli(doc: dict | list, path: str | None = None) -> tuple[list[Mes
             out.extend(new)
         else:
             skipped[str(t)] += 1
-    meta = {"session": session, "records": len(records), "skipped": dict(skipped), "repairs": dict(repairs),
+    meta = {"session": session, "records": len(records), "skipped": dict(skipped), "repairs": repairs,
             "calls_without_result": calls_without[0]}
     return out, [], model, meta
