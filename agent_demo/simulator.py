@@ -1,4 +1,5 @@
-"""A local provider simulator: a real HTTP server speaking OpenAI chat completions and Anthropic messages.
+"""A local provider simulator: a real HTTP server speaking OpenAI chat completions, OpenAI Responses and Anthropic
+messages, streaming (server-sent events, as each provider sends them; :mod:`agent_demo.sim_stream`) or not.
 
 It listens on ``127.0.0.1`` (port 0 picks a free port), counts the text and image tokens of what it actually
 received on the wire, enforces a small context window, and answers:
@@ -8,6 +9,10 @@ received on the wire, enforces a small context window, and answers:
 - a request that breaks the dialect's grammar with that provider's verbatim grammar error;
 - anything else with the next step of a scripted model (tool calls, then a final answer), reporting ``usage``
   honestly: the prompt tokens it counted.
+
+Tests can also queue canned answers (:meth:`Simulator.inject`: a rate limit, an overload, any status and body)
+and make the next streams fail after their first event (:attr:`Simulator.fail_mid_stream`). The raw bytes and
+headers of every request, and the body bytes of every answer (``sent``), are kept in :attr:`Simulator.log`.
 
 Counting is deliberately independent of the client: text is counted by :func:`count_text` (a word/punctuation
 counter written here), images by decoding the PNG header from the base64 data and applying the published formula
@@ -35,6 +40,8 @@ import snapglyph
 
 from .sim_errors import (OUTPUT_COUNTS, PROVIDERS, anthropic_grammar_error, dumps, openai_grammar_error,
                          overflow_body)
+from .sim_stream import (anthropic_events, encode_chunk, mid_stream_error, openai_events, responses_count_items,
+                         responses_events, responses_grammar_error, responses_reply)
 
 __all__ = ["Simulator", "Step", "answer", "call", "count_text", "png_size"]
 
@@ -115,10 +122,14 @@ class Simulator:
         Reader profile per dialect for image costs; default ``{"openai": "openai", "anthropic": "claude"}``.
     per_message : int
         Overhead tokens per message (role and framing).
+    extra_event : bytes
+        Raw bytes of one more server-sent event put into every Anthropic stream after its ``ping`` (e.g. an event
+        type no SDK knows), to check that a proxy relays what it does not understand.
     """
 
     def __init__(self, script: list[Step] | Callable[[str, dict], Step] = (), *, provider: str = "openai",
-                 context_window: int = 8000, image_profile: dict | None = None, per_message: int = 4) -> None:
+                 context_window: int = 8000, image_profile: dict | None = None, per_message: int = 4,
+                 extra_event: bytes = b"") -> None:
         if provider not in PROVIDERS:
             raise ValueError(f"unknown provider {provider!r}; known: {', '.join(PROVIDERS)}")
         self.provider = provider
@@ -130,13 +141,16 @@ class Simulator:
         self._ids = itertools.count(1)
         self._lock = threading.Lock()
         self.log: list[dict] = []
+        self.extra_event = extra_event
+        self.fail_mid_stream = 0                          # streams still to fail after their first event
+        self._injected: list[tuple[int, Any, dict]] = []
         self._server: ThreadingHTTPServer | None = None
         self._thread: threading.Thread | None = None
 
     # -- lifecycle ---------------------------------------------------------------------------------------------
     def start(self) -> "Simulator":
         """Start serving on 127.0.0.1 at a free port, in a daemon thread; returns ``self``."""
-        server = ThreadingHTTPServer(("127.0.0.1", 0), _Handler)
+        server = _Server(("127.0.0.1", 0), _Handler)
         server.daemon_threads = True
         server.sim = self  # type: ignore[attr-defined]
         self._server = server
@@ -167,6 +181,23 @@ class Simulator:
     def base_url(self) -> str:
         """``http://127.0.0.1:PORT`` (Anthropic SDK base URL; add ``/v1`` for the OpenAI SDK)."""
         return f"http://127.0.0.1:{self.port}"
+
+    def inject(self, status: int, body: Any, headers: dict | None = None) -> None:
+        """Answer the next request (any path, any dialect) with ``status`` and ``body`` (a dict, sent as compact
+        JSON, or a str sent as it is), plus ``headers``; answers queue up in order."""
+        with self._lock:
+            self._injected.append((status, body, dict(headers or {})))
+
+    def take_injected(self, entry: dict | None = None) -> tuple[int, Any, dict] | None:
+        """The next queued answer (logged as ``entry``), or ``None``."""
+        with self._lock:
+            if not self._injected:
+                return None
+            status, body, headers = self._injected.pop(0)
+            entry = entry if entry is not None else {}
+            entry.update(n=next(self._ids), kind="injected", status=status, sent=dumps(body))
+            self.log.append(entry)
+            return status, body, headers
 
     # -- counting ----------------------------------------------------------------------------------------------
     def _image(self, dialect: str, b64: str, cnt: _Count) -> None:
@@ -204,10 +235,11 @@ class Simulator:
     def count_request(self, dialect: str, body: dict) -> _Count:
         """Count the prompt tokens of a request body as received (text, images, tool schemas, framing)."""
         cnt = _Count()
-        system = body.get("system")
+        system = body.get("instructions") if dialect == "responses" else body.get("system")
         if system:
             self._content(dialect, system, cnt)
-        for m in body.get("messages", []):
+        messages = responses_count_items(body.get("input")) if dialect == "responses" else body.get("messages", [])
+        for m in messages:
             cnt.text += self.per_message
             self._content(dialect, m.get("content"), cnt)
             for c in m.get("tool_calls") or []:
@@ -227,19 +259,24 @@ class Simulator:
             return step
         return answer("done")
 
-    def handle(self, dialect: str, body: dict) -> tuple[int, dict]:
-        """Answer one request body: ``(status, response body)``. Thread-safe; appends to :attr:`log`."""
+    def handle(self, dialect: str, body: dict, entry: dict | None = None) -> tuple[int, dict]:
+        """Answer one request body: ``(status, response body)``. Thread-safe; appends ``entry`` (a new dict when
+        not given) to :attr:`log` and fills it in."""
         with self._lock:
             n = next(self._ids)
             rid = f"req_sim_{n:04d}"
-            entry: dict = {"n": n, "dialect": dialect, "provider": self.provider}
+            entry = entry if entry is not None else {}
+            entry.update(n=n, dialect=dialect, provider=self.provider)
             self.log.append(entry)
-            messages = body.get("messages")
-            if not isinstance(messages, list) or not messages:
+            messages = body.get("input" if dialect == "responses" else "messages")
+            if not messages or not isinstance(messages, (list, str) if dialect == "responses" else list):
                 entry.update(kind="bad_request", status=400)
-                return 400, _bad(dialect, "messages: field required", rid)
+                return 400, _bad(dialect, "input: field required" if dialect == "responses"
+                                 else "messages: field required", rid)
             if dialect == "openai":
                 err = openai_grammar_error(messages)
+            elif dialect == "responses":
+                err = responses_grammar_error(messages)
             else:
                 err = anthropic_grammar_error(messages, rid)
             if err is not None:
@@ -256,7 +293,8 @@ class Simulator:
                 return 400, _bad(dialect, f"messages.{i}.content.0.image.source.base64.data: At least one of the "
                                  f"image dimensions exceed max allowed size for many-image requests: 2000 pixels", rid)
             prompt = cnt.text + cnt.image
-            out = int(body.get("max_tokens") or body.get("max_completion_tokens") or 0)
+            out = int(body.get("max_tokens") or body.get("max_completion_tokens") or body.get("max_output_tokens")
+                      or 0)
             need = prompt + (out if self.provider in OUTPUT_COUNTS else 0)
             entry["prompt_tokens"] = prompt
             reported = prompt
@@ -276,11 +314,13 @@ class Simulator:
                          tool_calls=[c[0] for c in step.tool_calls] if body.get("tools") else [])
             if dialect == "openai":
                 return 200, _openai_reply(n, body, step, reported)
+            if dialect == "responses":
+                return 200, responses_reply(n, body, step, reported, _final_text(step), count_text)
             return 200, _anthropic_reply(n, body, step, reported)
 
 
 def _bad(dialect: str, message: str, rid: str) -> dict:
-    if dialect == "openai":
+    if dialect in ("openai", "responses"):
         return {"error": {"message": message, "type": "invalid_request_error", "param": None, "code": None}}
     return {"type": "error", "error": {"type": "invalid_request_error", "message": message}, "request_id": rid}
 
@@ -320,6 +360,13 @@ def _anthropic_reply(n: int, body: dict, step: Step, prompt: int) -> dict:
             "usage": {"input_tokens": prompt, "output_tokens": out}}
 
 
+class _Server(ThreadingHTTPServer):
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        import sys
+        if not isinstance(sys.exc_info()[1], (ConnectionError, TimeoutError)):  # a client hanging up is normal
+            super().handle_error(request, client_address)
+
+
 class _Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
 
@@ -332,18 +379,41 @@ class _Handler(BaseHTTPRequestHandler):
         # client's delayed ACK (about 40 ms per request on Linux).
         self.connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
 
-    def _send(self, status: int, body: dict | str) -> None:
+    def _send(self, status: int, body: dict | str, headers: dict | None = None) -> None:
         data = dumps(body)
         self.send_response(status)
         self.send_header("Content-Type", "application/json")
         self.send_header("Content-Length", str(len(data)))
         if status >= 400:
             self.send_header("x-should-retry", "false")
+        for k, v in (headers or {}).items():
+            self.send_header(k, v)
         self.end_headers()
         self.wfile.write(data)
 
+    def _stream(self, events: Any, entry: dict) -> None:
+        """Send server-sent events as they are made, one HTTP chunk per event; ``entry["sent"]`` gets the body."""
+        sent = entry["sent"] = bytearray()
+        self.send_response(200)
+        self.send_header("Content-Type", "text/event-stream; charset=utf-8")
+        self.send_header("Cache-Control", "no-cache")
+        self.send_header("Transfer-Encoding", "chunked")
+        self.end_headers()
+        try:
+            for ev in events:
+                sent += ev
+                self.wfile.write(encode_chunk(ev))
+                self.wfile.flush()
+            self.wfile.write(b"0\r\n\r\n")
+            self.wfile.flush()
+        except (BrokenPipeError, ConnectionResetError):
+            self.close_connection = True
+
     def do_GET(self) -> None:  # noqa: N802
-        if self.path.rstrip("/").endswith("/models"):
+        injected = self.server.sim.take_injected()  # type: ignore[attr-defined]
+        if injected is not None:
+            self._send(*injected)
+        elif self.path.rstrip("/").endswith("/models"):
             self._send(200, {"object": "list", "data": [{"id": "sim", "object": "model", "owned_by": "snapglyph"}]})
         else:
             self._send(404, {"error": {"message": "not found", "type": "invalid_request_error"}})
@@ -352,9 +422,14 @@ class _Handler(BaseHTTPRequestHandler):
         sim: Simulator = self.server.sim  # type: ignore[attr-defined]
         length = int(self.headers.get("Content-Length") or 0)
         raw = self.rfile.read(length)
+        entry: dict = {"raw": raw, "headers": dict(self.headers.items())}
+        injected = sim.take_injected(entry)
+        if injected is not None:
+            self._send(*injected)
+            return
         path = self.path.split("?")[0].rstrip("/")
-        dialect = {"/v1/chat/completions": "openai", "/chat/completions": "openai",
-                   "/v1/messages": "anthropic"}.get(path)
+        dialect = {"/v1/chat/completions": "openai", "/chat/completions": "openai", "/v1/responses": "responses",
+                   "/responses": "responses", "/v1/messages": "anthropic"}.get(path)
         if dialect is None:
             self._send(404, {"error": {"message": f"unknown path {path}", "type": "invalid_request_error"}})
             return
@@ -363,8 +438,25 @@ class _Handler(BaseHTTPRequestHandler):
         except ValueError:
             self._send(400, _bad(dialect, "request body is not valid JSON", "req_sim"))
             return
-        if body.get("stream"):
-            self._send(400, _bad(dialect, "the simulator does not stream; send stream=false", "req_sim"))
+        entry["stream"] = bool(body.get("stream"))
+        status, reply = sim.handle(dialect, body, entry)
+        if status != 200 or not body.get("stream"):
+            entry["sent"] = dumps(reply)
+            self._send(status, reply)
             return
-        status, reply = sim.handle(dialect, body)
-        self._send(status, reply)
+        with sim._lock:
+            fail = sim.fail_mid_stream > 0
+            sim.fail_mid_stream -= fail
+        if fail:
+            prompt = entry.get("prompt_tokens", 0)
+            _, err = overflow_body(sim.provider if sim.provider != "ollama" else "openai", prompt=prompt, output=0,
+                                   window=sim.context_window)
+            entry.update(kind="overflow_mid_stream")
+            self._stream(mid_stream_error(dialect, reply, err if isinstance(err, dict) else {"message": err}), entry)
+        elif dialect == "anthropic":
+            self._stream(anthropic_events(reply, extra_event=sim.extra_event), entry)
+        elif dialect == "openai":
+            include = bool((body.get("stream_options") or {}).get("include_usage"))
+            self._stream(openai_events(reply, include_usage=include), entry)
+        else:
+            self._stream(responses_events(reply), entry)

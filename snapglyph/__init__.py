@@ -10,7 +10,7 @@ import importlib
 from typing import Any
 
 from .errors import (BudgetError, FontError, FormatError, InputError, LimitError, ProviderError, RenderError,
-                     SnapglyphError, StoreError, UnknownProfileError, ValidationError)
+                     ServeError, SnapglyphError, StoreError, UnknownProfileError, ValidationError)
 
 _LAZY = {
     "CompactResult": "compaction.compactor",
@@ -41,7 +41,7 @@ _LAZY = {
 
 __all__ = sorted([
     "BudgetError", "FontError", "FormatError", "InputError", "LimitError", "ProviderError", "RenderError",
-    "SnapglyphError", "StoreError", "UnknownProfileError", "ValidationError", "render", *_LAZY,
+    "ServeError", "SnapglyphError", "StoreError", "UnknownProfileError", "ValidationError", "render", *_LAZY,
 ])
 
 __version__ = "0.1.0"

@@ -203,12 +203,36 @@ def _non_negative(text: str) -> int:
     return value
 
 
+def _positive(text: str) -> int:
+    value = int(text)
+    if value <= 0:
+        raise argparse.ArgumentTypeError(f"must be 1 or more, not {value}")
+    return value
+
+
 class _Parser(argparse.ArgumentParser):
     """argparse with one-line errors (the usage is one `snapglyph -h` away)."""
 
     def error(self, message: str) -> None:  # type: ignore[override]
         print(f"{self.prog}: error: {message} (see {self.prog} -h)", file=sys.stderr)
         raise SystemExit(2)
+
+
+def cmd_serve(args: argparse.Namespace) -> int:
+    """`snapglyph serve`: the proxy (see :mod:`snapglyph.serve`); runs until interrupted, returns 0."""
+    from .serve.run import serve
+    from .serve.app import ServeConfig
+    if args.compact_at is not None and not 0 < args.compact_at < 1:
+        raise InputError(f"--compact-at must be a fraction of the window between 0 and 1, not {args.compact_at}")
+    if args.compact_at is not None and not args.window:
+        raise InputError("--compact-at needs --window (the window to take the fraction of)")
+    text_only = tuple(p.strip() for p in args.text_only.split(",") if p.strip()) if args.text_only else None
+    cfg = ServeConfig(args.upstream, window=args.window, profile=args.profile, compact_at=args.compact_at,
+                      dry_run=args.dry_run, state=Path(args.state) if args.state else None)
+    if text_only is not None:
+        cfg.text_only = text_only
+    serve(cfg, host=args.host, port=args.port)
+    return 0
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -283,6 +307,21 @@ def _parser() -> argparse.ArgumentParser:
     rc.add_argument("store", help="source store JSONL file")
     rc.add_argument("ids", help="message ids: 12 or #12 or 3-9 or 3,5,7")
     rc.set_defaults(func=cmd_recall)
+
+    s = sub.add_parser("serve", help="a local proxy that compacts a conversation when the provider says too long")
+    s.add_argument("--upstream", required=True, help="the provider's base URL, e.g. https://api.anthropic.com")
+    s.add_argument("--port", type=_non_negative, default=8787, help="port to listen on (default: 8787)")
+    s.add_argument("--host", default="127.0.0.1", help="address to listen on (default: 127.0.0.1)")
+    s.add_argument("--window", type=_positive, default=None,
+                   help="context window in tokens, when the provider's errors do not say it")
+    s.add_argument("--profile", "-p", default=None, help="reader profile (default: from each request's model)")
+    s.add_argument("--compact-at", type=float, default=None, metavar="FRACTION",
+                   help="compact before sending above this share of --window (default: only after an overflow)")
+    s.add_argument("--state", default=None, help="state folder (default: snapglyph/serve in the user cache)")
+    s.add_argument("--dry-run", action="store_true", help="log what would be done; pass everything through")
+    s.add_argument("--text-only", default=None, metavar="PATTERNS",
+                   help="comma-separated model patterns never sent pages (default: a built-in list)")
+    s.set_defaults(func=cmd_serve)
     return p
 
 

@@ -14,7 +14,8 @@ so generic handlers keep working::
     ├── BudgetError (ValueError)         the head, pages and newest round cannot fit the token budget
     ├── LimitError (ValueError)          a provider limit (images, bytes) cannot be met
     ├── StoreError (RuntimeError)        the source store lacks a covered id, or cannot be read/written
-    └── ProviderError (RuntimeError)     an agent-demo provider call failed in a way that is not an overflow
+    ├── ProviderError (RuntimeError)     an agent-demo provider call failed in a way that is not an overflow
+    └── ServeError (RuntimeError)        ``snapglyph serve`` cannot start (port in use, upstream unreachable)
 
 Context goes in keyword-only attributes, never only in the message.
 """
@@ -29,6 +30,7 @@ __all__ = [
     "LimitError",
     "ProviderError",
     "RenderError",
+    "ServeError",
     "SnapglyphError",
     "StoreError",
     "UnknownProfileError",
@@ -121,3 +123,8 @@ class StoreError(SnapglyphError, RuntimeError):
 
 class ProviderError(SnapglyphError, RuntimeError):
     """A provider call in the agent demo failed in a way that is not a context overflow."""
+
+
+class ServeError(SnapglyphError, RuntimeError):
+    """``snapglyph serve`` cannot start: the port is in use, the upstream is unreachable, or the state folder
+    cannot be written."""

@@ -1,0 +1,324 @@
+"""The proxy: an ASGI application (starlette) in front of one provider.
+
+Every request is relayed to the upstream. ``POST`` requests to the conversation routes (:data:`ROUTES`) are read:
+
+1. a conversation compacted before (or marked by an overflow inside a started stream) is compacted before it is
+   sent, with the same cut while its tail fits (sticky: the earlier pages stay byte-identical, so a provider's
+   prompt cache keeps them), else with a new cut; with ``compact_at`` a request whose estimate passes that share
+   of a known window is compacted too;
+2. any other request goes upstream as the bytes the client sent;
+3. an answer that :func:`snapglyph.providers.overflow.detect` calls an overflow (read before any byte went to the
+   client) is compacted to the window it reports and sent once more; the client sees only that second answer,
+   whatever it is. Rate limits, overloads and grammar errors are relayed as they came.
+
+``GET /snapglyph/status`` lists the conversations and their figures. One log line per request goes to the
+``snapglyph.serve`` logger. Keys and other header values are never logged or stored.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import logging
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import anyio
+import httpx
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+from starlette.routing import Route
+
+from ..errors import SnapglyphError
+from ..providers.overflow import detect
+from .relay import Relay
+from .rewrite import DEFAULT_TEXT_ONLY, MARGIN, ROUTES, image_refusal, pick_profile, text_only
+from .state import Conversation, StateDir, default_state_dir
+from .planner import Outcome, Planner
+from .upstream import Upstream, decode_body, forward_headers
+
+__all__ = ["ServeConfig", "create_app"]
+
+log = logging.getLogger("snapglyph.serve")
+
+
+@dataclass
+class ServeConfig:
+    """Settings of ``snapglyph serve``.
+
+    Attributes
+    ----------
+    upstream : str
+        The provider's base URL.
+    window : int or None
+        The context window in provider tokens, when the overflow bodies do not say it (``--window``).
+    profile : str or None
+        Reader profile for every request (``--profile``); default: the profile of each request's ``model``.
+    compact_at : float or None
+        Compact before sending when the estimate passes this share of the window (``--compact-at``).
+    dry_run : bool
+        Log what would be done and pass everything through.
+    state : Path or None
+        The state folder; default :func:`~snapglyph.serve.state.default_state_dir`.
+    text_only : tuple of str
+        Model name patterns never sent pages.
+    margin : float
+        Share of the window kept free for the estimate's error.
+    target : float
+        A new cut aims at this share of the budget, so the verbatim tail can grow for many turns before the next.
+    """
+
+    upstream: str
+    window: int | None = None
+    profile: str | None = None
+    compact_at: float | None = None
+    dry_run: bool = False
+    state: Path | None = None
+    text_only: tuple = DEFAULT_TEXT_ONLY
+    margin: float = MARGIN
+    target: float = 0.6
+    extra: dict = field(default_factory=dict)
+
+
+@dataclass
+class _Ctx:
+    """One request as the proxy handles it."""
+
+    t0: float
+    method: str
+    path: str
+    query: bytes
+    headers: list
+    raw: bytes
+    dialect: str | None = None
+    body: dict | None = None
+    key: str | None = None
+    profile: str = ""
+    sent: bytes = b""
+    action: str = "passed"
+    note: str = ""
+    outcome: Outcome | None = None
+
+
+class Proxy:
+    """The proxy's state and handlers; :attr:`app` is the ASGI application.
+
+    Parameters
+    ----------
+    config : ServeConfig
+    """
+
+    def __init__(self, config: ServeConfig) -> None:
+        self.config = config
+        self.upstream = Upstream(config.upstream)
+        self.states = StateDir(config.state or default_state_dir())
+        self.planner = Planner(self.states, config)
+        self._locks: dict[str, asyncio.Lock] = {}
+        self.requests = 0
+        self.app = Starlette(routes=[
+            Route("/snapglyph/status", self.status, methods=["GET"]),
+            Route("/{path:path}", self.handle, methods=["GET", "POST", "PUT", "PATCH", "DELETE", "HEAD",
+                                                        "OPTIONS"]),
+        ], lifespan=self._lifespan)
+        self.app.state.proxy = self
+
+    @contextlib.asynccontextmanager
+    async def _lifespan(self, app: Any) -> Any:
+        yield
+        await self.upstream.aclose()
+
+    # -- routes ------------------------------------------------------------------------------------------------
+    async def status(self, request: Request) -> Response:
+        """``GET /snapglyph/status``: the upstream, the settings and every compacted conversation's figures."""
+        convs = sorted((c.to_json() for c in self.states.all()), key=lambda c: c["key"])
+        for c in convs:
+            c.pop("history", None)
+        return JSONResponse({"upstream": self.upstream.base_url, "dry_run": self.config.dry_run,
+                             "requests": self.requests, "conversations": convs})
+
+    async def handle(self, request: Request) -> Any:
+        """Relay one request, compacting it first or after an overflow where the rules say so."""
+        self.requests += 1
+        scope = request.scope
+        ctx = _Ctx(time.perf_counter(), request.method, scope["path"], scope.get("query_string", b""),
+                   forward_headers(scope["headers"], request=True), await request.body())
+        ctx.sent = ctx.raw
+        if request.method == "POST":
+            ctx.dialect = ROUTES.get(ctx.path)
+        if ctx.dialect is not None:
+            await self._read(ctx)
+        if ctx.key is not None:
+            await self._before(ctx)
+        try:
+            resp = await self.upstream.send(ctx.method, ctx.path, ctx.query, ctx.headers, ctx.sent)
+        except httpx.TransportError as e:
+            self._line(ctx, 502, f"upstream unreachable: {type(e).__name__}")
+            return JSONResponse({"type": "error", "error": {
+                "type": "api_error", "message": f"snapglyph serve: upstream {self.upstream.base_url} unreachable "
+                                                f"({type(e).__name__})"}}, status_code=502)
+        if ctx.key is not None and resp.status_code >= 400 and not ctx.path.endswith("/count_tokens"):
+            return await self._after_error(ctx, resp)
+        return Relay(resp, on_done=lambda r: self._done(ctx, r))
+
+    # -- steps -------------------------------------------------------------------------------------------------
+    async def _read(self, ctx: _Ctx) -> None:
+        try:
+            body = json.loads(ctx.raw)
+        except ValueError:
+            return
+        if not isinstance(body, dict):
+            return
+        ctx.body = body
+        from .rewrite import conversation_of
+        ctx.key = conversation_of(ctx.dialect, body)
+        model = body.get("model") if isinstance(body.get("model"), str) else ""
+        try:
+            ctx.profile = pick_profile(model, ctx.dialect, self.config.profile)
+        except SnapglyphError:
+            ctx.profile = pick_profile(model, ctx.dialect)
+
+    def _lock(self, key: str) -> asyncio.Lock:
+        lock = self._locks.get(key)
+        if lock is None:
+            lock = self._locks[key] = asyncio.Lock()
+        return lock
+
+    def _images_refused(self, ctx: _Ctx, conv: Conversation | None) -> str:
+        model = ctx.body.get("model") if isinstance(ctx.body.get("model"), str) else ""
+        if conv is not None and conv.no_images:
+            return conv.no_images
+        if text_only(model, self.config.text_only):
+            return f"model {model} does not read images (text-only list)"
+        return ""
+
+    async def _before(self, ctx: _Ctx) -> None:
+        """Compact before sending: a compacted or marked conversation, or ``compact_at`` passed."""
+        conv = self.states.get(ctx.key)
+        wants = conv is not None and (conv.compacted or conv.pending)
+        if not wants and self.config.compact_at is None:
+            return
+        why = self._images_refused(ctx, conv)
+        if why:
+            ctx.note = f"relayed unchanged: {why}"
+            return
+        count_only = ctx.path.endswith("/count_tokens")
+        out = await anyio.to_thread.run_sync(
+            lambda: self.planner.before(ctx.key, ctx.dialect, ctx.body, ctx.profile, dry=self.config.dry_run
+                                        or count_only))
+        if out is None:
+            return
+        ctx.outcome = out
+        if out.error:
+            ctx.note = out.error
+            return
+        if self.config.dry_run:
+            ctx.note = f"dry run: would send {out.summary()}"
+            return
+        ctx.sent, ctx.action = out.data, out.action
+
+    async def _after_error(self, ctx: _Ctx, resp: httpx.Response) -> Any:
+        """An error answer before any byte went out: recover from an overflow once; else relay it as it came."""
+        raw = await resp.aread()
+        await resp.aclose()
+        text = decode_body(raw, resp.headers.get("content-encoding"))
+        ov = detect(resp.status_code, text)
+        sent_pages = ctx.sent is not ctx.raw
+        if ov is None and sent_pages and image_refusal(text.decode("utf-8", "replace")):
+            async with self._lock(ctx.key):
+                self.planner.refuse_images(ctx.key, "the upstream refused images for this model")
+            ctx.note = "relayed unchanged: the upstream refused images for this model"
+            ctx.sent, ctx.action = ctx.raw, "passed"
+            return await self._resend(ctx)
+        if ov is None or self._images_refused(ctx, self.states.get(ctx.key)):
+            if ov is not None:
+                ctx.note = f"overflow relayed: {self._images_refused(ctx, self.states.get(ctx.key))}"
+            return Relay(resp, body=raw, on_done=lambda r: self._done(ctx, r))
+        if sent_pages:                                     # the compacted request overflowed: relay, learn
+            await anyio.to_thread.run_sync(lambda: self.planner.second_overflow(ctx.key, ov, ctx.outcome))
+            ctx.note = f"second overflow relayed ({ov.provider})"
+            return Relay(resp, body=raw, on_done=lambda r: self._done(ctx, r))
+        out = await anyio.to_thread.run_sync(
+            lambda: self.planner.recover(ctx.key, ctx.dialect, ctx.body, ctx.profile, ov,
+                                         dry=self.config.dry_run))
+        ctx.outcome = out
+        if out.error or self.config.dry_run:
+            ctx.note = (f"overflow relayed: {out.error}" if out.error
+                        else f"dry run: overflow ({ov.provider}); would send {out.summary()}")
+            return Relay(resp, body=raw, on_done=lambda r: self._done(ctx, r))
+        ctx.sent, ctx.action = out.data, "recovered"
+        return await self._resend(ctx)
+
+    async def _resend(self, ctx: _Ctx) -> Any:
+        try:
+            resp = await self.upstream.send(ctx.method, ctx.path, ctx.query, ctx.headers, ctx.sent)
+        except httpx.TransportError as e:
+            self._line(ctx, 502, f"upstream unreachable: {type(e).__name__}")
+            return JSONResponse({"type": "error", "error": {"type": "api_error", "message": "snapglyph serve: "
+                                 f"upstream unreachable ({type(e).__name__})"}}, status_code=502)
+        if resp.status_code >= 400 and ctx.action == "recovered":
+            raw = await resp.aread()
+            await resp.aclose()
+            ov = detect(resp.status_code, decode_body(raw, resp.headers.get("content-encoding")))
+            if ov is not None:
+                await anyio.to_thread.run_sync(lambda: self.planner.second_overflow(ctx.key, ov, ctx.outcome))
+                ctx.note = f"second overflow relayed ({ov.provider})"
+            return Relay(resp, body=raw, on_done=lambda r: self._done(ctx, r))
+        return Relay(resp, on_done=lambda r: self._done(ctx, r))
+
+    async def _done(self, ctx: _Ctx, relay: Relay) -> None:
+        """After the last byte: an overflow inside the stream marks the conversation; the log line."""
+        if relay.watched and ctx.key is not None:
+            ov = detect(None, relay.watched)
+            if ov is not None:
+                self.planner.mark_pending(ctx.key, ctx.dialect, ctx.profile)
+                ctx.note = (ctx.note + "; " if ctx.note else "") + (
+                    f"overflow inside the stream ({ov.provider}): relayed, the next request is compacted first")
+        if ctx.key is not None:
+            self.planner.count(ctx.key, relay.status, ctx.outcome if ctx.action != "passed" else None)
+        self._line(ctx, relay.status, ctx.note, relay)
+
+    def _line(self, ctx: _Ctx, status: int, note: str = "", relay: Relay | None = None) -> None:
+        ms = (time.perf_counter() - ctx.t0) * 1000
+        what = ctx.dialect or "relay"
+        figures = ""
+        out = ctx.outcome
+        if out is not None and ctx.action != "passed":
+            figures = f" tokens {out.tokens_before}->{out.tokens_after} pages {out.pages} cut #{out.cut}"
+        log.info("%s %s %s %s %s%s status %d %.1f ms%s", ctx.key or "-", what, ctx.method, ctx.path, ctx.action,
+                 figures, status, ms, f" ({note})" if note else "")
+
+
+def create_app(config: ServeConfig) -> Starlette:
+    """The ASGI application of ``snapglyph serve`` (run it with uvicorn).
+
+    Parameters
+    ----------
+    config : ServeConfig
+
+    Returns
+    -------
+    starlette.applications.Starlette
+        ``app.state.proxy`` is the :class:`Proxy` (its state folder, planner and upstream).
+
+    Raises
+    ------
+    ServeError
+        If the upstream URL is not http(s) or the state folder cannot be written.
+    UnknownProfileError
+        If ``config.profile`` names no profile.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> app = create_app(ServeConfig("http://127.0.0.1:9", state=Path(tempfile.mkdtemp())))
+    >>> [r.path for r in app.routes]
+    ['/snapglyph/status', '/{path:path}']
+    """
+    if config.profile:
+        from ..providers.profiles import profile
+        profile(config.profile)
+    return Proxy(config).app

@@ -1,0 +1,242 @@
+"""The proxy's decisions for one conversation: when to compact, to what budget, and with which cut.
+
+- After an overflow: the window the error reports (else the one learned, else ``--window``), less a margin, and
+  the provider's count against snapglyph's estimate give the budget (:func:`~snapglyph.serve.rewrite.budget_for`).
+  A new cut aims at ``target`` (60%) of that budget, so the verbatim tail can grow for many turns.
+- Later requests of a compacted conversation keep that cut while its tail fits the budget (sticky: the same head
+  and byte-identical pages; :func:`snapglyph.compaction.sticky.compact_sticky`); then a new cut is made.
+- A second overflow (of a request already compacted) teaches a smaller window and forgets the cut.
+
+Methods run in worker threads (rendering is CPU work); each conversation is handled by one thread at a time.
+"""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass
+from typing import Any
+
+from ..compaction.sticky import Cut, CutNoLongerFits
+from ..errors import BudgetError, SnapglyphError
+from ..providers.overflow import OverflowResult
+from .rewrite import Budget, budget_for, compact_body, estimate, max_tokens_of
+from .state import Conversation, StateDir
+
+__all__ = ["Outcome", "Planner"]
+
+
+@dataclass
+class Outcome:
+    """What the planner did to one request.
+
+    Attributes
+    ----------
+    data : bytes
+        The body to send (compact JSON), empty when ``error`` is set.
+    action : str
+        ``compacted`` (a new cut), ``sticky`` (the earlier cut) or ``recovered`` (after an overflow).
+    tokens_before, tokens_after, pages : int
+        snapglyph's estimate of the request as received and as sent, and the pages in it.
+    cut : int
+        Message id of the first verbatim tail message.
+    error : str
+        Why nothing was compacted (a compaction error), else empty.
+    """
+
+    data: bytes = b""
+    action: str = "compacted"
+    tokens_before: int = 0
+    tokens_after: int = 0
+    pages: int = 0
+    cut: int = 0
+    error: str = ""
+
+    def summary(self) -> str:
+        """One line of figures."""
+        return (f"{self.action}: ~{self.tokens_before} -> ~{self.tokens_after} tokens, {self.pages} pages, "
+                f"tail from #{self.cut}")
+
+
+def _dumps(body: dict) -> bytes:
+    import json
+    return json.dumps(body, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+
+
+class Planner:
+    """Compaction decisions over a :class:`~snapglyph.serve.state.StateDir`.
+
+    Parameters
+    ----------
+    states : StateDir
+    config : ServeConfig
+    """
+
+    def __init__(self, states: StateDir, config: Any) -> None:
+        self.states = states
+        self.config = config
+        self._lock = threading.Lock()
+        self._key_locks: dict[str, threading.Lock] = {}
+        self._stores: dict[str, Any] = {}
+
+    def _key_lock(self, key: str) -> threading.Lock:
+        with self._lock:
+            return self._key_locks.setdefault(key, threading.Lock())
+
+    def _store(self, key: str) -> Any:
+        from ..compaction.store import SourceStore
+        store = self._stores.get(key)
+        if store is None:
+            try:
+                store = SourceStore(self.states.store_path(key))
+            except SnapglyphError:
+                store = SourceStore()
+                store.path = self.states.store_path(key)     # a torn store is written afresh
+            self._stores[key] = store
+        return store
+
+    def _conv(self, key: str, dialect: str, body: dict, profile: str) -> Conversation:
+        conv = self.states.get(key, create=True)
+        conv.dialect = dialect
+        conv.model = body.get("model") if isinstance(body.get("model"), str) else ""
+        conv.profile = profile
+        return conv
+
+    # -- entry points ------------------------------------------------------------------------------------------
+    def before(self, key: str, dialect: str, body: dict, profile: str, *, dry: bool = False) -> Outcome | None:
+        """Compact a request before it is sent, or ``None`` to send it as it came. With ``dry`` nothing is
+        remembered."""
+        with self._key_lock(key):
+            conv = self.states.get(key)
+            if conv is not None and conv.compacted and not conv.pending:
+                out = self._sticky(conv, dialect, body, profile, save=not dry)
+                if out is not None:
+                    return out
+            if conv is not None and (conv.compacted or conv.pending):
+                window = conv.window or self.config.window
+                try:
+                    est = estimate(body, profile)
+                except SnapglyphError as e:
+                    return Outcome(error=f"cannot read the request: {e}")
+                ceiling = Budget(conv.budget, window, conv.ratio) if conv.budget else budget_for(
+                    est, max_tokens_of(body), window=window, ratio=conv.ratio, margin=self.config.margin)
+                return self._new_cut(key, dialect, body, profile, ceiling, "compacted", dry=dry)
+            window = (conv.window if conv is not None else None) or self.config.window
+            if self.config.compact_at is None or not window:
+                return None
+            try:
+                est = estimate(body, profile)
+            except SnapglyphError:
+                return None
+            ratio = conv.ratio if conv is not None else 1.0
+            if est * ratio <= self.config.compact_at * window:
+                return None
+            ceiling = budget_for(est, max_tokens_of(body), window=window, ratio=ratio, margin=self.config.margin)
+            return self._new_cut(key, dialect, body, profile, ceiling, "compacted", dry=dry)
+
+    def recover(self, key: str, dialect: str, body: dict, profile: str, ov: OverflowResult, *,
+                dry: bool = False) -> Outcome:
+        """Compact a request the upstream refused as too long, to the window its answer reports."""
+        with self._key_lock(key):
+            conv = self.states.get(key)
+            try:
+                est = estimate(body, profile)
+            except SnapglyphError as e:
+                return Outcome(error=f"cannot read the request: {e}")
+            window = (conv.window if conv is not None else None) or self.config.window
+            ratio = conv.ratio if conv is not None else 1.0
+            ceiling = budget_for(est, max_tokens_of(body), overflow=ov, window=window, ratio=ratio,
+                                 margin=self.config.margin)
+            return self._new_cut(key, dialect, body, profile, ceiling, "recovered", dry=dry)
+
+    def second_overflow(self, key: str, ov: OverflowResult, sent: Outcome | None) -> None:
+        """The compacted request overflowed too: learn the smaller window and make a new cut next time."""
+        with self._key_lock(key), self._lock:
+            conv = self.states.get(key)
+            if conv is None:
+                return
+            if sent is not None and sent.tokens_after:
+                b = budget_for(sent.tokens_after, 0, overflow=ov, window=conv.window, ratio=conv.ratio,
+                               margin=self.config.margin)
+                conv.ratio, conv.window = b.ratio, b.window
+                conv.budget = min(conv.budget or b.tokens, b.tokens)
+            conv.cut, conv.pending = None, True
+            self.states.save(conv)
+
+    def mark_pending(self, key: str, dialect: str, profile: str) -> None:
+        """An overflow inside a stream that had started: compact the conversation's next request first."""
+        with self._lock:
+            conv = self.states.get(key, create=True)
+            conv.dialect, conv.profile, conv.pending, conv.cut = dialect or conv.dialect, profile, True, None
+            self.states.save(conv)
+
+    def refuse_images(self, key: str, why: str) -> None:
+        """Never send pages to this conversation again (its model does not read images)."""
+        with self._lock:
+            conv = self.states.get(key, create=True)
+            conv.no_images, conv.cut, conv.pending = why, None, False
+            self.states.save(conv)
+
+    def count(self, key: str, status: int, sent: Outcome | None) -> None:
+        """Count one relayed request of a known conversation (unknown ones are not recorded)."""
+        with self._lock:
+            conv = self.states.get(key)
+            if conv is None:
+                return
+            conv.requests += 1
+            conv.last_status = status
+            if sent is not None and not sent.error:
+                conv.compactions += 1
+                conv.pages, conv.tokens_before, conv.tokens_after = sent.pages, sent.tokens_before, sent.tokens_after
+            self.states.save(conv)
+
+    # -- compaction --------------------------------------------------------------------------------------------
+    def _outcome(self, new_body: dict, res: Any, cut: Cut, action: str) -> Outcome:
+        return Outcome(_dumps(new_body), action, res.tokens_before, res.tokens_after, len(res.pages), cut.first_tail)
+
+    def _sticky(self, conv: Conversation, dialect: str, body: dict, profile: str, *, save: bool) -> Outcome | None:
+        """The earlier cut, when its tail still fits the budget and the messages before it are unchanged."""
+        cut = Cut(conv.cut, conv.prefix, conv.dropped) if conv.cut is not None else None
+        try:
+            new_body, res, _ = compact_body(body, dialect, profile=conv.profile or profile, budget=conv.budget,
+                                            store=self._store(conv.key), cut=cut)
+        except CutNoLongerFits:
+            return None
+        except SnapglyphError:
+            return None
+        return self._outcome(new_body, res, cut, "sticky")
+
+    def _new_cut(self, key: str, dialect: str, body: dict, profile: str, ceiling: Budget, action: str, *,
+                 dry: bool) -> Outcome:
+        """A new cut aiming at ``target`` of the ceiling (the ceiling itself when nothing fits the target)."""
+        mt = max_tokens_of(body)
+        target = mt + max(1, int((ceiling.tokens - mt) * self.config.target))
+        store = self._store(key) if not dry else None
+        last: Exception | None = None
+        for budget in dict.fromkeys((target, ceiling.tokens)):
+            try:
+                new_body, res, cut = compact_body(body, dialect, profile=profile, budget=budget, store=store)
+            except BudgetError as e:
+                last = e
+                continue
+            except SnapglyphError as e:
+                return Outcome(error=f"compaction failed: {e}")
+            if res.passthrough:                              # our estimate says it fits; the provider disagrees
+                last = BudgetError(f"the request already fits {budget} estimated tokens")
+                continue
+            break
+        else:
+            return Outcome(error=f"compaction failed: {last}")
+        if not dry:
+            with self._lock:
+                conv = self._conv(key, dialect, body, profile)
+                conv.window, conv.ratio, conv.budget = ceiling.window, ceiling.ratio, ceiling.tokens
+                conv.cut, conv.prefix, conv.dropped, conv.pending = cut.first_tail, cut.prefix, cut.dropped, False
+                conv.cuts += 1
+                conv.history = (conv.history + [{"cut": cut.first_tail, "tokens_before": res.tokens_before,
+                                                 "tokens_after": res.tokens_after, "pages": len(res.pages)}])[-20:]
+                self.states.save(conv)
+            try:
+                store.save()
+            except (OSError, SnapglyphError):
+                pass                                       # the source store is for recall; the cut is saved
+        return self._outcome(new_body, res, cut, action)

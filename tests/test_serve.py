@@ -1,0 +1,207 @@
+"""``snapglyph serve`` end to end: the official SDKs -> the proxy -> the provider simulator, all on 127.0.0.1."""
+
+from __future__ import annotations
+
+import json
+import logging
+import threading
+
+import anthropic
+import httpx
+import openai
+import pytest
+
+from agent_demo.sim_errors import PROVIDERS, overflow_body
+from agent_demo.simulator import Simulator, answer, call
+from snapglyph.cli import main
+from snapglyph.providers.overflow import detect
+from snapglyph.serve.app import ServeConfig
+from snapglyph.serve.run import Background, bind
+from snapglyph.serve.upstream import forward_headers
+
+pytest.importorskip("uvicorn")
+
+SECRET = "sk-ant-SECRET-do-not-log-4242"
+TOOLS_ANT = [{"name": "read_file", "description": "Read a file",
+              "input_schema": {"type": "object", "properties": {"path": {"type": "string"}}}}]
+TOOLS_OAI = [{"type": "function", "function": {"name": "read_file", "description": "Read a file",
+                                               "parameters": TOOLS_ANT[0]["input_schema"]}}]
+TOOLS_RESP = [{"type": "function", "name": "read_file", "description": "Read a file",
+               "parameters": TOOLS_ANT[0]["input_schema"]}]
+
+
+@pytest.fixture
+def caplog_serve(caplog):
+    caplog.set_level(logging.INFO, logger="snapglyph.serve")
+    return caplog
+
+
+def _proxy(sim: Simulator, tmp_path, **kw) -> Background:
+    return Background(ServeConfig(sim.base_url, state=tmp_path / "state", **kw)).start()
+
+
+def _ant(url: str) -> anthropic.Anthropic:
+    return anthropic.Anthropic(base_url=url, api_key=SECRET, max_retries=0, timeout=30)
+
+
+def _oai(url: str) -> openai.OpenAI:
+    return openai.OpenAI(base_url=url + "/v1", api_key=SECRET, max_retries=0, timeout=30)
+
+
+# -- pass-through --------------------------------------------------------------------------------------------------
+def test_passthrough_request_and_response_bytes_are_exact(tmp_path):
+    raw = ('{ "model" : "claude-sonnet-4-6",\n  "max_tokens": 50, "messages": [{"role": "user", "content": '
+           '"caf\\u00e9 \u00e9t\u00e9 \U0001f680"}],  "metadata": {"user_id": "u1"} }').encode()
+    with Simulator([answer("hi")] * 4, provider="anthropic", context_window=5000) as sim, \
+            _proxy(sim, tmp_path) as bg, httpx.Client() as c:
+        headers = {"content-type": "application/json", "x-api-key": SECRET, "anthropic-version": "2023-06-01",
+                   "anthropic-beta": "prompt-caching-2024-07-31", "x-custom": "kept",
+                   "connection": "keep-alive, x-custom", "keep-alive": "timeout=5"}
+        r = c.post(bg.url + "/v1/messages?beta=true", content=raw, headers=headers)
+        got = sim.log[-1]
+        assert r.status_code == 200 and got["raw"] == raw and r.content == got["sent"]
+        sent = {k.lower(): v for k, v in got["headers"].items()}
+        assert sent["x-api-key"] == SECRET and sent["anthropic-version"] == "2023-06-01"
+        assert sent["anthropic-beta"] == "prompt-caching-2024-07-31"
+        assert "keep-alive" not in sent and "x-custom" not in sent      # hop-by-hop, and named by Connection
+        assert sent["host"] == sim.base_url.split("//")[1]
+        # streams: the exact bytes, unknown event types included
+        sim.extra_event = b'event: sim_unknown\ndata: {"type":"sim_unknown","x":1}\n\n'
+        stream_raw = raw.replace(b'"max_tokens": 50', b'"max_tokens": 50, "stream": true')
+        with c.stream("POST", bg.url + "/v1/messages", content=stream_raw, headers=headers) as r:
+            body = b"".join(r.iter_raw())
+            assert r.headers["content-type"].startswith("text/event-stream")
+        assert sim.log[-1]["raw"] == stream_raw and body == bytes(sim.log[-1]["sent"])
+        assert b"event: sim_unknown" in body and body.count(b"event: content_block_delta") >= 1
+        # other paths are relayed too
+        r = c.get(bg.url + "/v1/models", headers={"authorization": f"Bearer {SECRET}"})
+        assert r.status_code == 200 and r.json()["data"][0]["id"] == "sim"
+
+
+def test_forward_headers_drops_hop_by_hop_both_ways():
+    h = [(b"Transfer-Encoding", b"chunked"), (b"TE", b"trailers"), (b"Upgrade", b"h2c"), (b"Host", b"x"),
+         (b"Content-Length", b"3"), (b"Proxy-Authorization", b"p"), (b"authorization", b"Bearer k"),
+         (b"set-cookie", b"a=1"), (b"set-cookie", b"b=2")]
+    assert forward_headers(h, request=True) == [(b"authorization", b"Bearer k"), (b"set-cookie", b"a=1"),
+                                                (b"set-cookie", b"b=2")]
+    assert forward_headers(h, request=False) == [(b"Host", b"x"), (b"Content-Length", b"3"),
+                                                 (b"authorization", b"Bearer k"), (b"set-cookie", b"a=1"),
+                                                 (b"set-cookie", b"b=2")]
+
+
+@pytest.mark.parametrize("stream", [False, True])
+def test_official_sdks_through_the_proxy(tmp_path, stream):
+    script = [call(("read_file", {"path": "a.txt"})), answer("all done, the answer is 42")] * 3
+    with Simulator(script, provider="anthropic", context_window=5000) as sim, _proxy(sim, tmp_path) as bg:
+        a = _ant(bg.url)
+        msgs = [{"role": "user", "content": "read a.txt"}]
+        if stream:
+            with a.messages.stream(model="claude-sonnet-4-6", max_tokens=64, messages=msgs, tools=TOOLS_ANT) as s:
+                m = s.get_final_message()
+        else:
+            m = a.messages.create(model="claude-sonnet-4-6", max_tokens=64, messages=msgs, tools=TOOLS_ANT)
+        assert m.stop_reason == "tool_use" and m.content[0].input == {"path": "a.txt"}
+        assert m.usage.input_tokens == sim.log[-1]["prompt_tokens"]
+        o = _oai(bg.url)
+        omsgs = [{"role": "user", "content": "go on"}]
+        if stream:
+            chunks = list(o.chat.completions.create(model="gpt-5.4", messages=omsgs, stream=True,
+                                                    stream_options={"include_usage": True}))
+            text = "".join(c.choices[0].delta.content or "" for c in chunks if c.choices)
+            assert chunks[-1].usage.prompt_tokens == sim.log[-1]["prompt_tokens"]
+        else:
+            text = o.chat.completions.create(model="gpt-5.4", messages=omsgs).choices[0].message.content
+        assert text == "all done, the answer is 42"
+        if stream:
+            with o.responses.stream(model="gpt-5.4", input="read a.txt", tools=TOOLS_RESP) as s:
+                r = s.get_final_response()
+        else:
+            r = o.responses.create(model="gpt-5.4", input="read a.txt", tools=TOOLS_RESP)
+        assert r.output[0].type == "function_call" and json.loads(r.output[0].arguments) == {"path": "a.txt"}
+        assert [e["kind"] for e in sim.log] == ["ok", "ok", "ok"]
+        assert all(e["stream"] is stream for e in sim.log)
+
+
+# -- errors --------------------------------------------------------------------------------------------------------
+RATE_LIMITS = [
+    (429, {"type": "error", "error": {"type": "rate_limit_error", "message": "Number of request tokens has exceeded "
+                                      "your per-minute rate limit"}, "request_id": "req_1"}),
+    (529, {"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}, "request_id": "req_2"}),
+    (429, {"error": {"message": "Request too large for gpt-4o in organization org-x on tokens per min (TPM): "
+                     "Limit 30000, Requested 31000.", "type": "tokens", "param": None, "code": "rate_limit_exceeded"}}),
+    (413, {"type": "error", "error": {"type": "request_too_large", "message": "Request exceeds the maximum size"}}),
+    (500, "upstream failure, plain text"),
+]
+
+
+def test_every_error_in_the_catalogue_arrives_unchanged(tmp_path):
+    msgs = [{"role": "user", "content": "task"}, {"role": "assistant", "content": "ok"},
+            {"role": "user", "content": "more " * 50}]
+    with Simulator([answer("x")], provider="anthropic", context_window=100) as sim, \
+            _proxy(sim, tmp_path) as bg, httpx.Client() as c:
+        def post(body: dict, path: str = "/v1/messages") -> httpx.Response:
+            return c.post(bg.url + path, content=json.dumps(body).encode(), headers={"x-api-key": SECRET})
+        for status, body in RATE_LIMITS:
+            sim.inject(status, body, {"retry-after": "7"})
+            r = post({"model": "claude-sonnet-4-6", "max_tokens": 10, "messages": msgs})
+            assert (r.status_code, r.content, r.headers["retry-after"]) == (status, sim.log[-1]["sent"], "7")
+        # grammar errors (both dialects) and a bad request
+        r = post({"model": "claude-sonnet-4-6", "max_tokens": 10, "messages": [
+            {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t1", "content": "x"}]}]})
+        assert r.status_code == 400 and "unexpected `tool_use_id`" in r.text and r.content == sim.log[-1]["sent"]
+        r = post({"model": "gpt-5.4", "messages": [{"role": "tool", "tool_call_id": "c", "content": "x"}]},
+                 "/v1/chat/completions")
+        assert r.status_code == 400 and "must be a response to a preceeding" in r.text
+        r = post({"model": "gpt-5.4", "input": [{"type": "function_call_output", "call_id": "c9", "output": "x"}]},
+                 "/v1/responses")
+        assert r.status_code == 400 and "No tool call found" in r.text
+        # every provider's overflow body, for a model that reads no images: relayed unchanged, log says why
+        for provider in [p for p in PROVIDERS if p != "ollama"]:
+            status, body = overflow_body(provider, prompt=300, output=10, window=100)
+            sim.inject(status, body)
+            r = post({"model": "deepseek-chat", "max_tokens": 10, "messages": msgs}, "/v1/chat/completions")
+            assert (r.status_code, r.content) == (status, sim.log[-1]["sent"]), provider
+            assert detect(r.status_code, r.content) is not None, provider
+        assert all(e["kind"] != "ok" for e in sim.log)
+        status = c.get(bg.url + "/snapglyph/status").json()
+        assert status["conversations"] == [] and status["requests"] >= len(RATE_LIMITS) + 3 + len(PROVIDERS) - 1
+
+
+def test_keys_are_never_logged_or_stored(tmp_path, caplog_serve):
+    with Simulator([answer("x")] * 3, provider="anthropic", context_window=200) as sim, _proxy(sim, tmp_path) as bg:
+        a = _ant(bg.url)
+        a.messages.create(model="claude-sonnet-4-6", max_tokens=10, messages=[{"role": "user", "content": "hi"}])
+        with pytest.raises(anthropic.BadRequestError):
+            a.messages.create(model="claude-sonnet-4-6", max_tokens=10,
+                              messages=[{"role": "user", "content": "word " * 900}])
+    lines = [r.getMessage() for r in caplog_serve.records if r.name == "snapglyph.serve"]
+    assert len(lines) == 2 and all(SECRET not in line for line in lines)
+    assert " passed " in lines[0] and "status 200" in lines[0]
+    for f in (tmp_path / "state").rglob("*"):
+        if f.is_file():
+            assert SECRET.encode() not in f.read_bytes()
+
+
+# -- start-up ------------------------------------------------------------------------------------------------------
+def test_startup_errors_are_one_line(tmp_path, capsys):
+    held = bind("127.0.0.1", 0)
+    port = held.getsockname()[1]
+    dead = bind("127.0.0.1", 0)
+    dead_port = dead.getsockname()[1]
+    dead.close()
+    try:
+        with Simulator([], provider="anthropic") as sim:
+            cases = [
+                (["--upstream", sim.base_url, "--port", str(port)], f"port {port} on 127.0.0.1 is in use"),
+                (["--upstream", f"http://127.0.0.1:{dead_port}", "--port", "0"],
+                 f"upstream http://127.0.0.1:{dead_port} is unreachable"),
+                (["--upstream", sim.base_url, "--port", "0", "--profile", "nope"], "nope"),
+                (["--upstream", "ftp://x", "--port", "0"], "--upstream must be an http(s) URL"),
+                (["--upstream", sim.base_url, "--compact-at", "1.5", "--window", "100"], "--compact-at must be"),
+            ]
+            for args, want in cases:
+                rc = main(["serve", "--state", str(tmp_path / "s"), *args])
+                err = capsys.readouterr().err
+                assert rc == 2 and want in err and len(err.strip().splitlines()) == 1, (args, err)
+    finally:
+        held.close()
