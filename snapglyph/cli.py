@@ -44,13 +44,13 @@ def _load_input(path: str):
 
 def _render_document(args: argparse.Namespace):
     """The document `render` draws: a plain text file streamed from disk, else the loaded transcript's."""
-    from .model.document import Document, build_document
+    from .model.document import Document, document_for
     from .readers.textfile import TextFileDocument, is_plain_text_file
     if args.input != "-" and is_plain_text_file(args.input):
         return TextFileDocument(args.input)
     t = _load_input(args.input)
     return (Document.from_text(t.meta.get("text", "")) if t.format == "text"
-            else build_document(t.messages, header_row=args.mode == "lines"))
+            else document_for(t.messages, args.mode))
 
 
 def _workers(text: str) -> int:

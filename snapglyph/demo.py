@@ -74,7 +74,7 @@ def run_demo(out: Path, *, profile_name: str = "claude", budget: int = 100_000) 
         f"- the pages: {img} image tokens for the {len(res.middle_ids) - len(res.dropped_ids)} messages they show, "
         f"which would cost about {res.middle_text_tokens} tokens as text ({ratio})",
         f"- not shown (pages dropped to meet the budget; recallable by id): {len(res.dropped_ids)} messages",
-        f"- normalisation rewrites: {dict(res.rewrites) or 'none'}",
+        f"- normalization rewrites: {dict(res.rewrites) or 'none'}",
         f"- time: {took:.2f} s (reading, counting, rendering, encoding)",
         "",
         f"Recall a message shown as pages: `snapglyph recall {store_path} 12`",

@@ -14,6 +14,7 @@ so generic handlers keep working::
     ├── BudgetError (ValueError)         the head, pages and newest round cannot fit the token budget
     ├── LimitError (ValueError)          a provider limit (images, bytes) cannot be met
     ├── StoreError (RuntimeError)        the source store lacks a covered id, or cannot be read/written
+    ├── InternalError (RuntimeError)     snapglyph built something it must never build (a bug: please report it)
     ├── ProviderError (RuntimeError)     an agent-demo provider call failed in a way that is not an overflow
     └── ServeError (RuntimeError)        ``snapglyph serve`` cannot start (port in use, upstream unreachable)
 
@@ -27,6 +28,7 @@ __all__ = [
     "FontError",
     "FormatError",
     "InputError",
+    "InternalError",
     "LimitError",
     "ProviderError",
     "RenderError",
@@ -119,6 +121,22 @@ class LimitError(SnapglyphError, ValueError):
 
 class StoreError(SnapglyphError, RuntimeError):
     """The source store lacks the source of a covered message id, or cannot be read or written."""
+
+
+class InternalError(SnapglyphError, RuntimeError):
+    """snapglyph's own output failed its own check (e.g. a compacted request the provider would reject).
+
+    Not the caller's fault: the input was accepted, and the bug is here.
+
+    Attributes
+    ----------
+    faults : list
+        The faults found, where the check gives them (see :func:`snapglyph.validate`).
+    """
+
+    def __init__(self, message: str, *, faults: list | None = None) -> None:
+        super().__init__(message)
+        self.faults = list(faults or [])
 
 
 class ProviderError(SnapglyphError, RuntimeError):

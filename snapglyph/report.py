@@ -106,11 +106,11 @@ def cost_report(messages: "Sequence[Message] | str", *, profiles: Sequence[str] 
         Bad arguments or an unknown profile.
     """
     from .compaction.compactor import compact
-    from .providers.dialects import normalise
-    from .model.document import Document, build_document
+    from .providers.dialects import normalize
+    from .model.document import Document
     from .errors import BudgetError
     from .providers.profiles import profile as get_profile
-    from .raster.render import render_document
+    from .raster.render import render, render_document
 
     if not profiles:
         raise InputError("give at least one profile")
@@ -123,8 +123,8 @@ def cost_report(messages: "Sequence[Message] | str", *, profiles: Sequence[str] 
             rows.append(_row(prof, "whole", [], pages, costs.text(messages)))
             continue
         msgs = list(messages)
-        norm, _ = normalise(msgs, dialect=prof.dialect)
-        pages = render_document(build_document(msgs, header_row=mode == "lines"), profile=prof, mode=mode)
+        norm, _ = normalize(msgs, dialect=prof.dialect)
+        pages = render(msgs, profile=prof, mode=mode)
         rows.append(_row(prof, "whole", msgs, pages, sum(costs.message(m) for m in norm)))
         try:
             res = compact(msgs, profile=prof, budget=budget, mode=mode)

@@ -1,6 +1,6 @@
 """A slow, obviously correct renderer in plain Python, for pixel-exact comparison with the numba kernels.
 
-It shares only the inputs with the fast path (text normalisation, the glyph atlas, the table of symbol labels and
+It shares only the inputs with the fast path (text normalization, the glyph atlas, the table of symbol labels and
 the profile geometry) and imports nothing from ``snapglyph.raster._kernels`` or ``snapglyph.raster.render``: layout, wrapping,
 paging, styles, label substitution and blitting are written again here, one character and one pixel at a time.
 """

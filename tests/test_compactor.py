@@ -11,8 +11,8 @@ import pytest
 from PIL import Image
 
 from snapglyph import compact
-from snapglyph.compaction.snapshot import format_ranges
-from snapglyph.providers.dialects import normalise, to_request
+from snapglyph.model.ids import format_ranges
+from snapglyph.providers.dialects import normalize, to_request
 from snapglyph.model.document import build_document
 from snapglyph.errors import BudgetError, StoreError
 from snapglyph.model.messages import Message, Part
@@ -65,8 +65,8 @@ def test_head_pages_tail(prof, dialect):
         assert p.width == w and p.height <= h and p.height % profile(prof).patch == 0
         img = Image.open(io.BytesIO(p.png))
         assert img.size == (p.width, p.height)
-    # the tail is verbatim: it equals the normalised source messages
-    norm, _ = normalise(msgs, dialect=dialect)
+    # the tail is verbatim: it equals the normalized source messages
+    norm, _ = normalize(msgs, dialect=dialect)
     tail_src = [m for m in norm if m.id >= res.tail_ids[0]]
     expected = to_request(tail_src, dialect=dialect, model="x", max_tokens=1)
     key = "input" if dialect == "responses" else "messages"
@@ -81,7 +81,7 @@ def test_tail_is_the_longest_that_fits(budget):
     res = compact(msgs, profile="claude", dialect="anthropic", budget=budget)
     assert not res.dropped_ids
     first = res.tail_ids[0]
-    norm, _ = normalise(msgs, dialect="anthropic")
+    norm, _ = normalize(msgs, dialect="anthropic")
     earlier = [m.id for m in norm if 1 < m.id < first and m.role in ("user", "assistant")]
     assert earlier, "the test needs a middle with a cut point in it"
     costs = _Costs(profile("claude"))
@@ -116,7 +116,7 @@ def test_second_pass_rerenders_from_source(tmp_path, monkeypatch):
         m.id = len(msgs) - 1 + i
     body = dict(res1.request)
     body["messages"] = body["messages"][:-1] + to_request(
-        normalise(more, dialect="anthropic")[0], dialect="anthropic", model="x", max_tokens=1)["messages"]
+        normalize(more, dialect="anthropic")[0], dialect="anthropic", model="x", max_tokens=1)["messages"]
     path = tmp_path / "store.jsonl"
     res1.store.save(path)
     with pytest.raises(StoreError, match="no source store"):
@@ -258,7 +258,7 @@ def test_a_store_belongs_to_one_conversation():
     other[1] = Message(1, "user", [Part("text", text="A different task entirely.")])
     with pytest.raises(StoreError, match="belongs to another conversation"):
         compact(other, profile="claude", dialect="anthropic", budget=30_000, store=res.store)
-    # the same conversation, read back from its request, is accepted (the key ignores normalisation)
+    # the same conversation, read back from its request, is accepted (the key ignores normalization)
     compact(res.request, profile="claude", dialect="anthropic", budget=30_000, store=res.store)
 
 
@@ -344,7 +344,7 @@ def test_request_model_follows_the_profile():
     for name, model in REQUEST_MODELS.items():
         assert profile_for_model(model).name in (name, "openai" if name == "openai-original" else name)
     msgs = conversation(rounds=3)
-    body = to_request(normalise(msgs, dialect="anthropic")[0], dialect="anthropic", model="claude-opus-4-6",
+    body = to_request(normalize(msgs, dialect="anthropic")[0], dialect="anthropic", model="claude-opus-4-6",
                       max_tokens=10)
     res = compact(body, profile="claude-hires", dialect="anthropic", budget=10**6)
     assert res.request["model"] == "claude-opus-4-7"

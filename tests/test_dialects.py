@@ -1,4 +1,4 @@
-"""Normalisation and dialect writers: every rewrite counted, every output passes validate()."""
+"""Normalization and dialect writers: every rewrite counted, every output passes validate()."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from snapglyph.providers.dialects import normalise, to_request
+from snapglyph.providers.dialects import normalize, to_request
 from snapglyph.errors import InputError
 from snapglyph.model.messages import Message, Part
 from snapglyph.providers.validation import validate
@@ -34,8 +34,8 @@ def convo() -> list[Message]:
 
 
 @pytest.mark.parametrize("dialect", ["openai", "anthropic", "responses"])
-def test_normalised_requests_validate(dialect):
-    msgs, rw = normalise(convo(), dialect=dialect)
+def test_normalized_requests_validate(dialect):
+    msgs, rw = normalize(convo(), dialect=dialect)
     body = to_request(msgs, dialect=dialect, model="m", max_tokens=100)
     assert validate(body, dialect) == []
     assert rw["duplicate tool call ids made unique"] == 1
@@ -45,7 +45,7 @@ def test_normalised_requests_validate(dialect):
 
 
 def test_openai_tool_images_move_to_a_user_message():
-    msgs, _ = normalise(convo(), dialect="openai")
+    msgs, _ = normalize(convo(), dialect="openai")
     body = to_request(msgs, dialect="openai", model="m", max_tokens=100)
     roles = [m["role"] for m in body["messages"]]
     assert roles == ["system", "user", "assistant", "tool", "tool", "user", "assistant", "tool", "assistant"]
@@ -54,7 +54,7 @@ def test_openai_tool_images_move_to_a_user_message():
 
 
 def test_anthropic_shape():
-    msgs, rw = normalise(convo(), dialect="anthropic")
+    msgs, rw = normalize(convo(), dialect="anthropic")
     body = to_request(msgs, dialect="anthropic", model="m", max_tokens=100)
     assert body["system"] == "be brief"
     assert rw["hidden reasoning without a usable signature removed"] == 1
@@ -70,7 +70,7 @@ def test_orphans_are_repaired_and_counted():
             Message(2, "assistant", [Part("tool_call", name="bash", arguments="{}", call_id="c9")]),
             Message(3, "user", [Part("text", text="next")])]
     for dialect in ("openai", "anthropic", "responses"):
-        out, rw = normalise(msgs, dialect=dialect)
+        out, rw = normalize(msgs, dialect=dialect)
         assert rw["tool results without a call turned into user text"] == 1
         assert rw["tool calls without a result given an error result"] == 1
         assert validate(to_request(out, dialect=dialect, model="m", max_tokens=10), dialect) == []
@@ -78,4 +78,4 @@ def test_orphans_are_repaired_and_counted():
 
 def test_unknown_dialect():
     with pytest.raises(InputError, match="known dialects"):
-        normalise(convo(), dialect="gemini")
+        normalize(convo(), dialect="gemini")

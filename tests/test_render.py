@@ -113,7 +113,7 @@ def test_accounting_and_ids():
 @pytest.mark.parametrize("cell", [(5, 8), (6, 12), (8, 16)])
 def test_symbols_without_glyph_read_as_labels(engine, cell, monkeypatch):
     """✅ and ❌ (no glyph in any bundled font) are drawn as their labels [ok] and [x], pixel for pixel, and count as
-    replaced; the compiled normalisation pass (long segments) gives the same pixels."""
+    replaced; the compiled normalization pass (long segments) gives the same pixels."""
     if engine == "numba":
         monkeypatch.setattr(sys.modules["snapglyph.raster.render"], "_FAST_MIN", 0)
 

@@ -1,4 +1,4 @@
-"""Normalisation: one test per kind of fault in ../shared/cases, and the accounting over arbitrary text."""
+"""Normalization: one test per kind of fault in ../shared/cases, and the accounting over arbitrary text."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The compiled normalisation pass (:func:`snapglyph.raster.text.normalize_codes`) against the plain-Python path.
+"""The compiled normalization pass (:func:`snapglyph.raster.text.normalize_codes`) against the plain-Python path.
 
 Both must give the same stream codes, source weights and counts for any text; pages rendered through either must be
 pixel-equal to each other and to the independent reference renderer.

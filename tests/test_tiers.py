@@ -80,11 +80,11 @@ def test_ladder_reaches_the_snapshot_and_summary():
         compact_ladder(msgs, profile="claude", dialect="anthropic", budget=4100)
     calls = []
 
-    def summarise(middle):
+    def summarize(middle):
         calls.append([m.id for m in middle])
         return "short summary"
 
-    res = compact_ladder(msgs, profile="claude", dialect="anthropic", budget=12_000, summarise=summarise)
+    res = compact_ladder(msgs, profile="claude", dialect="anthropic", budget=12_000, summarize=summarize)
     assert res.reports[-1].tier == "summary"
     assert calls[-1] == res.result.dropped_ids
     snap = res.request["messages"][1]["content"]

@@ -6,52 +6,16 @@ text back, byte for byte as it came in (ANSI codes and odd characters included).
 
 from __future__ import annotations
 
-import re
 from typing import Iterable
 
 from ..errors import InputError
+from ..model.ids import parse_ids
 from ..model.messages import Message
 from .store import SourceStore
 
 __all__ = ["RECALL_TOOL_NAME", "format_recall", "parse_ids", "recall", "recall_tool", "source_text"]
 
 RECALL_TOOL_NAME = "recall_messages"
-
-_ID_RANGE = re.compile(r"^#?(\d+)(?:\s*-\s*#?(\d+))?$")
-
-
-def parse_ids(spec: "str | Iterable[int]") -> list[int]:
-    """Parse message ids: ``"12"``, ``"#12"``, ``"3-9"``, ``"#3-#9, 12"`` or an iterable of ints.
-
-    Returns
-    -------
-    list of int
-        Sorted, without duplicates.
-
-    Raises
-    ------
-    InputError
-        For anything that is not an id or a range, or a range over 100,000 ids.
-    """
-    if not isinstance(spec, str):
-        try:
-            return sorted({int(i) for i in spec})
-        except (TypeError, ValueError):
-            raise InputError(f"message ids must be integers, not {spec!r}") from None
-    out: set[int] = set()
-    for chunk in filter(None, (c.strip() for c in spec.split(","))):
-        m = _ID_RANGE.match(chunk)
-        if not m:
-            raise InputError(f"not a message id or range: {chunk!r} (use 12, #12, 3-9 or #3-#9)")
-        a = int(m.group(1))
-        b = int(m.group(2)) if m.group(2) else a
-        if b < a or b - a > 100_000:
-            raise InputError(f"bad message id range: {chunk!r}")
-        out.update(range(a, b + 1))
-    if not out:
-        raise InputError("no message ids given")
-    return sorted(out)
-
 
 def source_text(m: Message) -> str:
     """The source text of one message: its text, tool calls (``-> name arguments``) and tool results, unchanged.

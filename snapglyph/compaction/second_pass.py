@@ -13,7 +13,7 @@ from typing import Sequence
 
 from ..errors import StoreError
 from ..model.messages import Message
-from .snapshot import format_ranges
+from ..model.ids import format_ranges
 from .store import SourceStore
 
 __all__ = ["conversation_key", "expand_snapshots"]
@@ -24,7 +24,7 @@ def _ids_of(ranges: Sequence[Sequence[int]]) -> list[int]:
 
 
 def _fingerprints(m: Message) -> list[tuple]:
-    """What survives normalisation and a dialect round trip of each part (call ids may be renamed; skip them)."""
+    """What survives normalization and a dialect round trip of each part (call ids may be renamed; skip them)."""
     out: list[tuple] = []
     for p in m.parts:
         if p.kind == "text" and p.text.strip():
@@ -88,7 +88,7 @@ def conversation_key(messages: Sequence[Message]) -> str:
     """A key of a conversation: its first user turn, the same on every pass.
 
     The system prompt is left out (agents rebuild it on every call: date, working folder, git status), and so are
-    whitespace, lone surrogates and U+FFFD, so the normalisation a request went through does not change the key.
+    whitespace, lone surrogates and U+FFFD, so the normalization a request went through does not change the key.
     Returns 16 hex digits.
     """
     import hashlib

@@ -22,7 +22,7 @@ __all__ = ["SourceStore", "message_from_dict", "message_to_dict"]
 
 
 def message_to_dict(m: Message) -> dict:
-    """Serialise a :class:`Message` to plain JSON-able data (every field kept)."""
+    """Serialize a :class:`Message` to plain JSON-able data (every field kept)."""
     return asdict(m)
 
 
@@ -38,7 +38,7 @@ def message_from_dict(d: dict) -> Message:
     Raises
     ------
     StoreError
-        If the data is not a serialised message.
+        If the data is not a serialized message.
     """
     try:
         return Message(id=int(d["id"]), role=d["role"], parts=[_part_from_dict(p) for p in d.get("parts", [])],

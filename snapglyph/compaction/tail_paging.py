@@ -22,7 +22,7 @@ from ..errors import StoreError
 from ..model.messages import Message, Part
 from .store import SourceStore
 
-__all__ = ["PagedPart", "page_out", "paged_text", "pointer_text", "restore_pointers"]
+__all__ = ["PagedPart", "page_out", "pointer_text", "restore_pointers"]
 
 POINTER_RE = re.compile(r"^\[snapglyph: (tool result|text) (\d+) of message #(\d+) \(([\d,]+) characters\) is "
                         r"shown as pages")
@@ -77,7 +77,7 @@ def _text_of(p: Part) -> str | None:
 
 
 def _same(a: str, b: str) -> bool:
-    """Equal but for lone surrogates the dialect's normalisation replaced by U+FFFD."""
+    """Equal but for lone surrogates the dialect's normalization replaced by U+FFFD."""
     return a == b or (len(a) == len(b) and re.sub("[\ud800-\udfff]", "\ufffd", a) == b)
 
 
@@ -89,7 +89,7 @@ def page_out(tail: Sequence[Message], *, sources: dict[int, Message], need: int,
     Parameters
     ----------
     tail : sequence of Message
-        The tail, normalised (not modified).
+        The tail, normalized (not modified).
     sources : dict
         Source messages by id (the parts shown as pages are rendered from these).
     need : int
@@ -174,13 +174,3 @@ def restore_pointers(messages: Sequence[Message], store: SourceStore) -> list[Me
             changed = True
         out.append(Message(m.id, m.role, parts, m.meta) if changed else m)
     return out
-
-
-def paged_text(paged: Sequence[PagedPart]) -> str:
-    """The sentence the snapshot text ends with when it carries paged parts (empty when there are none)."""
-    if not paged:
-        return ""
-    n = sum(len(p.pages) for p in paged)
-    items = ", ".join(f"#{p.message_id} ({p.kind} {p.ordinal}" + (
-        f", its last {len(p.pages)} of {p.n_rendered} pages)" if len(p.pages) < p.n_rendered else ")") for p in paged)
-    return f" The last {n} pages show outputs of the newest messages: {items}."

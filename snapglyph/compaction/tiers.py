@@ -6,7 +6,7 @@ Tiers (cheapest first; each usable alone):
                 an earlier identical output of the same tool) become a one-line placeholder naming the tool and size;
 (b) image drop  images older than the newest ``keep_images`` become a placeholder with their kind and pixel size;
 (c) snapshot    head verbatim, middle as pages, tail verbatim (:func:`snapglyph.compaction.compactor.compact`);
-(d) summary     an optional caller-supplied summariser, the only tier that calls a model, used last.
+(d) summary     an optional caller-supplied summarizer, the only tier that calls a model, used last.
 
 Whatever a tier removes goes to the source store first (the original message, by id), so every word stays
 recallable: :func:`snapglyph.recall` returns it.
@@ -20,7 +20,7 @@ from typing import Any, Callable, Sequence
 
 from ..model.document import placeholder_for_image
 from ..errors import InputError
-from ..model.messages import Message, Part
+from ..model.messages import Message, Part, images_in
 from .store import SourceStore
 
 __all__ = ["LadderResult", "TierReport", "compact_ladder", "drop_images", "omit_uneventful"]
@@ -196,12 +196,12 @@ class LadderResult:
 
 def compact_ladder(messages: Any, *, profile: Any = "claude", dialect: str | None = None, budget: int = 100_000,
                    store: SourceStore | None = None, keep_images: int = 4, protect_last: int = 8,
-                   summarise: Callable[[list[Message]], str] | None = None, **kw: Any) -> LadderResult:
+                   summarize: Callable[[list[Message]], str] | None = None, **kw: Any) -> LadderResult:
     """Apply the tiers cheapest first until the request fits ``budget`` tokens.
 
     Omission and image drop run on messages older than the newest ``protect_last`` messages; if the request then
-    fits it is passed through (normalised); otherwise the snapshot runs; if the snapshot must leave pages out and
-    a ``summarise`` callback is given, the messages left out are summarised by it (the last tier).
+    fits it is passed through (normalized); otherwise the snapshot runs; if the snapshot must leave pages out and
+    a ``summarize`` callback is given, the messages left out are summarized by it (the last tier).
 
     Parameters
     ----------
@@ -212,8 +212,8 @@ def compact_ladder(messages: Any, *, profile: Any = "claude", dialect: str | Non
         Images kept by the image-drop tier (the newest).
     protect_last : int
         Number of newest messages no free tier touches.
-    summarise : callable, optional
-        ``summarise(messages) -> str``; called only with the messages the snapshot could not show.
+    summarize : callable, optional
+        ``summarize(messages) -> str``; called only with the messages the snapshot could not show.
     **kw
         Passed to :func:`snapglyph.compact` (``max_tokens``, ``model``, ``tools``, ``cell``, ``mode``).
 
@@ -222,10 +222,11 @@ def compact_ladder(messages: Any, *, profile: Any = "claude", dialect: str | Non
     BudgetError, LimitError, StoreError, InputError
         As :func:`snapglyph.compact` does, when no tier gets the request within the budget.
     """
-    from .compactor import _to_messages, compact, expand_snapshots
+    from .compactor import compact, expand_snapshots
+    from .conversation import to_messages
 
     store = store if store is not None else SourceStore()
-    msgs, tools, model = _to_messages(messages)
+    msgs, tools, model = to_messages(messages)
     msgs = expand_snapshots(msgs, store)
     kw.setdefault("model", model)
     kw["tools"] = list(tools) + list(kw.get("tools") or [])
@@ -234,15 +235,14 @@ def compact_ladder(messages: Any, *, profile: Any = "claude", dialect: str | Non
     msgs, rep = omit_uneventful(msgs, protect_from=protect, store=store)
     reports.append(rep)
     older, newer = msgs[:protect], msgs[protect:]
-    n_new = sum(1 for m in newer for p in m.parts if p.kind == "image") + sum(
-        1 for m in newer for p in m.parts if p.kind == "tool_result" for q in p.content if q.kind == "image")
+    n_new = len(images_in(newer))
     older, rep = drop_images(older, keep=max(0, keep_images - n_new), store=store)
     reports.append(rep)
     msgs = older + newer
-    res = compact(msgs, profile=profile, dialect=dialect, budget=budget, store=store, summarise=summarise, **kw)
+    res = compact(msgs, profile=profile, dialect=dialect, budget=budget, store=store, summarize=summarize, **kw)
     if not res.passthrough:
         reports.append(TierReport("snapshot", res.middle_ids, f"{len(res.pages)} pages"))
-        if summarise is not None and res.dropped_ids:
-            reports.append(TierReport("summary", res.dropped_ids, "messages not shown as pages summarised by the "
-                                                                  "caller's summariser"))
+        if summarize is not None and res.dropped_ids:
+            reports.append(TierReport("summary", res.dropped_ids, "messages not shown as pages summarized by the "
+                                                                  "caller's summarizer"))
     return LadderResult(res.request, store, reports, res)

@@ -1,7 +1,7 @@
-"""Messages -> document: one styled character stream, ready for normalisation, layout and blitting.
+"""Messages -> document: one styled character stream, ready for normalization, layout and blitting.
 
 A :class:`Document` is a list of :class:`Segment`: runs of source text that share one style and one message id.
-The renderer normalises each segment's text on its own (so a carriage return never reaches across a message), lays
+The renderer normalizes each segment's text on its own (so a carriage return never reaches across a message), lays
 the segments out in order, and reports for each page the first and last message id it shows.
 
 What is drawn for each message::
@@ -32,15 +32,16 @@ from .messages import Message, Part
 from .tool_calls import call_lines
 
 __all__ = [
+    "build_document",
     "Document",
+    "document_for",
+    "placeholder_for_image",
+    "replace_blobs",
+    "Segment",
     "STYLE_CALL",
     "STYLE_DIM",
     "STYLE_HEADER",
     "STYLE_TEXT",
-    "Segment",
-    "build_document",
-    "placeholder_for_image",
-    "replace_blobs",
 ]
 
 STYLE_TEXT = 0
@@ -62,7 +63,7 @@ class Segment:
     Attributes
     ----------
     text : str
-        Source text, not yet normalised (any Python ``str``, lone surrogates included).
+        Source text, not yet normalized (any Python ``str``, lone surrogates included).
     style : int
         One of ``STYLE_TEXT``, ``STYLE_DIM``, ``STYLE_HEADER``, ``STYLE_CALL``.
     message_id : int
@@ -227,3 +228,31 @@ def build_document(messages: Sequence[Message], *, header_row: bool = False) -> 
     for m in messages:
         segs.extend(_message_segments(m, header_row))
     return Document(segs)
+
+
+def document_for(source: "str | Sequence[Message] | Document", mode: str = "dense") -> Document:
+    """The document a layout ``mode`` draws for ``source``: the one place the mode picks the header style.
+
+    A ``str`` becomes a one-segment document; messages are built with :func:`build_document`, headers on a row of
+    their own for the ``lines`` mode; a :class:`Document` is returned as is.
+
+    Raises
+    ------
+    InputError
+        For anything else.
+
+    Examples
+    --------
+    >>> doc = document_for([Message(0, "user", [Part("text", text="hi")])], "lines")
+    >>> [s.text for s in doc.segments]
+    [' #0 user ', '\\n', 'hi']
+    """
+    if isinstance(source, Document):
+        return source
+    if isinstance(source, str):
+        return Document.from_text(source)
+    if isinstance(source, Sequence) and all(isinstance(m, Message) for m in source):
+        return build_document(list(source), header_row=mode == "lines")
+    from ..errors import InputError
+    raise InputError(f"cannot render a {type(source).__name__}: pass a str, a list of Message or a Document")
+

@@ -29,13 +29,14 @@ from __future__ import annotations
 import base64
 import binascii
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Sequence
 
 __all__ = [
     "Message",
     "Part",
     "ROLES",
     "image_size",
+    "images_in",
 ]
 
 ROLES = ("system", "user", "assistant", "tool")
@@ -131,6 +132,25 @@ class Message:
     def text(self) -> str:
         """Return the message's ``text`` parts joined by newlines (tool parts, images and thinking excluded)."""
         return "\n".join(p.text for p in self.parts if p.kind == "text")
+
+
+def images_in(messages: Sequence[Message]) -> list[Part]:
+    """Every image part of ``messages``, tool results' content included, in order: the one image count.
+
+    Examples
+    --------
+    >>> m = Message(3, "tool", [Part("tool_result", content=[Part("image"), Part("text", text="ok")])])
+    >>> len(images_in([Message(2, "user", [Part("image"), Part("text", text="see")]), m]))
+    2
+    """
+    out: list[Part] = []
+    for m in messages:
+        for p in m.parts:
+            if p.kind == "image":
+                out.append(p)
+            elif p.kind == "tool_result":
+                out.extend(q for q in p.content if q.kind == "image")
+    return out
 
 
 def image_size(data: str) -> tuple[int, int] | None:

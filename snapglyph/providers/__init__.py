@@ -5,5 +5,5 @@
 - :mod:`.tokens`         text token counting (tiktoken where offline, else a calibrated estimate).
 - :mod:`.dialects`       neutral messages <-> OpenAI chat, Anthropic messages, OpenAI Responses bodies.
 - :mod:`.validation`     a request body checked against a dialect's grammar and a profile's limits.
-- :mod:`.overflow`       recognising a provider's "context too long" answer, and silent truncation.
+- :mod:`.overflow`       recognizing a provider's "context too long" answer, and silent truncation.
 """

@@ -1,4 +1,4 @@
-"""Neutral messages -> request bodies in a wire dialect, after the normalisation each provider needs.
+"""Neutral messages -> request bodies in a wire dialect, after the normalization each provider needs.
 
 Three dialects:
 
@@ -9,7 +9,7 @@ Three dialects:
                blocks with a base64 source, allowed in user content and inside ``tool_result``).
 ``responses``  OpenAI Responses input items (``message``, ``function_call``, ``function_call_output``).
 
-:func:`normalise` rewrites a conversation into one every provider accepts, and counts each rewrite: non-standard
+:func:`normalize` rewrites a conversation into one every provider accepts, and counts each rewrite: non-standard
 keys dropped, duplicate tool call ids made unique, whitespace-only text removed, hidden reasoning without a usable
 signature removed, lone surrogates replaced by U+FFFD, tool calls without a result given an error result, tool
 results without a call turned into user text, messages left empty removed. Grammar sources:
@@ -31,7 +31,7 @@ from ..model.messages import Message, Part
 
 __all__ = [
     "DIALECTS",
-    "normalise",
+    "normalize",
     "request_messages",
     "tool_definitions",
     "to_request",
@@ -88,7 +88,7 @@ def _clean_content(parts: list[Part], rewrites: Counter) -> list[Part]:
     return out
 
 
-def normalise(messages: Sequence[Message], *, dialect: str) -> tuple[list[Message], Counter]:
+def normalize(messages: Sequence[Message], *, dialect: str) -> tuple[list[Message], Counter]:
     """Rewrite ``messages`` into a conversation the ``dialect``'s provider accepts; count every rewrite.
 
     Parameters
@@ -359,7 +359,7 @@ def _responses_items(messages: Sequence[Message]) -> list[dict]:
 
 
 def request_messages(messages: Sequence[Message], *, dialect: str) -> list[dict]:
-    """Write already-normalised messages (system excluded for ``anthropic``/``responses``) in a dialect's shape.
+    """Write already-normalized messages (system excluded for ``anthropic``/``responses``) in a dialect's shape.
 
     Returns the ``messages`` list (``openai``, ``anthropic``) or the ``input`` item list (``responses``).
     Raises :class:`InputError` for an unknown dialect.
@@ -432,12 +432,12 @@ def tool_definitions(tools: Sequence[dict], messages: Sequence[Message], *, dial
 
 def to_request(messages: Sequence[Message], *, dialect: str, model: str, max_tokens: int,
                tools: Sequence[dict] = ()) -> dict:
-    """Build a full request body from already-normalised messages.
+    """Build a full request body from already-normalized messages.
 
     Parameters
     ----------
     messages : sequence of Message
-        Output of :func:`normalise` (possibly with a snapshot user message inserted).
+        Output of :func:`normalize` (possibly with a snapshot user message inserted).
     dialect : str
     model : str
     max_tokens : int

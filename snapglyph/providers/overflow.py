@@ -1,4 +1,4 @@
-"""Recognising a provider's "context too long" answer, and Ollama's silent truncation.
+"""Recognizing a provider's "context too long" answer, and Ollama's silent truncation.
 
 :func:`detect` reads one HTTP error answer (status and body) and says whether the provider refused the request
 because the prompt does not fit the model's context window. It never mistakes a rate limit (HTTP 429, OpenAI's
@@ -28,7 +28,7 @@ __all__ = ["OverflowResult", "check_silent_truncation", "detect"]
 
 @dataclass(frozen=True)
 class OverflowResult:
-    """A recognised context overflow.
+    """A recognized context overflow.
 
     Attributes
     ----------
@@ -282,7 +282,7 @@ def _refine(provider: str, text: str) -> str:
 
 
 def detect(status: int | None, body: Any) -> OverflowResult | None:
-    """Recognise a context-overflow error from a provider's HTTP answer.
+    """Recognize a context-overflow error from a provider's HTTP answer.
 
     Parameters
     ----------

@@ -224,7 +224,7 @@ Sources (read {READ}):
   'image exceeds 5 MB maximum: ... bytes > 5242880 bytes'). 10 MB on the direct API today, 5 MB on Bedrock/Vertex:
   this profile keeps 5 MiB.
 Text tokens (the tokenizer is not public): Claude 3.5 Sonnet produced ~16% more tokens than GPT-4o on English
-articles, ~21% on math and ~30% on Python code (L. Gupta, summarised at
+articles, ~21% on math and ~30% on Python code (L. Gupta, summarized at
 https://news.quarkybyte.com/understanding-tokenizer-differences-impacting-ai-model-costs-and-efficiency-2025-05-01,
 read {READ}); the models overview puts Opus 4.6 at ~3.4M characters per 1M tokens, where cl100k gives ~4.5
 characters per token on English prose (our measurement). Hence 1.30 over cl100k."""

@@ -20,7 +20,6 @@ OpenAI Responses (platform.openai.com/docs/api-reference/responses)
 from __future__ import annotations
 
 import base64
-import json
 from dataclasses import dataclass
 from typing import Any
 
@@ -218,31 +217,17 @@ def _responses(body: dict, out: list[Fault], images: list[tuple[int, str]]) -> N
 
 
 def _limits(body: dict, images: list[tuple[int, str]], prof: Any, out: list[Fault]) -> None:
-    n = len(images)
-    if n > prof.max_images:
-        out.append(Fault(None, f"{n} images in one request; profile {prof.name} allows {prof.max_images}"))
-    nbytes = len(json.dumps(body, ensure_ascii=False).encode("utf-8", "surrogatepass"))
-    if nbytes > prof.max_request_bytes:
-        out.append(Fault(None, f"request body is {nbytes} bytes; profile {prof.name} allows "
-                               f"{prof.max_request_bytes}"))
+    from .limits import ImageInfo, breaches, request_bytes
+    infos = []
     for i, data in images:
-        if not data:
-            continue
-        if len(data) > prof.max_image_bytes:
-            out.append(Fault(i, f"image of {len(data)} bytes (base64); profile {prof.name} allows "
-                                f"{prof.max_image_bytes}"))
-        size = image_size(data)
-        if size is None:
+        size = image_size(data) if data else None
+        if data and size is None:
             try:
                 base64.b64decode(data[:64] + "=" * (-len(data[:64]) % 4))
             except ValueError:
                 out.append(Fault(i, "image data is not base64"))
-            continue
-        w, h = size
-        if prof.many_image_threshold is not None and n > prof.many_image_threshold and max(w, h) > \
-                prof.many_image_max_side:
-            out.append(Fault(i, f"At least one of the image dimensions exceed max allowed size for many-image "
-                                f"requests: {prof.many_image_max_side} pixels ({w}x{h}, {n} images)"))
+        infos.append(ImageInfo(i, len(data or ""), *(size or (None, None))))
+    out.extend(Fault(b.index, b.text) for b in breaches(prof, infos, request_bytes(body)))
 
 
 def validate(request: dict, dialect: str, profile: Any = None) -> list[Fault]:

@@ -1,6 +1,6 @@
 """Stage 2, rasterising: styled text -> pages of glyph pixels -> deterministic PNG.
 
-- :mod:`.text`      normalisation (ANSI, CR, tabs, controls, NFC) and cell widths.
+- :mod:`.text`      normalization (ANSI, CR, tabs, controls, NFC) and cell widths.
 - :mod:`.atlas`     fonts -> glyph atlas with FreeType, cached on disk.
 - :mod:`._kernels`  numba kernels (layout and blit), arrays and scalars only.
 - :mod:`.render`    :func:`render` and :func:`iter_pages`: the orchestration over the kernels; ``Page``.

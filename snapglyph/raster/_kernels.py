@@ -147,7 +147,7 @@ def expand_codes(cps, spans, cells, table, out_codes, out_srcw, start, label_len
     Parameters
     ----------
     cps : uint32 array (n,)
-        Code points after steps 1-4 of the normalisation (no lone surrogate; no control but tab and newline).
+        Code points after steps 1-4 of the normalization (no lone surrogate; no control but tab and newline).
     spans : int64 array (k, 2)
         Sorted, disjoint ``[a, b)`` index ranges of ``cps`` that stand for no source character.
     cells : int8 array (0x110000,)

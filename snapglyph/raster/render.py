@@ -29,7 +29,7 @@ import re
 import sys
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Iterator, Sequence
+from typing import Iterator
 
 import numpy as np
 
@@ -59,12 +59,12 @@ SMALL_DOCUMENT = 20_000
 one-page render then starts without importing numba."""
 _CHUNK = 1 << 16
 SPLIT = 1 << 18
-"""Longest piece of a segment normalised at once, in characters (see :func:`split_point`). Measured peak memory of
+"""Longest piece of a segment normalized at once, in characters (see :func:`split_point`). Measured peak memory of
 ``snapglyph render`` on 10 M characters: 251 MB with 1 << 20, 222 MB with 1 << 18, 220 MB with 1 << 16; the pages
 of the bench text were byte-identical for all three (a cut after a newline is invisible on the page)."""
 _CODE_NOP = -3
 _FAST_MIN = 4096
-"""Segments of at least this many characters are normalised with the compiled pass when the numba engine runs."""
+"""Segments of at least this many characters are normalized with the compiled pass when the numba engine runs."""
 _WIDE_RE = re.compile("[\u1100-\u115f\u2e80-\u303e\u3041-\ua4cf\uac00-\ud7a3\uf900-\ufaff\ufe30-\ufe4f"
                       "\uff00-\uff60\uffe0-\uffe6\U00020000-\U0003fffd]")
 
@@ -214,7 +214,7 @@ def _segments(document: Document):
 
 
 def _encode_segment(text: str, style: int, mid: int, at: Atlas, continued: bool, fast: bool = False):
-    """Normalise one segment; return (codes int32, srcw uint8, zero-width count, removed count).
+    """Normalize one segment; return (codes int32, srcw uint8, zero-width count, removed count).
 
     ``srcw`` is 1 for an element that stands for a source character, 2 for the first letter of a symbol's label
     (a source character, counted as replaced), 0 for synthetic elements (tab fill, placeholders, label letters).
@@ -524,14 +524,5 @@ def render(text_or_messages, *, profile="claude", cell=None, mode: str = "dense"
 
 
 def _as_document(x, mode: str = "dense") -> Document:
-    if isinstance(x, Document):
-        return x
-    if isinstance(x, str):
-        return Document.from_text(x)
-    if isinstance(x, Sequence):
-        from ..model.document import build_document
-        from ..model.messages import Message
-
-        if all(isinstance(m, Message) for m in x):
-            return build_document(list(x), header_row=mode == "lines")
-    raise InputError(f"cannot render a {type(x).__name__}: pass a str, a list of Message or a Document")
+    from ..model.document import document_for
+    return document_for(x, mode)

@@ -1,10 +1,10 @@
-"""Normalisation: any Python ``str`` -> the characters a terminal would show, with an exact accounting.
+"""Normalization: any Python ``str`` -> the characters a terminal would show, with an exact accounting.
 
 Applied to each document segment on its own, in this order:
 
 1. Lone surrogates become U+FFFD (drawn as the replacement glyph and counted as replaced).
 2. CRLF becomes one newline (the CR counts as removed); U+2028 and U+2029 become newlines.
-3. Terminal controls, only in segments that hold any: ANSI CSI (SGR colours, cursor hiding ...), OSC (hyperlinks,
+3. Terminal controls, only in segments that hold any: ANSI CSI (SGR colors, cursor hiding ...), OSC (hyperlinks,
    window titles; ended by BEL or ST), DCS/APC/PM/SOS strings and two-byte escapes are removed; an OSC 1337 inline
    image becomes the placeholder ``[inline image]``. Escapes end at the line end (an unterminated OSC string does not
    swallow later lines). A carriage return moves to the line start and later characters
@@ -318,7 +318,7 @@ def _drop_zero_width(s: str) -> tuple[str, int]:
 
 
 def _prepare(s: str) -> tuple[str, list[tuple[int, int]], int, int]:
-    """Steps 1-4 of the normalisation: return the text, its synthetic spans, the removed and zero-width counts."""
+    """Steps 1-4 of the normalization: return the text, its synthetic spans, the removed and zero-width counts."""
     removed = 0
     synthetic: list[tuple[int, int]] = []
     if not s.isascii():
@@ -337,7 +337,7 @@ def _prepare(s: str) -> tuple[str, list[tuple[int, int]], int, int]:
     if not s.isascii():
         if not unicodedata.is_normalized("NFC", s):
             if synthetic:
-                # Keep placeholder spans exact: normalise each source stretch between them on its own.
+                # Keep placeholder spans exact: normalize each source stretch between them on its own.
                 pieces, spans, pos, n = [], [], 0, 0
                 for a, b in synthetic:
                     src = unicodedata.normalize("NFC", s[pos:a])
@@ -360,7 +360,7 @@ def _prepare(s: str) -> tuple[str, list[tuple[int, int]], int, int]:
 
 
 def normalize(s: str, label_cells: dict[str, int] | None = None) -> Normalized:
-    """Normalise one segment of source text for layout (see the module docstring for every rule).
+    """Normalize one segment of source text for layout (see the module docstring for every rule).
 
     Parameters
     ----------
@@ -440,7 +440,7 @@ def cell_table(cps: np.ndarray | None = None) -> np.ndarray:
 
 def normalize_codes(s: str, table: np.ndarray, head: int = 0,
                     label_len: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray, int, int, int]:
-    """Normalise ``s`` like :func:`normalize` and map it to stream codes, with one compiled pass for steps 5-6.
+    """Normalize ``s`` like :func:`normalize` and map it to stream codes, with one compiled pass for steps 5-6.
 
     Equal, element for element, to mapping ``normalize(s).text`` through ``table`` (newline -> -1) with the
     synthetic spans as weight 0; it imports numba (use :func:`normalize` where start-up time matters).

@@ -11,7 +11,7 @@ Schema source: the ``RolloutItem`` enum and ``CompactedItem`` / ``SessionMeta`` 
                    :func:`snapglyph.readers.responses.read_responses`, so consecutive assistant-side items form one
                    assistant message and encrypted reasoning is a ``thinking`` part that is never drawn.
 ``compacted``      Codex's own compaction (``message``, optional ``replacement_history``): a user message holding the
-                   summary, in place (``meta["compacted"]``); the history it summarised stays, as in the other readers.
+                   summary, in place (``meta["compacted"]``); the history it summarized stays, as in the other readers.
 ``turn_context``   per-turn settings (``model``, ``cwd``, policies): not a message; the last ``model`` is the model.
 ``event_msg``      UI events that duplicate the items (``user_message``, ``agent_message``, ``exec_command_end``,
                    ``token_count``...): skipped, counted by subtype in ``meta["skipped"]``.

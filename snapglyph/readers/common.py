@@ -1,109 +1,20 @@
-"""Helpers shared by the transcript readers: image parts, JSON arguments, snapshot text, id numbering.
+"""Helpers shared by the transcript readers: image parts, JSON arguments, snapshot marking, id numbering.
 
-Nothing here is public API except :func:`parse_snapshot_text` (re-exported by :mod:`snapglyph.readers.registry`).
+Snapshot texts are parsed by :func:`snapglyph.model.snapshot_text.parse_snapshot_text` (re-exported by
+:mod:`snapglyph.readers.registry`).
 """
 
 from __future__ import annotations
 
 import json
-import re
 from typing import Any
 
 from ..errors import FormatError
 from ..model.messages import Message, Part, image_size
+from ..model.snapshot_text import parse_snapshot_text
 
-__all__ = [
-    "SNAPSHOT_PREFIX",
-    "parse_snapshot_text",
-]
-
-#: The text every snapshot message's last text part starts with (see :func:`parse_snapshot_text`).
-SNAPSHOT_PREFIX = "snapglyph snapshot:"
-
-_RANGE = re.compile(r"#(\d+)(?:\s*[-\u2013]\s*#?(\d+))?")
-_COVERED = re.compile(r"messages\s+((?:#\d+(?:\s*[-\u2013]\s*#?\d+)?\s*,?\s*(?:and\s+)?)+)")
-_DROPPED = re.compile(r"Not shown[^:]*:\s*((?:#\d+(?:\s*[-\u2013]\s*#?\d+)?\s*,?\s*(?:and\s+)?)+)")
-
-
-def _ranges(text: str) -> list[list[int]]:
-    out = []
-    for m in _RANGE.finditer(text):
-        lo = int(m.group(1))
-        hi = int(m.group(2)) if m.group(2) is not None else lo
-        if hi < lo:
-            lo, hi = hi, lo
-        out.append([lo, hi])
-    return out
-
-
-def _merge(ranges: list[list[int]]) -> list[list[int]]:
-    out: list[list[int]] = []
-    for lo, hi in sorted(ranges):
-        if out and lo <= out[-1][1] + 1:
-            out[-1][1] = max(out[-1][1], hi)
-        else:
-            out.append([lo, hi])
-    return out
-
-
-def parse_snapshot_text(text: str) -> dict | None:
-    """Parse the short text of a snapshot message written by ``snapglyph compact``.
-
-    The text has one of these forms (ranges comma-separated, a single id is ``#7``)::
-
-        snapglyph snapshot: the images above show messages #3-#418 as pages.
-        snapglyph snapshot: the images above show messages #41-#418 as pages. Not shown, or only in part: #3-#41.
-        snapglyph snapshot: messages #3-#40 are not shown.
-        snapglyph snapshot: ... The last 3 pages show outputs of the newest messages: #991 (tool result 1).
-
-    (the closing sentence names oversized parts of the newest messages, which stay in the tail as pointers: they are
-    not covered ids; an optional parenthesis after "Not shown"/"not shown" says how to recall them). The older form, where the
-    shown ranges included the dropped ones, parses to the same result.
-
-    Parameters
-    ----------
-    text : str
-        The last text part of a user message.
-
-    Returns
-    -------
-    dict or None
-        ``{"covered": [[lo, hi], ...], "dropped": [[lo, hi], ...]}`` with inclusive message-id ranges, sorted and
-        merged (``covered`` is every id the snapshot stands for, shown or not; ``dropped`` the ids not shown or
-        shown only in part, empty when none), or ``None`` when the text is not a snapshot text (wrong prefix, or
-        no range). Never raises.
-    """
-    if not isinstance(text, str) or not text.lstrip().startswith(SNAPSHOT_PREFIX):
-        return None
-    body = text.lstrip()[len(SNAPSHOT_PREFIX):]
-    full = re.search(r"pages show outputs of the newest messages:", body)
-    if full:  # oversized parts of the newest messages, shown on the last pages: not covered ids
-        body = body[:full.start()]
-        if not _RANGE.search(body):
-            return {"covered": [], "dropped": []}
-    none_shown = re.search(r"are not shown", body)
-    if none_shown:
-        m = _COVERED.search(body[:none_shown.start()])
-        dropped = _ranges(m.group(1)) if m else []
-        if not dropped:
-            return None
-        dropped = _merge(dropped)
-        return {"covered": dropped, "dropped": dropped}
-    cut = re.search(r"Not shown", body)
-    head = body[:cut.start()] if cut else body
-    m = _COVERED.search(head)
-    if not m:
-        return None
-    shown = _ranges(m.group(1))
-    if not shown:
-        return None
-    dropped: list[list[int]] = []
-    if cut:
-        d = _DROPPED.search(body[cut.start():])
-        if d:
-            dropped = _merge(_ranges(d.group(1)))
-    return {"covered": _merge(shown + dropped), "dropped": dropped}
-
+__all__ = ["as_str", "coerce_types", "dumps_args", "extra_keys", "image_part", "mark_snapshots", "number_messages",
+           "require_dict"]
 
 def number_messages(messages: list[Message]) -> None:
     """Assign message ids in place: ordinals ``0, 1, ...``, with snapshot messages taking their covered ids.

@@ -83,15 +83,15 @@ def _replay(entries: list[dict]) -> tuple[list[dict], dict, list[str]]:
         elif isinstance(e.get("sessionId"), str):
             meta.update(e)
         else:
-            facts["unrecognised"] += 1
+            facts["unrecognized"] += 1
     notes = []
     if facts["records rewritten"]:
         notes.append(f"{facts['records rewritten']} message records were written again under an earlier id; the "
                      "last record of each id is read, in the place of the first, as Gemini CLI does")
     if facts["rewound"]:
         notes.append(f"{facts['rewound']} messages were removed by $rewindTo records, as Gemini CLI does")
-    if facts["unrecognised"]:
-        notes.append(f"{facts['unrecognised']} lines that are neither messages nor metadata were skipped")
+    if facts["unrecognized"]:
+        notes.append(f"{facts['unrecognized']} lines that are neither messages nor metadata were skipped")
     msgs = meta.pop("messages", None)
     if isinstance(msgs, list) and msgs:
         notes.append(f"a $set record holds the whole message list ({len(msgs)} messages); it is read instead of "

@@ -37,7 +37,7 @@ from typing import Any
 from ..errors import FormatError
 from ..model.messages import Message, Part
 from .common import as_str, image_part
-from .requests import normalise_tools
+from .requests import normalize_tools
 
 __all__ = [
     "event_files",
@@ -166,7 +166,7 @@ def _sdk_tools(events: list[dict]) -> list[dict]:
     tools = []
     for t in (sp or {}).get("tools") or []:
         if isinstance(t, dict) and (isinstance(t.get("function"), dict) or "parameters" in t):
-            tools.extend(normalise_tools([t]))
+            tools.extend(normalize_tools([t]))
         elif isinstance(t, dict) and (t.get("name") or t.get("title")):
             tools.append({"name": as_str(t.get("name") or t.get("title")), "description": as_str(t.get("description")),
                           "parameters": {"type": "object", "properties": {}}})
@@ -269,7 +269,7 @@ def _v0_action(e: dict, out: list[Message], seen_responses: set, tools: list) ->
         return True
     if a == "system":
         out.append(Message(0, "system", [Part(kind="text", text=as_str(args.get("content")))], ids))
-        tools.extend(normalise_tools(args.get("tools")) if isinstance(args.get("tools"), list) else [])
+        tools.extend(normalize_tools(args.get("tools")) if isinstance(args.get("tools"), list) else [])
         return True
     return False
 

@@ -39,13 +39,14 @@ from typing import Any
 
 from ..errors import FormatError
 from ..model.messages import Message
+from ..model.snapshot_text import parse_snapshot_text
 from .aider import is_aider, read_aider
 from .cline import is_cline, read_cline
 from .codex import is_codex, read_codex
 from .gemini_cli import is_gemini_cli_json, is_gemini_cli_jsonl, read_gemini_cli
 from .openhands import (event_files, is_openhands_events, is_openhands_trajectory, read_openhands_events,
                         read_openhands_trajectory)
-from .common import coerce_types, mark_snapshots, number_messages, parse_snapshot_text
+from .common import coerce_types, mark_snapshots, number_messages
 from .requests import detect_request, read_anthropic, read_openai, read_swe_agent
 from .responses import read_responses
 from .sessions import is_claude_code, is_pi, read_claude_code, read_pi
@@ -340,7 +341,7 @@ def load_text(text: str, *, name: str = "<stdin>") -> Transcript:
     FormatError
         Malformed JSON where the name's extension says JSON or the text opens like a JSON object (``{"``) or an
         array of objects (``[{``); JSON in no supported format where the extension says JSON; a malformed message
-        inside a recognised format.
+        inside a recognized format.
     """
     if not isinstance(text, str):
         raise FormatError(f"load_text needs a str, not {type(text).__name__}")
@@ -423,7 +424,7 @@ def load(path: str | os.PathLike) -> Transcript:
     ------
     FormatError
         The file is missing or unreadable; a folder that is no OpenHands conversation; malformed JSON or an
-        unknown JSON shape in a ``.json``/``.jsonl``/``.traj`` file; a malformed message inside a recognised
+        unknown JSON shape in a ``.json``/``.jsonl``/``.traj`` file; a malformed message inside a recognized
         format.
     """
     p = Path(path)

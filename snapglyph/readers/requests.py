@@ -21,7 +21,7 @@ __all__ = [
     "read_anthropic",
     "read_openai",
     "read_swe_agent",
-    "normalise_tools",
+    "normalize_tools",
 ]
 
 _OPENAI_MSG_KEYS = frozenset({"role", "content", "name", "tool_calls", "tool_call_id", "function_call", "refusal",
@@ -37,7 +37,7 @@ _REQUEST_CONTENT_KEYS = frozenset({"messages", "system", "tools", "input", "inst
 
 
 # ----------------------------------------------------------------------------------------------------------- tools
-def normalise_tools(tools: Any, path: str | None = None) -> list[dict]:
+def normalize_tools(tools: Any, path: str | None = None) -> list[dict]:
     """Turn OpenAI chat, Anthropic or Responses tool definitions into ``{"name", "description", "parameters"}``.
 
     Tools that are not functions (Anthropic server tools, Responses built-ins) keep their name, an empty schema and
@@ -187,7 +187,7 @@ def read_openai(body: Any, path: str | None = None) -> tuple[list[Message], list
     """
     if isinstance(body, dict):
         msgs = body.get("messages")
-        tools = normalise_tools(body.get("tools") or body.get("functions"), path)
+        tools = normalize_tools(body.get("tools") or body.get("functions"), path)
         model, meta = body.get("model"), _request_meta(body)
     else:
         msgs, tools, model, meta = body, [], None, {}
@@ -371,7 +371,7 @@ def read_anthropic(body: Any, path: str | None = None) -> tuple[list[Message], l
     """Read an Anthropic messages request body (or a bare Anthropic message list).
 
     ``system`` (a string or text blocks) becomes message 0. A user message holding ``tool_result`` blocks becomes
-    role ``tool``: its tool results first, then its other blocks. ``tool_use`` input is serialised with
+    role ``tool``: its tool results first, then its other blocks. ``tool_use`` input is serialized with
     ``json.dumps(input, ensure_ascii=False)``.
 
     Parameters
@@ -394,7 +394,7 @@ def read_anthropic(body: Any, path: str | None = None) -> tuple[list[Message], l
     """
     if isinstance(body, dict):
         msgs = body.get("messages")
-        tools, model, meta = normalise_tools(body.get("tools"), path), body.get("model"), _request_meta(body)
+        tools, model, meta = normalize_tools(body.get("tools"), path), body.get("model"), _request_meta(body)
         system = body.get("system")
     else:
         msgs, tools, model, meta, system = body, [], None, {}, None

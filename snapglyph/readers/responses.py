@@ -13,7 +13,7 @@ from typing import Any
 from ..errors import FormatError
 from ..model.messages import Message, Part
 from .common import as_str, dumps_args, extra_keys, image_part, require_dict
-from .requests import _part_extra, _request_meta, _unknown_block, normalise_tools
+from .requests import _part_extra, _request_meta, _unknown_block, normalize_tools
 
 __all__ = [
     "read_responses",
@@ -84,7 +84,7 @@ def read_responses(body: Any, path: str | None = None) -> tuple[list[Message], l
     """
     if isinstance(body, dict):
         items = body.get("input", [])
-        tools, model, meta = normalise_tools(body.get("tools"), path), body.get("model"), _request_meta(body)
+        tools, model, meta = normalize_tools(body.get("tools"), path), body.get("model"), _request_meta(body)
         instructions = body.get("instructions")
     else:
         items, tools, model, meta, instructions = body, [], None, {}, None

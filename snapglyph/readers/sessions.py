@@ -305,7 +305,7 @@ def read_pi(entries: list[dict], path: str | None = None) -> tuple[list[Message]
     Version 1 files are linear; version 2+ files are a tree, and the conversation is the path from the last entry
     with an ``id`` back through ``parentId``. ``compaction`` and ``branch_summary`` entries become user messages
     holding their summary (``meta["compaction"]`` / ``meta["branch_summary"]``) in place; the history they
-    summarise stays too. ``custom_message`` entries and ``bashExecution`` messages become user messages (pi sends
+    summarize stays too. ``custom_message`` entries and ``bashExecution`` messages become user messages (pi sends
     them to the model as user text; ``!!`` commands marked ``excludeFromContext`` are skipped). Thinking
     signatures go to ``Part.signature``, never into text. ``model_change``, ``thinking_level_change``,
     ``custom``, ``label`` and ``session_info`` entries are not messages and are counted in ``meta["skipped"]``.

@@ -1,0 +1,84 @@
+"""Step 4 of :func:`~snapglyph.compaction.compactor.compact`: assemble the request messages.
+
+``head + [snapshot message] + tail``: the snapshot message holds the kept pages of the middle, then the pages of
+paged outputs, then the caller's summary if any, then the snapshot text (:mod:`snapglyph.model.snapshot_text`)
+naming the ids shown and not shown. While the request body exceeds the profile's byte limit, the oldest page is
+dropped.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from ..model.ids import id_ranges
+from ..model.messages import Message, Part
+from ..model.snapshot_text import snapshot_text
+from ..providers.limits import check_messages, request_fits
+from .dropping import dropped_ids
+from .snapshot import page_parts
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .conversation import Conversation
+    from .dropping import Fit
+    from .plan import Plan
+
+__all__ = ["Assembly", "assemble", "snapshot_message"]
+
+
+@dataclass
+class Assembly:
+    """The assembled request.
+
+    Attributes
+    ----------
+    messages : list of Message
+        ``head + [snapshot] + tail``.
+    request : dict
+        Their request body.
+    kept : list of Page
+        Middle pages sent (fewer than :attr:`Fit.kept` when the request bytes forced a drop).
+    dropped : list of int
+        Middle ids not shown (or shown only in part).
+    """
+
+    messages: list[Message]
+    request: dict
+    kept: list
+    dropped: list[int]
+
+
+def snapshot_message(conv: "Conversation", plan: "Plan", fit: "Fit", kept: list, recall_tool: bool) -> Message:
+    """The snapshot message for ``kept`` pages of the middle (and the fit's paged outputs and summary)."""
+    middle_ids = plan.middle_ids
+    dropped = dropped_ids(middle_ids, kept, plan.pages)
+    parts = page_parts(list(kept) + fit.paged_pages(), conv.prof)
+    if fit.summary:
+        parts.append(Part("text", text=fit.summary))
+    first = kept[0].first_id if kept else None
+    shown = [i for i in middle_ids if first is not None and i >= first]
+    paged = [(p.message_id, p.kind, p.ordinal, len(p.pages), p.n_rendered) for p in fit.paged]
+    parts.append(Part("text", text=snapshot_text(shown, dropped, recall_tool="recall_messages" if recall_tool
+                                                 else None, paged=paged)))
+    snap_id = middle_ids[0] if middle_ids else (conv.norm[plan.head_end - 1].id + 1 if plan.head_end else 0)
+    return Message(snap_id, "user", parts, {"snapshot": {"covered": id_ranges(middle_ids),
+                                                         "dropped": id_ranges(dropped)}})
+
+
+def assemble(conv: "Conversation", plan: "Plan", fit: "Fit", recall_tool: bool) -> Assembly:
+    """Build the output messages and request; drop the oldest pages while the request bytes exceed the limit.
+
+    Raises
+    ------
+    LimitError
+        A provider limit the request still breaks (no page left to drop).
+    """
+    head = conv.norm[:plan.head_end]
+    kept = list(fit.kept)
+    while True:
+        out = head + [snapshot_message(conv, plan, fit, kept, recall_tool)] + fit.tail
+        req = conv.request(out)
+        if request_fits(req, conv.prof) or not kept:
+            check_messages(out, conv.prof, request=req)
+            return Assembly(out, req, kept, dropped_ids(plan.middle_ids, kept, plan.pages))
+        kept = kept[1:]

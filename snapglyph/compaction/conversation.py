@@ -1,0 +1,183 @@
+"""Step 1 of :func:`~snapglyph.compaction.compactor.compact`: the input read, its snapshots expanded, normalized and
+priced.
+
+:func:`prepare` turns whatever the caller passed (messages, a transcript, a request body) into a
+:class:`Conversation`: the source (every earlier snapshot replaced by the stored source it stands for), the
+dialect's normalized messages, and the token cost of each.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Callable, Sequence
+
+from ..errors import InputError
+from ..model.messages import Message
+from ..model.snapshot_text import snapshot_text
+from ..providers import dialects
+from ..providers.profiles import Profile
+from ..providers.request_model import request_model
+from .estimate import MESSAGE_OVERHEAD, TokenCosts
+from .second_pass import conversation_key, expand_snapshots
+from .store import SourceStore
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ..raster.render import Page
+
+__all__ = ["Conversation", "prepare", "resolve_dialect", "to_messages"]
+
+
+def resolve_dialect(prof: Profile, dialect: str | None) -> str:
+    """The dialect to write: ``dialect`` if given (checked), else the profile's own.
+
+    Examples
+    --------
+    >>> from snapglyph.providers.profiles import profile
+    >>> resolve_dialect(profile("claude"), None), resolve_dialect(profile("claude"), "responses")
+    ('anthropic', 'responses')
+    """
+    dialect = dialect or getattr(prof, "dialect", None) or ("anthropic" if prof.name.startswith("claude")
+                                                            else "openai")
+    if dialect not in dialects.DIALECTS:
+        raise InputError(f"unknown dialect {dialect!r}; known dialects: {', '.join(dialects.DIALECTS)}")
+    return dialect
+
+
+def to_messages(source: Any) -> tuple[list[Message], list[dict], str | None]:
+    """``(messages, tool definitions, model)`` of a list of Message, a Transcript or a request body.
+
+    Raises
+    ------
+    InputError
+        For anything else.
+
+    Examples
+    --------
+    >>> msgs, tools, model = to_messages({"model": "gpt-4o", "messages": [{"role": "user", "content": "hi"}]})
+    >>> [(m.id, m.role, m.text()) for m in msgs], model
+    ([(0, 'user', 'hi')], 'gpt-4o')
+    """
+    if isinstance(source, (dict, list)) and (not source or not isinstance(source, list)
+                                             or not isinstance(source[0], Message)):
+        from ..readers.registry import from_request
+        t = from_request(source)
+        return t.messages, t.tools, t.model
+    if hasattr(source, "messages") and hasattr(source, "tools"):
+        return list(source.messages), list(source.tools), getattr(source, "model", None)
+    if not isinstance(source, (list, tuple)):
+        raise InputError(f"compact() takes a list of snapglyph.Message, a Transcript, or a request body (a dict "
+                         f"or a list of provider messages), not {type(source).__name__}")
+    msgs = list(source)
+    if not all(isinstance(m, Message) for m in msgs):
+        raise InputError("compact() takes a list of snapglyph.Message, a Transcript, or a request body (a dict "
+                         "or a list of provider messages)")
+    return msgs, [], None
+
+
+def _with_recall_tool(tools: list[dict]) -> list[dict]:
+    from .recall import RECALL_TOOL_NAME, recall_tool
+    spec = recall_tool("responses")
+    return [t for t in tools if t.get("name") != RECALL_TOOL_NAME] + [
+        {"name": spec["name"], "description": spec["description"], "parameters": spec["parameters"]}]
+
+
+@dataclass
+class Conversation:
+    """A conversation ready to be cut: source, normalized messages, their token costs, and the request settings.
+
+    Attributes
+    ----------
+    prof : Profile
+    dialect, model : str
+    max_tokens : int
+        Output tokens reserved inside the budget.
+    tools : list of dict
+        Neutral tool definitions the request carries.
+    store : SourceStore
+        Bound to this conversation.
+    source_in : list of Message
+        The input as given (earlier snapshots not expanded).
+    source : list of Message
+        The source: every earlier snapshot replaced by the messages it stands for.
+    norm : list of Message
+        ``source`` normalized for the dialect (the messages sent verbatim).
+    per : list of int
+        Estimated tokens of each message of ``norm``.
+    fixed : int
+        Tokens of the tool definitions plus the reserved output.
+    before : int
+        Estimated tokens of the input request.
+    draw : callable
+        ``draw(messages) -> list of Page``: the renderer with the caller's profile, cell, mode and font.
+    """
+
+    prof: Profile
+    dialect: str
+    model: str
+    max_tokens: int
+    tools: list[dict]
+    store: SourceStore
+    source_in: list[Message]
+    source: list[Message]
+    norm: list[Message]
+    rewrites: Counter
+    costs: TokenCosts
+    per: list[int]
+    fixed: int
+    before: int
+    draw: Callable[[list[Message]], "list[Page]"]
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def total(self) -> int:
+        """Estimated tokens of the normalized conversation sent whole (tool definitions and output included)."""
+        return self.fixed + sum(self.per)
+
+    @functools.cached_property
+    def snapshot_text_cost(self) -> int:
+        """Tokens charged for the snapshot message's text (its longest usual form) and framing."""
+        return self.costs.text(snapshot_text([0, 10**6], [0, 10**6])) + MESSAGE_OVERHEAD
+
+    def request(self, messages: Sequence[Message]) -> dict:
+        """The request body of ``messages`` in this conversation's dialect, model, output reserve and tools."""
+        return dialects.to_request(list(messages), dialect=self.dialect, model=self.model,
+                                   max_tokens=self.max_tokens, tools=self.tools)
+
+
+def prepare(messages: Any, *, prof: Profile, dialect: str, store: SourceStore | None, model: str | None,
+            max_tokens: int, tools: Sequence[dict] | None, recall_tool: bool,
+            draw: Callable[[list[Message]], "list[Page]"]) -> Conversation:
+    """Read, expand, normalize and price a conversation (see :func:`snapglyph.compact` for the arguments).
+
+    Raises
+    ------
+    InputError
+        A wrong input type, or no user message after normalization.
+    StoreError
+        An earlier snapshot whose source the store lacks, or a store of another conversation.
+    """
+    source_in, src_tools, src_model = to_messages(messages)
+    all_tools = list(src_tools) + list(tools or [])
+    if recall_tool:
+        all_tools = _with_recall_tool(all_tools)
+    model, notes = request_model(model, src_model, prof)
+    key = conversation_key(source_in)
+    if store is not None:
+        store.bind(key)
+    source = expand_snapshots(source_in, store)
+    store = store if store is not None else SourceStore()
+    store.bind(key)
+    costs = TokenCosts(prof)
+    norm, rewrites = dialects.normalize(source, dialect=dialect)
+    if not any(m.role in ("user", "tool") for m in norm):
+        raise InputError("nothing to send: the conversation has no user message (after removing empty ones)")
+    tool_defs = dialects.tool_definitions(all_tools, norm, dialect=dialect)
+    fixed = (costs.text(json.dumps(tool_defs, ensure_ascii=False)) if tool_defs else 0) + max_tokens
+    per = [costs.message(m) for m in norm]
+    before = fixed + sum(costs.message(m) for m in source)
+    return Conversation(prof=prof, dialect=dialect, model=model, max_tokens=max_tokens, tools=all_tools,
+                        store=store, source_in=source_in, source=source, norm=norm, rewrites=rewrites, costs=costs,
+                        per=per, fixed=fixed, before=before, draw=draw, notes=notes)

@@ -1,0 +1,208 @@
+"""Step 2 of :func:`~snapglyph.compaction.compactor.compact`: plan the cut (where the head ends, where the tail
+starts) and render the middle between them.
+
+The head is the system prompt and the first user turn. A cut point is a place before a user or an assistant
+message after the head: never between an assistant message's tool calls and their results. The plan takes the
+longest tail that fits the budget beside the head and the middle's pages; pages are append-stable, so one render
+of the largest middle gives an upper and a lower bound for every smaller middle, and only cut points the bounds
+leave open are rendered exactly (at most :data:`snapglyph._config.EXACT_RENDERS` of them).
+"""
+
+from __future__ import annotations
+
+import bisect
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Sequence
+
+from .._config import EXACT_RENDERS
+from ..errors import BudgetError
+from ..model.messages import Message, images_in
+from ..providers.limits import has_big_image, image_allowance
+from ..providers.profiles import Profile
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .conversation import Conversation
+
+__all__ = ["Plan", "cut_points", "head_end", "page_caps", "plan_cut"]
+
+
+@dataclass
+class Plan:
+    """Where :func:`plan_cut` cut the conversation, and the middle's pages.
+
+    Attributes
+    ----------
+    head_end : int
+        Index in the normalized messages just past the head.
+    cut : int
+        Index in the normalized messages of the first tail message.
+    pages : list of Page
+        The whole middle rendered, oldest first (before any page is dropped).
+    page_cap : int
+        Pages the request may carry beside its own images at this cut (provider image limits).
+    middle : list of Message
+        Source messages of the middle (ids between the head and the tail).
+    fits : bool
+        False when even the newest round with every page does not fit: the tail then takes the longest run within
+        half of what the head leaves, and later steps page its outputs or drop pages.
+    exact_renders : int
+        Middles rendered exactly to settle cut points the bounds left open.
+    """
+
+    head_end: int
+    cut: int
+    pages: list = field(default_factory=list)
+    page_cap: int = 0
+    middle: list[Message] = field(default_factory=list)
+    fits: bool = True
+    exact_renders: int = 0
+
+    @property
+    def middle_ids(self) -> list[int]:
+        """Ids of the middle's messages, oldest first."""
+        return [m.id for m in self.middle]
+
+
+def head_end(msgs: Sequence[Message]) -> int:
+    """Index just past the head: the system prompt(s) and the first user turn.
+
+    The first user turn is the first user message together with the user messages right after it (providers
+    merge consecutive user messages into one turn; an aborted, empty assistant reply between them is removed by
+    normalization), e.g. a ``/mode`` command followed by the actual task.
+
+    Examples
+    --------
+    >>> from snapglyph.model.messages import Part
+    >>> roles = ["system", "user", "user", "assistant", "user"]
+    >>> head_end([Message(i, r, [Part("text", text="x")]) for i, r in enumerate(roles)])
+    3
+    """
+    i = 0
+    while i < len(msgs) and msgs[i].role == "system":
+        i += 1
+    while i < len(msgs) and msgs[i].role != "user":
+        i += 1
+    while i < len(msgs) and msgs[i].role == "user":
+        i += 1
+    while i < len(msgs) and msgs[i].role == "tool":
+        i += 1
+    return i
+
+
+def cut_points(msgs: Sequence[Message], h: int) -> list[int]:
+    """Cut points after the head ``msgs[:h]``, oldest first; ``[h]`` (an empty middle) when there is none.
+
+    Examples
+    --------
+    >>> from snapglyph.model.messages import Part
+    >>> roles = ["user", "assistant", "tool", "assistant", "user"]
+    >>> cut_points([Message(i, r, [Part("text", text="x")]) for i, r in enumerate(roles)], 1)
+    [3, 4]
+    """
+    return [c for c in range(h + 1, len(msgs)) if msgs[c].role in ("user", "assistant")] or [h]
+
+
+def page_caps(norm: Sequence[Message], h: int, prof: Profile) -> list[int]:
+    """For each cut ``c``, how many pages a request may carry beside the images of the head and ``norm[c:]``.
+
+    One pass from the end (linear in the messages), with the limits of :mod:`snapglyph.providers.limits`.
+
+    Examples
+    --------
+    >>> from snapglyph.model.messages import Part
+    >>> from snapglyph.providers.profiles import profile
+    >>> msgs = [Message(0, "user", [Part("text", text="x")]), Message(1, "user", [Part("image", width=9, height=9)])]
+    >>> page_caps(msgs, 1, profile("claude"))
+    [99, 99, 100]
+    """
+    head_imgs = images_in(norm[:h])
+    n, big = len(head_imgs), has_big_image(prof, head_imgs)
+    caps = [0] * (len(norm) + 1)
+    for c in range(len(norm), -1, -1):
+        if c < len(norm):
+            ims = images_in([norm[c]])
+            n += len(ims)
+            big = big or has_big_image(prof, ims)
+        caps[c] = image_allowance(prof, n, big)
+    return caps
+
+
+@dataclass
+class _Bounds:
+    """Token cost of each cut point, from one render of the largest middle (pages are append-stable)."""
+
+    base: int                 # tool definitions, reserved output and head
+    suffix: list[int]         # suffix[c]: tokens of norm[c:]
+    caps: list[int]
+    first_ids: list[int]      # first message id on each page of the largest middle (non-decreasing)
+    ids: list[int]            # id of each normalized message
+    full_page: int            # tokens of a full page
+    min_page: int             # tokens of a page one patch row high
+    snap_text: int            # tokens of the snapshot text
+
+    def n_pages(self, c: int) -> int:
+        return min(bisect.bisect_right(self.first_ids, self.ids[c] - 1), self.caps[c])
+
+    def upper(self, c: int) -> int:
+        """Never below the exact cost: the last page charged at full height."""
+        n = self.n_pages(c)
+        return self.base + self.suffix[c] + (n * self.full_page + self.snap_text if n else 0)
+
+    def lower(self, c: int) -> int:
+        """Never above the exact cost: the last page charged at one patch row."""
+        n = self.n_pages(c)
+        return self.base + self.suffix[c] + ((n - 1) * self.full_page + self.min_page + self.snap_text if n else 0)
+
+
+def _middle(conv: "Conversation", h: int, c: int) -> list[Message]:
+    head_last = conv.norm[h - 1].id if h else -1
+    return [m for m in conv.source if head_last < m.id < conv.norm[c].id]
+
+
+def plan_cut(conv: "Conversation", budget: int) -> Plan:
+    """Choose the cut: the longest tail that fits ``budget`` beside the head and the middle's pages.
+
+    The cost is not monotonic in the cut (a longer tail can mean one page less), so cut points are tried from the
+    oldest on: the bounds settle most of them, and one between its bounds is rendered exactly.
+
+    Raises
+    ------
+    BudgetError
+        The head alone (with the tool definitions and the reserved output) exceeds the budget.
+    """
+    norm, prof = conv.norm, conv.prof
+    h = head_end(norm)
+    if h >= len(norm):
+        raise BudgetError(f"the head alone (the system prompt and the first user turn, {conv.total} tokens with the "
+                          f"reserved output) exceeds the budget of {budget} tokens", needed=conv.total, budget=budget)
+    cuts = cut_points(norm, h)
+    suffix = [0] * (len(norm) + 1)
+    for i in range(len(norm) - 1, -1, -1):
+        suffix[i] = suffix[i + 1] + conv.per[i]
+    caps = page_caps(norm, h, prof)
+    full = conv.draw(_middle(conv, h, cuts[-1]))
+    b = _Bounds(conv.fixed + sum(conv.per[:h]), suffix, caps,
+                [p.first_id if p.first_id is not None else -1 for p in full], [m.id for m in norm],
+                prof.image_tokens(*prof.page_size), prof.image_tokens(prof.page_size[0], prof.patch),
+                conv.snapshot_text_cost)
+    renders = 0
+    for c in cuts:
+        if b.lower(c) > budget:
+            continue
+        if b.upper(c) <= budget:
+            middle = _middle(conv, h, c)
+            return Plan(h, c, conv.draw(middle), caps[c], middle, True, renders)
+        if renders >= EXACT_RENDERS:  # enough exact renders: settle the rest by the bounds alone
+            continue
+        renders += 1
+        middle = _middle(conv, h, c)
+        trial = conv.draw(middle)
+        kept = trial[-caps[c]:] if caps[c] else []
+        if b.base + suffix[c] + (conv.costs.pages(kept) + b.snap_text if kept else 0) <= budget:
+            return Plan(h, c, trial, caps[c], middle, True, renders)
+    # Even the newest round with every page does not fit: the newest pages and the tail share what the head
+    # leaves, the tail taking the longest run within half of it (at least the newest round).
+    half = (budget - b.base) // 2
+    c = next((c for c in cuts if suffix[c] <= half), cuts[-1])
+    middle = _middle(conv, h, c)
+    return Plan(h, c, conv.draw(middle) if c != cuts[-1] else full, caps[c], middle, False, renders)

@@ -1,0 +1,84 @@
+"""What :func:`~snapglyph.compaction.compactor.compact` returns."""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+
+from .store import SourceStore
+
+__all__ = ["CompactResult"]
+
+
+@dataclass
+class CompactResult:
+    """What :func:`compact` returns; unpacks as ``request, store = compact(...)``.
+
+    Attributes
+    ----------
+    request : dict
+        The request body in the target dialect.
+    store : SourceStore
+        Sources of every message shown as pages (and of every earlier one it already held).
+    pages : list
+        The :class:`~snapglyph.raster.render.Page` objects sent (oldest first).
+    head_ids, middle_ids, tail_ids : list of int
+        Message ids in each part (``middle_ids`` includes ids whose pages were dropped).
+    dropped_ids : list of int
+        Middle ids whose pages were dropped to meet a limit or the budget (recallable from the store).
+    rewrites : collections.Counter
+        Normalization rewrites by kind.
+    tokens_before, tokens_after : int
+        Estimated request tokens of the input and of the output (reserved output tokens included).
+    passthrough : bool
+        True when the input already fitted and was passed through (normalized).
+    notes : list of str
+        Warnings worth reading (e.g. a request model that reads pages by another profile's rules).
+    paged : list of tuple
+        ``(message id, kind, ordinal)`` of each oversized part of the newest messages shown as pages (the tail holds
+        a pointer in its place; see :mod:`snapglyph.compaction.tail_paging`).
+    middle_text_tokens : int
+        Estimated tokens the messages shown as pages would cost as text (for the image-vs-text comparison).
+    cache_break : str or None
+        Set when the input held an earlier snapshot and its oldest shown pages changed (more pages dropped for
+        the budget or a limit), so a provider's prompt cache of them is lost; None otherwise.
+    """
+
+    request: dict
+    store: SourceStore
+    pages: list = field(default_factory=list)
+    head_ids: list[int] = field(default_factory=list)
+    middle_ids: list[int] = field(default_factory=list)
+    tail_ids: list[int] = field(default_factory=list)
+    dropped_ids: list[int] = field(default_factory=list)
+    rewrites: Counter = field(default_factory=Counter)
+    tokens_before: int = 0
+    tokens_after: int = 0
+    passthrough: bool = False
+    cache_break: str | None = None
+    middle_text_tokens: int = 0
+    paged: list = field(default_factory=list)
+    notes: list = field(default_factory=list)
+    profile: str = ""
+    dialect: str = ""
+
+    def __iter__(self):
+        return iter((self.request, self.store))
+
+    def summary(self) -> str:
+        """One line: messages in head/middle/tail, pages, rewrites, estimated tokens before and after."""
+        return self._summary() + "".join(f"; note: {n}" for n in self.notes)
+
+    def _summary(self) -> str:
+        rw = sum(self.rewrites.values())
+        if self.passthrough:
+            return (f"snapglyph: input fits the budget, passed through ({len(self.tail_ids)} messages, {rw} rewrites)"
+                    f"; tokens {self.tokens_before} -> {self.tokens_after} (estimated, profile {self.profile})")
+        dropped = f" ({len(self.dropped_ids)} not shown, recallable)" if self.dropped_ids else ""
+        cache = f"; cache break: {self.cache_break}" if self.cache_break else ""
+        if self.paged:
+            cache = f"; {len(self.paged)} oversized part(s) of the newest messages shown as pages" + cache
+        return (f"snapglyph: head {len(self.head_ids)} / middle {len(self.middle_ids)}{dropped} / tail "
+                f"{len(self.tail_ids)} messages; {len(self.pages)} pages; {rw} rewrites; tokens "
+                f"{self.tokens_before} -> {self.tokens_after} (estimated, profile {self.profile}, "
+                f"dialect {self.dialect}){cache}")

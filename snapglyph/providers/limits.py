@@ -1,0 +1,203 @@
+"""Provider limits on a request: the one place each is checked.
+
+A reader profile (:class:`~snapglyph.providers.profiles.Profile`) carries the limits with their sources; this module
+applies them, for the compactor (on neutral messages, raising :class:`~snapglyph.errors.LimitError`), for
+:func:`snapglyph.validate` (on a request body, as faults) and for the compactor's planning (how many pages still fit
+beside a conversation's own images):
+
+- ``max_images``: images per request, the tail's own images included;
+- ``max_image_bytes``: bytes of one image as sent (base64 length);
+- the many-image rule: with more than ``many_image_threshold`` images, no side above ``many_image_max_side`` px;
+- ``max_request_bytes``: bytes of the JSON request body (UTF-8).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Sequence
+
+from ..errors import LimitError
+from ..model.messages import Message, Part, images_in
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .profiles import Profile
+
+__all__ = ["Breach", "ImageInfo", "breaches", "check_messages", "has_big_image", "image_allowance", "request_bytes",
+           "request_fits"]
+
+
+@dataclass(frozen=True)
+class ImageInfo:
+    """What the limits need to know of one image.
+
+    Attributes
+    ----------
+    index : int or None
+        Index of the message (or input item) holding it, for the fault report.
+    nbytes : int
+        Size as sent: the base64 length (0 for an image given by URL).
+    width, height : int or None
+        Pixel size where known.
+    """
+
+    index: int | None
+    nbytes: int
+    width: int | None = None
+    height: int | None = None
+
+
+@dataclass(frozen=True)
+class Breach:
+    """One provider limit a request breaks.
+
+    Attributes
+    ----------
+    limit : str
+        ``max_images``, ``max_image_bytes``, ``many_image_max_side`` or ``max_request_bytes``.
+    index : int or None
+        Message index of the image at fault; ``None`` for the request as a whole.
+    text : str
+        What is wrong, naming the profile's limit.
+    """
+
+    limit: str
+    index: int | None
+    text: str
+
+
+def request_bytes(body: dict) -> int:
+    """Size in bytes of a request body as sent (``json.dumps`` defaults, as the dialect writers' output is sent; UTF-8).
+
+    Examples
+    --------
+    >>> request_bytes({"model": "é"})  # '{"model": "é"}': 14 characters, é two bytes in UTF-8
+    15
+    """
+    return len(json.dumps(body, ensure_ascii=False).encode("utf-8", "surrogatepass"))
+
+
+def _big(prof: "Profile", width: int | None, height: int | None) -> bool:
+    side = prof.many_image_max_side
+    return side is not None and max(width or 0, height or 0) > side
+
+
+def breaches(prof: "Profile", images: Sequence[ImageInfo], nbytes: int | None = None) -> list[Breach]:
+    """Every limit of ``prof`` that a request with ``images`` (and ``nbytes`` of body, when given) breaks.
+
+    Parameters
+    ----------
+    prof : Profile
+    images : sequence of ImageInfo
+        Every image of the request, in order.
+    nbytes : int, optional
+        Request body size in bytes (see :func:`request_bytes`); not checked when omitted.
+
+    Returns
+    -------
+    list of Breach
+        Empty when every limit holds.
+
+    Examples
+    --------
+    >>> from snapglyph.providers.profiles import profile
+    >>> [b.limit for b in breaches(profile("claude"), [ImageInfo(0, 10, 2100, 100)] * 21)][:2]
+    ['many_image_max_side', 'many_image_max_side']
+    >>> breaches(profile("claude"), [ImageInfo(0, 10, 100, 100)], nbytes=100)
+    []
+    """
+    out: list[Breach] = []
+    n = len(images)
+    if n > prof.max_images:
+        out.append(Breach("max_images", None, f"{n} images in one request; profile {prof.name} allows "
+                                              f"{prof.max_images}"))
+    many = prof.many_image_threshold is not None and n > prof.many_image_threshold
+    for im in images:
+        if im.nbytes > prof.max_image_bytes:
+            out.append(Breach("max_image_bytes", im.index, f"an image of {im.nbytes} bytes (base64); profile "
+                                                           f"{prof.name} allows {prof.max_image_bytes}"))
+        if many and _big(prof, im.width, im.height):
+            out.append(Breach("many_image_max_side", im.index,
+                              f"a {im.width}x{im.height} image in a request of {n} images; above "
+                              f"{prof.many_image_threshold} images profile {prof.name} allows at most "
+                              f"{prof.many_image_max_side} px a side"))
+    if nbytes is not None and nbytes > prof.max_request_bytes:
+        out.append(Breach("max_request_bytes", None, f"the request body is {nbytes} bytes; profile {prof.name} "
+                                                     f"allows {prof.max_request_bytes}"))
+    return out
+
+
+def _info(parts: Sequence[Part]) -> list[ImageInfo]:
+    return [ImageInfo(None, len(q.data or ""), q.width, q.height) for q in parts]
+
+
+def check_messages(messages: Sequence[Message], prof: "Profile", *, request: dict | None = None) -> None:
+    """Raise :class:`LimitError` naming the first limit ``messages`` (and the request body) break.
+
+    Parameters
+    ----------
+    messages : sequence of Message
+        The request's messages (every image, tool results' included, counts).
+    prof : Profile
+    request : dict, optional
+        The request body; its size is checked when given.
+
+    Raises
+    ------
+    LimitError
+        With ``limit`` set to the limit's name.
+
+    Examples
+    --------
+    >>> from snapglyph.providers.profiles import profile
+    >>> check_messages([Message(0, "user", [Part("image", data="x" * 10)] * 101)], profile("claude"))
+    Traceback (most recent call last):
+    ...
+    snapglyph.errors.LimitError: 101 images in one request; profile claude allows 100
+    """
+    found = breaches(prof, _info(images_in(messages)),
+                     request_bytes(request) if request is not None else None)
+    if found:
+        raise LimitError(found[0].text, limit=found[0].limit)
+
+
+def request_fits(body: dict, prof: "Profile") -> bool:
+    """Whether the body's size is within ``prof``'s ``max_request_bytes``.
+
+    Examples
+    --------
+    >>> from snapglyph.providers.profiles import profile
+    >>> request_fits({"messages": []}, profile("claude"))
+    True
+    """
+    return request_bytes(body) <= prof.max_request_bytes
+
+
+def has_big_image(prof: "Profile", images: Sequence[Part]) -> bool:
+    """Whether one of ``images`` has a side above ``prof``'s many-image limit (known sizes only).
+
+    Examples
+    --------
+    >>> from snapglyph.providers.profiles import profile
+    >>> has_big_image(profile("claude"), [Part("image", width=2100, height=100)])
+    True
+    """
+    return any(_big(prof, q.width, q.height) for q in images)
+
+
+def image_allowance(prof: "Profile", n_images: int, has_big: bool) -> int:
+    """How many more images (pages of the profile's geometry) a request already holding ``n_images`` may carry.
+
+    The pages never exceed the many-image side limit themselves; when one of the request's own images does
+    (``has_big``, see :func:`has_big_image`), the request must stay at or below the count that triggers the rule.
+
+    Examples
+    --------
+    >>> from snapglyph.providers.profiles import profile
+    >>> image_allowance(profile("claude"), 1, False), image_allowance(profile("claude"), 1, True)
+    (99, 19)
+    """
+    cap = prof.max_images - n_images
+    if has_big and prof.many_image_threshold is not None:
+        cap = min(cap, prof.many_image_threshold - n_images)
+    return max(0, cap)
