@@ -90,7 +90,8 @@ class Transcript:
         Raises
         ------
         FormatError
-            If the file is not a transcript (its first line is no ``session`` line; the file is left as it is), or
+            If the file is not a transcript (its first line is no transcript line, an object with ``id``,
+            ``parentId`` and a ``type`` of this module; the file is left as it is), or
             a complete line before the last ``turn_end`` is not valid JSON (real corruption, not a crash).
         """
         res = LoadResult()
@@ -154,9 +155,10 @@ class Transcript:
                 first = json.loads(data[:nl])
             except ValueError:
                 first = None
-            ok = isinstance(first, dict) and first.get("type") == "session" and "id" in first
+            ok = (isinstance(first, dict) and first.get("type") in ("session", "message", "turn_end")
+                  and "id" in first and "parentId" in first)
         if not ok:
-            raise FormatError(f"{self.path} is not an agent_demo transcript (its first line is no session line); "
+            raise FormatError(f"{self.path} is not an agent_demo transcript (its first line is no transcript line); "
                               "it is left untouched: give --transcript a new file or one this demo wrote",
                               path=str(self.path))
 
