@@ -19,7 +19,9 @@ import tempfile
 import time
 from pathlib import Path
 
-from .clients import AnthropicClient, OpenAIClient
+from snapglyph.errors import ProviderError, SnapglyphError
+
+from .clients import AnthropicClient, CallFailed, OpenAIClient
 from .loop import Agent, AgentStop, LoopConfig
 from .sim_errors import PROVIDERS
 from .tools import Workspace
@@ -134,11 +136,12 @@ def main(argv: list[str] | None = None) -> int:
     Returns
     -------
     int
-        The process exit code: 0 on success; 2 for an unknown ``--provider`` (one line on stderr naming the known
-        ones) or when the loop had to stop (:class:`~agent_demo.loop.AgentStop`). Bad options exit 2 through
-        argparse.
+        The process exit code: 0 on success; 1 when the provider fails (unreachable, or an error that is not an
+        overflow, after retries); 2 for an unknown ``--provider`` (one line on stderr naming the known ones), a
+        ``--transcript`` that is not a transcript, or when the loop had to stop
+        (:class:`~agent_demo.loop.AgentStop`). Bad options exit 2 through argparse. Every error is one line.
     """
-    ap = argparse.ArgumentParser(prog="python -m agent_demo", description=__doc__.splitlines()[0])
+    ap = argparse.ArgumentParser(prog="python -m agent_demo", description=_plain(__doc__))
     ap.add_argument("--simulate", action="store_true", help="run against the local simulator (no key, no network)")
     ap.add_argument("--provider", default=None, metavar="NAME",
                     help="--simulate: the provider whose overflow bodies are sent (ollama truncates silently "
@@ -146,21 +149,28 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--dialect", choices=("openai", "anthropic"), default=None,
                     help="wire format; default anthropic for the anthropic, anthropic-max-tokens and bedrock "
                          "providers, else openai")
-    ap.add_argument("--base-url", help="OpenAI-compatible base URL, e.g. http://127.0.0.1:8000/v1")
-    ap.add_argument("--model", default="sim")
+    ap.add_argument("--base-url", help="the server's base URL, e.g. http://127.0.0.1:8000/v1 for an "
+                                       "OpenAI-compatible one (default: none; give it or --simulate)")
+    ap.add_argument("--model", default="sim", help="model name sent in each request (default: sim)")
     ap.add_argument("--api-key-env", default=None, help="environment variable holding the key "
                     "(default OPENAI_API_KEY or ANTHROPIC_API_KEY)")
     ap.add_argument("--context-window", type=int, default=32_768,
-                    help="the window the loop assumes, in tokens (an overflow body naming a smaller one wins)")
+                    help="the window the loop assumes, in tokens (an overflow body naming a smaller one wins; "
+                         "default: 32768)")
     ap.add_argument("--sim-window", type=int, default=12_000,
-                    help="--simulate: the window the simulated server enforces (as if started with a small -c)")
-    ap.add_argument("--max-tokens", type=int, default=512)
-    ap.add_argument("--max-rounds", type=int, default=12)
-    ap.add_argument("--max-turns", type=int, default=50)
-    ap.add_argument("--turns", type=int, default=2, help="--simulate: scripted user turns to run")
-    ap.add_argument("--workspace", help="workspace folder (simulate: a temporary demo project)")
-    ap.add_argument("--transcript", help="JSONL transcript path (default: in a temporary folder)")
-    ap.add_argument("--resume", action="store_true", help="continue the transcript's conversation")
+                    help="--simulate: the window the simulated server enforces, as if started with a small -c "
+                         "(default: 12000)")
+    ap.add_argument("--max-tokens", type=int, default=512, help="output tokens asked per request (default: 512)")
+    ap.add_argument("--max-rounds", type=int, default=12,
+                    help="model calls per user turn before the loop asks for a final answer (default: 12)")
+    ap.add_argument("--max-turns", type=int, default=50, help="user turns per session (default: 50)")
+    ap.add_argument("--turns", type=int, default=2, help="--simulate: scripted user turns to run (default: 2)")
+    ap.add_argument("--workspace", help="folder the tools read and run in (default: a temporary folder; with "
+                                        "--simulate it holds a small demo project)")
+    ap.add_argument("--transcript", help="JSONL transcript this demo writes; a file that is not one is refused "
+                                         "(default: in a temporary folder)")
+    ap.add_argument("--resume", action="store_true",
+                    help="continue the transcript's conversation (says so when there is nothing to resume)")
     ap.add_argument("--script", choices=("demo", "short"), default="demo", help=argparse.SUPPRESS)
     ap.add_argument("--check-truncation", action="store_true",
                     help="detect silent truncation (Ollama); on by itself with --simulate --provider ollama")
@@ -203,6 +213,29 @@ def main(argv: list[str] | None = None) -> int:
     agent = Agent(client, dialect=a.dialect, model=a.model, workspace=Workspace(ws_dir), transcript=transcript,
                   config=cfg, log=lambda s: print("  " + s, flush=True))
     t0 = time.perf_counter()
+    try:
+        return _run(a, agent, sim, transcript, t0)
+    except (SnapglyphError, CallFailed) as e:  # a transcript that is not one, a provider that fails or is down
+        print(f"{ap.prog}: error: {_one_line(e)}", file=sys.stderr)
+        return 1 if isinstance(e, (ProviderError, CallFailed)) else 2
+    except KeyboardInterrupt:
+        return 130
+
+
+def _one_line(e: BaseException) -> str:
+    text = " ".join(str(e).split())
+    if "Connection error" in text or (isinstance(e, CallFailed) and e.status is None):
+        text += " (is the server at --base-url running and reachable?)"
+    return text
+
+
+def _plain(doc: str) -> str:
+    """A docstring as plain help text: reStructuredText ``literals`` and :role:`targets` as their bare words."""
+    text = re.sub(r":\w+:`~?([^`]+)`", lambda m: m.group(1).rsplit(".", 1)[-1], doc)
+    return text.replace("``", "").strip()
+
+
+def _run(a, agent, sim, transcript, t0) -> int:
     try:
         agent.start(resume=a.resume)
         prompts = a.prompt or ([TASK] + [f"Follow-up {k}: what is in src/parse.py?" for k in range(1, a.turns)]

@@ -165,7 +165,11 @@ class Agent:
             if loaded.set_aside:
                 self.log(f"transcript: set aside {loaded.set_aside} bytes of an unfinished turn or torn line")
             self.counters.sessions = loaded.sessions + 1
-            if resume:
+            if resume and not loaded.turns:
+                self.log(f"resume: nothing to resume: {self.transcript.path} "
+                         + ("holds no finished turn" if self.transcript.path.exists() else "does not exist yet")
+                         + "; starting a new conversation")
+            elif resume:
                 self.context = list(loaded.messages)
                 self.counters.turns = loaded.turns
                 self.log(f"resume: {loaded.turns} turns, {len(self.context)} messages restored")

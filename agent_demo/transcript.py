@@ -90,12 +90,15 @@ class Transcript:
         Raises
         ------
         FormatError
-            If a complete line before the last ``turn_end`` is not valid JSON (real corruption, not a crash).
+            If the file is not a transcript (its first line is no transcript line, an object with ``id``,
+            ``parentId`` and a ``type`` of this module; the file is left as it is), or
+            a complete line before the last ``turn_end`` is not valid JSON (real corruption, not a crash).
         """
         res = LoadResult()
         if not self.path.exists():
             return res
         data = self.path.read_bytes()
+        self._check_is_transcript(data)
         end = data.rfind(b"\n") + 1                      # bytes after the last newline: a torn line
         lines = data[:end].split(b"\n")[:-1] if end else []
         entries: list[dict] = []
@@ -139,6 +142,25 @@ class Transcript:
                 os.fsync(f.fileno())
         self.last_id = res.last_id
         return res
+
+    def _check_is_transcript(self, data: bytes) -> None:
+        """Refuse a file that is not a transcript (a precious.json given by mistake): recovery would move it aside."""
+        if not data:
+            return
+        nl = data.find(b"\n")
+        if nl < 0:  # a first line torn by a crash: a prefix of the session line _write writes
+            ok = data.startswith(b'{"id":"')
+        else:
+            try:
+                first = json.loads(data[:nl])
+            except ValueError:
+                first = None
+            ok = (isinstance(first, dict) and first.get("type") in ("session", "message", "turn_end")
+                  and "id" in first and "parentId" in first)
+        if not ok:
+            raise FormatError(f"{self.path} is not an agent_demo transcript (its first line is no transcript line); "
+                              "it is left untouched: give --transcript a new file or one this demo wrote",
+                              path=str(self.path))
 
     def _write(self, entries: list[dict]) -> None:
         new = not self.path.exists()

@@ -35,8 +35,8 @@ def _resolve_profile(args: argparse.Namespace, default: str = "claude"):
 
 
 def _load_input(path: str):
-    from .readers.registry import load, load_text
-    t = load_text(sys.stdin.read(), name="<stdin>") if path == "-" else load(path)
+    from .readers.registry import load, load_bytes
+    t = load_bytes(sys.stdin.buffer.read(), name="<stdin>") if path == "-" else load(path)
     for note in t.notes:  # what the reader repaired (torn line, records run together, phantom parents)
         print(f"snapglyph: note: {note}", file=sys.stderr)
     return t
@@ -62,6 +62,7 @@ def _workers(text: str) -> int:
 
 def cmd_render(args: argparse.Namespace) -> int:
     """`snapglyph render`: write DIR/page-NNNN.png and DIR/manifest.json, page by page; returns the exit status."""
+    from .raster.page_folder import clear_stale_pages
     from .raster.pool import encode_ahead, resolve_workers
     from .raster.render import iter_pages
     prof = _resolve_profile(args)
@@ -77,6 +78,9 @@ def cmd_render(args: argparse.Namespace) -> int:
         (out / name).write_bytes(page.png)
         pages.append({"file": name, "width": page.width, "height": page.height, "chars": page.chars,
                       "first_id": page.first_id, "last_id": page.last_id})
+    stale = clear_stale_pages(out, [p["file"] for p in pages])
+    if stale:
+        print(f"snapglyph: removed {len(stale)} page(s) of an earlier run: {', '.join(stale)}", file=sys.stderr)
     manifest = {"profile": prof.name, "pages": pages}
     (out / "manifest.json").write_text(json.dumps(manifest, indent=1) + "\n", encoding="utf-8")
     print(f"{len(pages)} pages ({prof.name}) written to {out}/", file=sys.stderr)
@@ -89,7 +93,7 @@ def _default_store(args: argparse.Namespace) -> tuple[Path | None, Path]:
     if args.store:
         return Path(args.store), Path(args.store)
     read = Path(args.input + ".store.jsonl") if args.input != "-" else None
-    if args.out:
+    if args.out and args.out != "-":
         write = Path(args.out + ".store.jsonl")
     else:
         write = Path((Path(args.input).name if args.input != "-" else "stdin") + ".store.jsonl")
@@ -101,11 +105,14 @@ def cmd_compact(args: argparse.Namespace) -> int:
     from .compaction.compactor import compact
     from .compaction.store import SourceStore
     prof = _resolve_profile(args)
+    if args.out is None and sys.stdout.isatty():
+        raise InputError("refusing to write the request (JSON with base64 page images, often megabytes) to a "
+                         "terminal; give --out FILE, or --out - to write it to standard output anyway")
     t = _load_input(args.input)
     if t.format == "text":
         raise InputError(f"{args.input}: plain text is not a conversation; use `snapglyph render` for text")
     read, write = _default_store(args)
-    if args.out and Path(args.out).is_dir():
+    if args.out and args.out != "-" and Path(args.out).is_dir():
         raise InputError(f"--out {args.out} is a folder; give the request file's path")
     store = SourceStore(read) if read is not None else SourceStore()
     kw = dict(profile=prof, dialect=args.dialect, budget=args.budget, store=store, max_tokens=args.max_tokens,
@@ -113,14 +120,14 @@ def cmd_compact(args: argparse.Namespace) -> int:
               recall_tool=args.recall_tool)
     if args.free_tiers:
         from .compaction.tiers import compact_ladder
-        ladder = compact_ladder(t, keep_images=args.keep_images, **kw)
+        ladder = _with_remedy(compact_ladder, t, args, keep_images=args.keep_images, **kw)
         res = ladder.result
         for rep in ladder.reports:
             print(f"snapglyph: tier {rep.tier}: {rep.detail}", file=sys.stderr)
     else:
-        res = compact(t, **kw)
+        res = _with_remedy(compact, t, args, **kw)
     body = json.dumps(res.request, ensure_ascii=False, indent=None)
-    if args.out:
+    if args.out and args.out != "-":
         Path(args.out).parent.mkdir(parents=True, exist_ok=True)
         Path(args.out).write_text(body + "\n", encoding="utf-8")
     else:
@@ -129,6 +136,21 @@ def cmd_compact(args: argparse.Namespace) -> int:
         res.store.save(write)
     print(res.summary() + (f"; store {write}" if res.middle_ids else ""), file=sys.stderr)
     return 0
+
+
+def _with_remedy(fn, t, args: argparse.Namespace, **kw):
+    """Call ``fn(t, **kw)``; a BudgetError gains the options that would meet it (--budget, --max-tokens)."""
+    from .errors import BudgetError
+    try:
+        return fn(t, **kw)
+    except BudgetError as e:
+        if e.needed is None or e.budget is None or e.needed <= e.budget:
+            raise
+        fix = f"; raise --budget to {e.needed} or more"
+        if args.max_tokens and args.max_tokens > e.needed - e.budget:
+            fix += (f", or lower --max-tokens (the output reserve: {args.max_tokens} of the {e.needed} tokens "
+                    f"needed) to {args.max_tokens - (e.needed - e.budget)} or less")
+        raise BudgetError(str(e) + fix, needed=e.needed, budget=e.budget) from None
 
 
 def cmd_cost(args: argparse.Namespace) -> int:
@@ -172,20 +194,37 @@ def cmd_recall(args: argparse.Namespace) -> int:
     """`snapglyph recall`: print the exact source of messages by id from a store; returns 0."""
     from .compaction.store import SourceStore
     from .compaction.recall import format_recall, parse_ids
-    store = SourceStore(args.store)
     if not Path(args.store).exists():
         raise InputError(f"{args.store}: no such source store")
-    print(format_recall(store, parse_ids(args.ids)))
+    store = SourceStore(args.store)
+    _write_text(format_recall(store, parse_ids(args.ids)) + "\n")
     return 0
+
+
+def _write_text(text: str) -> None:
+    """Write ``text`` to standard output as UTF-8; a character UTF-8 cannot hold (a lone surrogate from a JSON
+    escape in the source) is written as its escape (``\\udc80``), never a crash."""
+    out = getattr(sys.stdout, "buffer", None)
+    if out is None:  # a text-only stream (tests): escape in the text
+        sys.stdout.write(text.encode("utf-8", "backslashreplace").decode("utf-8"))
+        return
+    sys.stdout.flush()
+    out.write(text.encode("utf-8", "backslashreplace"))
+    out.flush()
 
 
 def cmd_validate(args: argparse.Namespace) -> int:
     """`snapglyph validate`: print every fault of a request; returns 1 if there is one, else 0."""
     from .providers.validation import validate
     try:
-        body = json.loads(Path(args.file).read_text(encoding="utf-8"))
+        body = json.loads(Path(args.file).read_bytes().decode("utf-8"))
+    except UnicodeDecodeError as e:
+        raise InputError(f"{args.file} is not UTF-8 text (byte {e.object[e.start]:#04x} at offset {e.start}); "
+                         "expected a JSON request body") from None
     except json.JSONDecodeError as e:
         raise InputError(f"{args.file}: malformed JSON ({e})") from None
+    except RecursionError:
+        raise InputError(f"{args.file}: JSON nests too deeply to read") from None
     faults = validate(body, args.dialect, profile=_resolve_profile(args) if (args.profile or args.model) else None)
     for f in faults:
         print(str(f))
@@ -236,25 +275,32 @@ def cmd_serve(args: argparse.Namespace) -> int:
 
 
 def _parser() -> argparse.ArgumentParser:
+    from . import __version__
+    from .providers.profiles import profile_names
+    names = ", ".join(profile_names())
     p = _Parser(prog="snapglyph", description="Render the old middle of an agent conversation as "
                                 "dense glyph pages and rebuild the request: head + pages + tail.")
+    p.add_argument("--version", action="version", version=f"snapglyph {__version__}")
     sub = p.add_subparsers(dest="command", required=True, parser_class=_Parser)
 
     def prof_opts(sp: argparse.ArgumentParser) -> None:
-        sp.add_argument("--profile", "-p", default=None, help="reader profile (default: claude)")
+        sp.add_argument("--profile", "-p", default=None, metavar="NAME",
+                        help=f"reader profile: {names} (default: claude, or the one --model picks)")
         sp.add_argument("--model", default=None,
-                        help="pick the profile from a model name (claude-*, gpt-*, ...) unless --profile is given")
+                        help="pick the profile from a model name (claude-*, gpt-*, gemini-*, qwen*, pixtral*) "
+                             "unless --profile is given (default: none)")
 
     def page_opts(sp: argparse.ArgumentParser) -> None:
         sp.add_argument("--cell", default=None, help="cell size: 5x8, 6x12, 8x16 or WxH (default: the profile's)")
         sp.add_argument("--family", choices=["outline", "bitmap"], default=None,
-                        help="font family (default: the cell's measured default)")
+                        help="font family (default: bitmap below 10 px cell height, else outline)")
         sp.add_argument("--mode", default="dense", choices=["dense", "lines"], help="layout mode (default: dense)")
 
     r = sub.add_parser("render", help="render a transcript or text file to PNG pages + manifest.json")
     r.add_argument("input", help="transcript file, .txt file, or - for standard input")
     prof_opts(r)
-    r.add_argument("--out", "-o", default="pages", help="output folder (default: ./pages)")
+    r.add_argument("--out", "-o", default="pages",
+                   help="output folder; pages an earlier run left there are replaced (default: ./pages)")
     r.add_argument("--workers", type=_workers, default=None,
                    help="threads encoding PNGs beside layout (default: the number of cores; 1: serial)")
     page_opts(r)
@@ -263,48 +309,61 @@ def _parser() -> argparse.ArgumentParser:
     c = sub.add_parser("compact", help="compact a conversation into a request: head + page images + tail")
     c.add_argument("input", help="transcript or request JSON file, or - for standard input")
     prof_opts(c)
-    c.add_argument("--dialect", choices=["openai", "anthropic", "responses"], default=None)
-    c.add_argument("--budget", type=int, default=100_000, help="most tokens the whole request may cost")
-    c.add_argument("--max-tokens", type=int, default=4096, help="output tokens reserved inside the budget")
+    c.add_argument("--dialect", choices=["openai", "anthropic", "responses"], default=None,
+                   help="wire format of the request written: OpenAI chat completions, Anthropic messages or OpenAI "
+                        "Responses (default: the profile's own, e.g. anthropic for claude, openai for openai)")
+    c.add_argument("--budget", type=int, default=100_000,
+                   help="most tokens the whole request may cost, reserved output included (default: 100000)")
+    c.add_argument("--max-tokens", type=int, default=4096,
+                   help="output tokens reserved inside the budget, written as the request's max_tokens "
+                        "(default: 4096)")
     c.add_argument("--request-model", default=None,
                    help="model name written into the request (default: --model, else the source's, else the profile)")
     c.add_argument("--recall-tool", action="store_true",
                    help="add the recall_messages tool so the model can ask for the exact text of a message by id")
-    c.add_argument("--store", default=None, help="source store (default: OUT.store.jsonl; read: INPUT.store.jsonl)")
-    c.add_argument("--out", "-o", default=None, help="write the request here (default: standard output)")
+    c.add_argument("--store", default=None,
+                   help="source store (default: write OUT.store.jsonl, read INPUT.store.jsonl where it exists)")
+    c.add_argument("--out", "-o", default=None,
+                   help="write the request to this file, or - for standard output (default: standard output, "
+                        "but never to a terminal)")
     c.add_argument("--free-tiers", action="store_true",
                    help="first omit uneventful old tool results and drop old images (originals go to the store)")
-    c.add_argument("--keep-images", type=_non_negative, default=4, help="images kept by --free-tiers (default: 4)")
+    c.add_argument("--keep-images", type=_non_negative, default=4,
+                   help="newest images kept by --free-tiers (default: 4)")
     page_opts(c)
     c.set_defaults(func=cmd_compact)
 
     k = sub.add_parser("cost", help="text tokens vs image tokens per profile, whole transcript and middle")
     k.add_argument("input", help="transcript file, .txt file, or - for standard input")
-    k.add_argument("--profile", "-p", action="append", default=None, help="profile (repeat for several)")
-    k.add_argument("--model", default=None, help="add the profile picked from a model name")
-    k.add_argument("--budget", type=int, default=100_000, help="budget for the middle (as compact --budget)")
-    k.add_argument("--mode", default="dense", choices=["dense", "lines"])
-    k.add_argument("--json", action="store_true", help="print JSON")
+    k.add_argument("--profile", "-p", action="append", default=None, metavar="NAME",
+                   help=f"profile, repeat for several: {names} (default: claude)")
+    k.add_argument("--model", default=None, help="add the profile picked from a model name (default: none)")
+    k.add_argument("--budget", type=int, default=100_000,
+                   help="budget for the middle, as compact --budget (default: 100000)")
+    k.add_argument("--mode", default="dense", choices=["dense", "lines"], help="layout mode (default: dense)")
+    k.add_argument("--json", action="store_true", help="print JSON instead of a table")
     k.add_argument("--plot", default=None, metavar="FILE.png", help="draw the numbers (needs matplotlib)")
     k.set_defaults(func=cmd_cost)
 
     d = sub.add_parser("demo", help="compact a bundled real transcript into ./snapglyph-demo/")
-    d.add_argument("--out", default="snapglyph-demo")
+    d.add_argument("--out", default="snapglyph-demo", help="output folder (default: ./snapglyph-demo)")
     prof_opts(d)
-    d.add_argument("--budget", type=int, default=100_000)
+    d.add_argument("--budget", type=int, default=100_000, help="token budget of the request (default: 100000)")
     d.set_defaults(func=cmd_demo)
 
     f = sub.add_parser("fonts", help="list the bundled fonts, cell sizes and coverage")
     f.set_defaults(func=cmd_fonts)
 
     v = sub.add_parser("validate", help="check a request body against a dialect's grammar and a profile's limits")
-    v.add_argument("file")
-    v.add_argument("--dialect", choices=["openai", "anthropic", "responses"], required=True)
+    v.add_argument("file", help="a request body (JSON file)")
+    v.add_argument("--dialect", choices=["openai", "anthropic", "responses"], required=True,
+                   help="the request's wire format (required)")
     prof_opts(v)
     v.set_defaults(func=cmd_validate)
 
     rc = sub.add_parser("recall", help="print the source of messages shown as pages")
-    rc.add_argument("store", help="source store JSONL file")
+    rc.add_argument("store", help="source store JSONL file (compact writes it beside the request: "
+                                  "REQUEST.store.jsonl)")
     rc.add_argument("ids", help="message ids: 12 or #12 or 3-9 or 3,5,7")
     rc.set_defaults(func=cmd_recall)
 
@@ -334,6 +393,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _err(str(e))
     except (BrokenPipeError, KeyboardInterrupt):
         return 1
+    except RecursionError:
+        return _err("the input nests too deeply to process")
+    except UnicodeError as e:
+        return _err(f"text that cannot be encoded or decoded as UTF-8 ({e.reason}, {type(e).__name__})")
     except FileNotFoundError as e:
         return _err(f"{e.filename}: no such file")
     except IsADirectoryError as e:

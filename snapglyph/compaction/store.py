@@ -47,6 +47,15 @@ def message_from_dict(d: dict) -> Message:
         raise StoreError(f"not a stored message: {e}") from None
 
 
+def _is_request(line: str) -> bool:
+    """Whether a line is a request body (``messages`` or ``input`` at the top), not a store record."""
+    try:
+        rec = json.loads(line)
+    except (ValueError, RecursionError):
+        return False
+    return isinstance(rec, dict) and ("messages" in rec or "input" in rec) and "message" not in rec
+
+
 class SourceStore:
     """Message sources keyed by message id, in memory and optionally on disk.
 
@@ -74,9 +83,16 @@ class SourceStore:
             lines = path.read_text(encoding="utf-8").splitlines()
         except OSError as e:
             raise StoreError(f"cannot read source store {path}: {e}") from None
+        except UnicodeDecodeError:
+            raise StoreError(f"{path} is not a source store: it is not UTF-8 text") from None
         for n, line in enumerate(lines, 1):
             if not line.strip():
                 continue
+            if n == 1 and line.lstrip().startswith("{") and _is_request(line):
+                beside = Path(str(path) + ".store.jsonl")
+                raise StoreError(f"{path} is a request (what compact writes), not its source store; use the store "
+                                 f"written beside it, {beside}"
+                                 + ("" if beside.exists() else " (not found: give compact's --store)"))
             try:
                 rec = json.loads(line)
                 if "conversation" in rec:
@@ -86,8 +102,10 @@ class SourceStore:
                     self._tails[str(rec["tail_of"])] = [int(i) for i in rec["ids"]]
                     continue
                 m = message_from_dict(rec["message"])
-            except (json.JSONDecodeError, KeyError, TypeError, StoreError) as e:
+            except StoreError as e:
                 raise StoreError(f"{path}:{n}: not a source-store line ({e})") from None
+            except (json.JSONDecodeError, KeyError, TypeError, RecursionError) as e:
+                raise StoreError(f"{path}:{n}: not a source-store line ({type(e).__name__}: {e})") from None
             self._messages[m.id] = m
 
     def put(self, messages: Iterable[Message]) -> None:

@@ -173,9 +173,10 @@ def _openrouter_input(total: str, detail: str | None) -> int | None:
 
 
 def _loads(text: str) -> Any:
+    """Parsed JSON, or None for text that is not JSON or nests too deeply to parse (read as plain text then)."""
     try:
         return json.loads(text)
-    except ValueError:
+    except (ValueError, RecursionError):
         return None
 
 
@@ -253,16 +254,19 @@ def _find_int(obj: Any, key: str, depth: int = 0) -> int | None:
     return None
 
 
-def _message(part: Any) -> str:
+def _message(part: Any, depth: int = 0) -> str:
     if isinstance(part, str):
         return part
-    if isinstance(part, dict):
+    if isinstance(part, dict) and depth <= 8:
         for key in ("message", "Message", "detail"):
             if isinstance(part.get(key), str):
                 return part[key]
         if isinstance(part.get("error"), (str, dict)):
-            return _message(part["error"])
-    return json.dumps(part, ensure_ascii=False)[:500]
+            return _message(part["error"], depth + 1)
+    try:
+        return json.dumps(part, ensure_ascii=False)[:500]
+    except (RecursionError, ValueError, TypeError):  # nested too deeply (or not JSON): its type is all we say
+        return f"<{type(part).__name__} nested too deeply to show>"
 
 
 def _refine(provider: str, text: str) -> str:

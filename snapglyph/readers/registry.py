@@ -54,8 +54,10 @@ from .sessions import is_claude_code, is_pi, read_claude_code, read_pi
 __all__ = [
     "FORMATS",
     "Transcript",
+    "decode_text",
     "from_request",
     "load",
+    "load_bytes",
     "load_text",
     "parse_snapshot_text",
 ]
@@ -437,16 +439,88 @@ def load(path: str | os.PathLike) -> Transcript:
         raw = p.read_bytes()
     except OSError as e:
         raise FormatError(f"cannot read {sp}: {e.strerror or e}", path=sp) from None
+    t = _load_bytes(raw, p.name, sp)
+    t.meta.setdefault("path", sp)
+    return t
+
+
+def decode_text(raw: bytes, name: str, path: str | None = None) -> tuple[str, int]:
+    """Decode the bytes of a transcript or text file as UTF-8, refusing binary data.
+
+    Parameters
+    ----------
+    raw : bytes
+        The content.
+    name : str
+        The file's name (or ``<stdin>``), named in the error.
+    path : str, optional
+        The file's path, for the error's ``path``.
+
+    Returns
+    -------
+    text, bad : str, int
+        The text (bytes that are not UTF-8 replaced with U+FFFD) and how many were replaced.
+
+    Raises
+    ------
+    FormatError
+        When the first :data:`SNIFF_BYTES` look binary (:func:`looks_binary`).
+
+    Examples
+    --------
+    >>> decode_text("héllo".encode(), "a.txt")
+    ('héllo', 0)
+    >>> text, bad = decode_text(b"ok \\xff", "a.txt")
+    >>> text == "ok \\N{REPLACEMENT CHARACTER}", bad
+    (True, 1)
+    >>> decode_text(bytes(range(256)) * 4, "<stdin>")
+    Traceback (most recent call last):
+    ...
+    snapglyph.errors.FormatError: <stdin> looks like a binary file (NUL, control or non-UTF-8 bytes), not a transcript or text
+    """
     if looks_binary(raw[:SNIFF_BYTES]):
-        raise FormatError(f"{sp} looks like a binary file (NUL, control or non-UTF-8 bytes), not a transcript or "
-                          "text", path=sp)
+        raise FormatError(f"{name} looks like a binary file (NUL, control or non-UTF-8 bytes), not a transcript or "
+                          "text", path=path)
     try:
-        text, bad = raw.decode("utf-8"), 0
+        return raw.decode("utf-8"), 0
     except UnicodeDecodeError:
         text = raw.decode("utf-8", errors="replace")
-        bad = text.count("\ufffd") - raw.decode("utf-8", errors="ignore").count("\ufffd")
-    t = _load(text, p.name, sp, p.suffix.lower() in _JSON_EXTS)
-    t.meta.setdefault("path", sp)
+        return text, text.count("\ufffd") - raw.decode("utf-8", errors="ignore").count("\ufffd")
+
+
+def _load_bytes(raw: bytes, name: str, path: str | None) -> Transcript:
+    text, bad = decode_text(raw, path or name, path)
+    t = _load(text, name, path, Path(name).suffix.lower() in _JSON_EXTS)
     if bad:
         t.meta["decode_errors"] = bad
     return t
+
+
+def load_bytes(data: bytes, *, name: str = "<stdin>") -> Transcript:
+    """Read a transcript (or plain text) given as bytes, such as standard input, exactly as :func:`load` reads a file.
+
+    Parameters
+    ----------
+    data : bytes
+        The content.
+    name : str
+        A name for messages and extension hints, as in :func:`load_text`.
+
+    Returns
+    -------
+    Transcript
+        As :func:`load_text`; bytes that are not UTF-8 are replaced with U+FFFD (``meta["decode_errors"]``).
+
+    Raises
+    ------
+    FormatError
+        Binary data (see :func:`decode_text`), and everything :func:`load_text` raises.
+
+    Examples
+    --------
+    >>> load_bytes(b'[{"role": "user", "content": "hi"}]').messages[0].text()
+    'hi'
+    """
+    if not isinstance(data, (bytes, bytearray, memoryview)):
+        raise FormatError(f"load_bytes needs bytes, not {type(data).__name__}")
+    return _load_bytes(bytes(data), name, None)

@@ -1,0 +1,75 @@
+"""A folder of rendered pages: ``page-NNNN.png`` files listed by ``manifest.json`` (what ``snapglyph render`` writes).
+
+A second render into the same folder replaces the pages; pages of the earlier run that the new one did not write
+are removed, so the folder never holds a page its manifest does not list. Only files the earlier manifest names
+are touched; anything else in the folder stays.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import Iterable
+
+__all__ = ["PAGE_NAME", "clear_stale_pages", "page_name"]
+
+PAGE_NAME = re.compile(r"page-\d{4,}\.png")
+"""The file names of pages (``page-0001.png``); a manifest entry of another shape is never deleted."""
+
+
+def page_name(index: int) -> str:
+    """Return the file name of page ``index`` (0-based).
+
+    Examples
+    --------
+    >>> page_name(0), page_name(11)
+    ('page-0001.png', 'page-0012.png')
+    """
+    return f"page-{index + 1:04d}.png"
+
+
+def clear_stale_pages(folder: str | Path, written: Iterable[str]) -> list[str]:
+    """Remove the pages an earlier run's ``manifest.json`` lists that this run did not write.
+
+    Call it after writing the new pages and before writing the new manifest (the earlier one is read here).
+
+    Parameters
+    ----------
+    folder : str or path
+        The output folder.
+    written : iterable of str
+        File names of the pages this run wrote.
+
+    Returns
+    -------
+    list of str
+        The file names removed, sorted. Empty when there is no earlier manifest (or it is not readable JSON:
+        then nothing is removed, since nothing says which files were pages).
+
+    Examples
+    --------
+    >>> import json, tempfile, pathlib
+    >>> d = pathlib.Path(tempfile.mkdtemp())
+    >>> for n in ("page-0001.png", "page-0002.png", "notes.txt"):
+    ...     _ = (d / n).write_bytes(b"x")
+    >>> _ = (d / "manifest.json").write_text(json.dumps({"pages": [{"file": "page-0001.png"},
+    ...                                                           {"file": "page-0002.png"}]}))
+    >>> clear_stale_pages(d, ["page-0001.png"])
+    ['page-0002.png']
+    >>> sorted(p.name for p in d.iterdir())
+    ['manifest.json', 'notes.txt', 'page-0001.png']
+    """
+    folder = Path(folder)
+    try:
+        earlier = json.loads((folder / "manifest.json").read_text(encoding="utf-8"))
+        names = {p["file"] for p in earlier["pages"] if isinstance(p, dict) and isinstance(p.get("file"), str)}
+    except (OSError, ValueError, KeyError, TypeError, RecursionError):
+        return []
+    keep = set(written)
+    removed = []
+    for name in sorted(names - keep):
+        if PAGE_NAME.fullmatch(name) and (folder / name).is_file():
+            (folder / name).unlink()
+            removed.append(name)
+    return removed
