@@ -205,3 +205,76 @@ def test_startup_errors_are_one_line(tmp_path, capsys):
                 assert rc == 2 and want in err and len(err.strip().splitlines()) == 1, (args, err)
     finally:
         held.close()
+
+
+# -- recovery and sticky compaction ---------------------------------------------------------------------------------
+def _log_text(n: int) -> str:
+    return "\n".join(f"2026-12-01 03:{n % 60:02d}:{k:02d} worker[{n}] step {k}: processed batch {n * 100 + k} "
+                     f"in {k * 7 % 93} ms, queue depth {k * 3 % 17}" for k in range(24))
+
+
+def _pages(raw: bytes) -> list[str]:
+    """Base64 data of every image in a request body as received, in order."""
+    body = json.loads(raw)
+    out = []
+    for m in body.get("messages") or body.get("input") or []:
+        for b in m.get("content") if isinstance(m.get("content"), list) else []:
+            if b.get("type") == "image":
+                out.append(b["source"]["data"])
+            elif b.get("type") == "image_url":
+                out.append(b["image_url"]["url"])
+            elif b.get("type") == "input_image":
+                out.append(b["image_url"])
+    return out
+
+
+def _anthropic_turn(a, msgs: list, n: int, stream: bool) -> str:
+    msgs.append({"role": "user", "content": f"turn {n}: here is the next log, what stands out?\n{_log_text(n)}"})
+    if stream:
+        with a.messages.stream(model="claude-sonnet-4-6", max_tokens=256, messages=msgs) as s:
+            text = s.get_final_message().content[0].text
+    else:
+        text = a.messages.create(model="claude-sonnet-4-6", max_tokens=256, messages=msgs).content[0].text
+    msgs.append({"role": "assistant", "content": text})
+    return text
+
+
+def _openai_turn(o, msgs: list, n: int, stream: bool) -> str:
+    msgs.append({"role": "user", "content": f"turn {n}: here is the next log, what stands out?\n{_log_text(n)}"})
+    if stream:
+        chunks = o.chat.completions.create(model="gpt-5.4", max_tokens=256, messages=msgs, stream=True)
+        text = "".join(c.choices[0].delta.content or "" for c in chunks if c.choices)
+    else:
+        text = o.chat.completions.create(model="gpt-5.4", max_tokens=256, messages=msgs).choices[0].message.content
+    msgs.append({"role": "assistant", "content": text})
+    return text
+
+
+@pytest.mark.parametrize("dialect", ["anthropic", "openai"])
+def test_long_session_recovers_and_keeps_pages_byte_identical(tmp_path, dialect, caplog_serve):
+    turns = 18
+    with Simulator(lambda d, b: answer(f"noted, turn {len(b.get('messages', []))}"), provider=dialect,
+                   context_window=3500) as sim, _proxy(sim, tmp_path) as bg:
+        client = _ant(bg.url) if dialect == "anthropic" else _oai(bg.url)
+        turn = _anthropic_turn if dialect == "anthropic" else _openai_turn
+        msgs = [{"role": "system", "content": "You read logs."}] if dialect == "openai" else []
+        msgs.append({"role": "user", "content": "Task: watch the worker logs I paste and tell me what stands out."})
+        msgs.append({"role": "assistant", "content": "Ready."})
+        for n in range(turns):
+            assert turn(client, msgs, n, stream=n % 2 == 0).startswith("noted")   # no error reached the client
+        status = httpx.get(bg.url + "/snapglyph/status").json()
+    ok = [e for e in sim.log if e["kind"] == "ok"]
+    assert len(ok) == turns and [e["kind"] for e in sim.log].count("overflow") == 1
+    assert all(e["prompt_tokens"] <= 3500 for e in ok)
+    (conv,) = status["conversations"]
+    assert conv["dialect"] == dialect and conv["cuts"] >= 1 and conv["window"] == 3500
+    # after the first overflow every request is compacted; between cuts the pages are byte-identical and the
+    # verbatim tail grows by one turn per request
+    first = next(i for i, e in enumerate(sim.log) if e["kind"] == "overflow")
+    pages = [_pages(e["raw"]) for e in sim.log[first + 1:]]
+    assert all(pages)
+    same = sum(1 for a, b in zip(pages, pages[1:]) if a == b)
+    cuts = sum(1 for a, b in zip(pages, pages[1:]) if a != b)
+    assert cuts + 1 == conv["cuts"] and same >= 2 * cuts and same >= 4
+    lines = [r.getMessage() for r in caplog_serve.records if r.name == "snapglyph.serve"]
+    assert sum(" recovered " in line for line in lines) == 1 and sum(" sticky " in line for line in lines) == same

@@ -8,6 +8,7 @@ A compacted body is the client's own body with only the conversation replaced (`
 from __future__ import annotations
 
 import fnmatch
+import functools
 import hashlib
 import json
 import re
@@ -60,6 +61,7 @@ def image_refusal(text: str) -> bool:
     return bool(_IMAGE_REFUSAL.search(text or ""))
 
 
+@functools.lru_cache(maxsize=256)
 def pick_profile(model: str, dialect: str, override: str | None = None) -> str:
     """The reader profile name: ``override``, else the one for ``model``, else the dialect's default
     (``claude`` for Anthropic, ``openai`` otherwise).
@@ -106,13 +108,24 @@ def conversation_of(dialect: str, body: dict) -> str | None:
     >>> a == b, len(a)
     (True, 16)
     """
-    from ..compaction.second_pass import conversation_key
-    from ..readers.registry import from_request
     items = _items(dialect, body)
     first = next((i for i, m in enumerate(items) if isinstance(m, dict) and m.get("role") == "user"), None)
     if first is None:
         return None
-    mini = {"input": items[:first + 1]} if dialect == "responses" else {"messages": items[:first + 1]}
+    try:
+        text = json.dumps(items[:first + 1], ensure_ascii=False, sort_keys=True)
+    except (TypeError, ValueError):
+        return None
+    return _key_of(dialect, text)
+
+
+@functools.lru_cache(maxsize=1024)
+def _key_of(dialect: str, first_turn: str) -> str | None:
+    """The conversation key of a first turn (JSON text of the items up to the first user message)."""
+    from ..compaction.second_pass import conversation_key
+    from ..readers.registry import from_request
+    items = json.loads(first_turn)
+    mini = {"input": items} if dialect == "responses" else {"messages": items}
     try:
         return conversation_key(from_request(mini).messages)
     except SnapglyphError:

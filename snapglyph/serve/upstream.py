@@ -111,28 +111,33 @@ class Upstream:
                              f"{base_url!r}")
         self.base_url = str(base_url).rstrip("/")
         self.timeout = timeout
-        self._client: httpx.AsyncClient | None = None
+        self._client: httpx.AsyncHTTPTransport | None = None
+        self._timeouts = httpx.Timeout(None, connect=timeout).as_dict()
 
     def url(self, path: str, query: bytes = b"") -> str:
         """The upstream URL of a request path and raw query string."""
         return self.base_url + path + (("?" + query.decode("latin-1")) if query else "")
 
     @property
-    def client(self) -> httpx.AsyncClient:
-        """The shared client (made on first use, inside the running event loop)."""
+    def transport(self) -> httpx.AsyncHTTPTransport:
+        """The shared connection pool (made on first use, inside the running event loop).
+
+        Requests go straight to httpx's transport: the client layer above it (cookies, auth, redirects,
+        environment proxies) has nothing to do for a relay and costs time on every request."""
         if self._client is None:
-            self._client = httpx.AsyncClient(
-                timeout=httpx.Timeout(None, connect=self.timeout),
-                limits=httpx.Limits(max_connections=None, max_keepalive_connections=64),
-                follow_redirects=False, trust_env=False)
+            self._client = httpx.AsyncHTTPTransport(
+                limits=httpx.Limits(max_connections=None, max_keepalive_connections=64), retries=0)
         return self._client
 
     async def send(self, method: str, path: str, query: bytes, headers: list[tuple[bytes, bytes]],
                    content: bytes) -> httpx.Response:
         """Send one request; the response is open for streaming (read it with ``aiter_raw`` or ``aread``, then
         ``aclose``). Connection failures raise ``httpx.TransportError``."""
-        req = self.client.build_request(method, self.url(path, query), headers=headers, content=content)
-        return await self.client.send(req, stream=True)
+        req = httpx.Request(method, self.url(path, query), headers=headers, content=content,
+                            extensions={"timeout": self._timeouts})
+        resp = await self.transport.handle_async_request(req)
+        resp.request = req
+        return resp
 
     async def aclose(self) -> None:
         """Close the pooled connections."""
