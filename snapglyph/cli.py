@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Sequence
 
 from .errors import InputError, SnapglyphError
+from .providers.dialects import DIALECTS
 
 __all__ = ["main"]
 
@@ -263,7 +264,7 @@ def _parser() -> argparse.ArgumentParser:
     c = sub.add_parser("compact", help="compact a conversation into a request: head + page images + tail")
     c.add_argument("input", help="transcript or request JSON file, or - for standard input")
     prof_opts(c)
-    c.add_argument("--dialect", choices=["openai", "anthropic", "responses"], default=None)
+    c.add_argument("--dialect", choices=list(DIALECTS), default=None)
     c.add_argument("--budget", type=int, default=100_000, help="most tokens the whole request may cost")
     c.add_argument("--max-tokens", type=int, default=4096, help="output tokens reserved inside the budget")
     c.add_argument("--request-model", default=None,
@@ -299,7 +300,7 @@ def _parser() -> argparse.ArgumentParser:
 
     v = sub.add_parser("validate", help="check a request body against a dialect's grammar and a profile's limits")
     v.add_argument("file")
-    v.add_argument("--dialect", choices=["openai", "anthropic", "responses"], required=True)
+    v.add_argument("--dialect", choices=list(DIALECTS), required=True)
     prof_opts(v)
     v.set_defaults(func=cmd_validate)
 

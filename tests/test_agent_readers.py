@@ -208,7 +208,8 @@ def test_folder_without_events_is_refused(tmp_path):
 # ------------------------------------------------------------------------------------------------------ compaction
 REAL = [("codex-rollout", None), ("gemini-cli", "session-2025-12-01T21-45-5b959dae.json"),
         ("gemini-cli", "gemini.jsonl"), ("openhands-trajectory", "basic_gui_mode.json")]
-DIALECTS = ["openai", "anthropic", "responses"]
+DIALECTS = ["openai", "anthropic", "responses", "gemini"]
+PROFILE = {"openai": "openai", "anthropic": "claude", "responses": "openai", "gemini": "gemini-2"}
 
 
 def _transcript(folder: str, name: str | None):
@@ -222,7 +223,7 @@ def _transcript(folder: str, name: str | None):
 @pytest.mark.parametrize("folder,name", REAL + [("roo", None), ("openhands-sdk", None)])
 def test_agent_transcripts_compact_to_valid_requests(folder, name, dialect):
     t = _transcript(folder, name)
-    prof = "claude" if dialect == "anthropic" else "openai"
+    prof = PROFILE[dialect]
     full = compact(t, profile=prof, dialect=dialect, budget=10_000_000, max_tokens=256)
     assert validate(full.request, dialect, profile=prof) == []
     if folder in ("roo", "openhands-sdk"):
