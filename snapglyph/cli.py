@@ -169,6 +169,16 @@ def cmd_fonts(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_formats(args: argparse.Namespace) -> int:
+    """`snapglyph formats`: print the formats the readers detect, with an example path for each; returns 0."""
+    from .readers.formats import FORMAT_INFO, formats_table
+    if args.json:
+        print(json.dumps([{"format": k, "reads": d, "example": e} for k, (d, e) in FORMAT_INFO.items()], indent=1))
+    else:
+        print(formats_table())
+    return 0
+
+
 def cmd_recall(args: argparse.Namespace) -> int:
     """`snapglyph recall`: print the exact source of messages by id from a store; returns 0."""
     from .compaction.store import SourceStore
@@ -297,6 +307,10 @@ def _parser() -> argparse.ArgumentParser:
 
     f = sub.add_parser("fonts", help="list the bundled fonts, cell sizes and coverage")
     f.set_defaults(func=cmd_fonts)
+
+    fm = sub.add_parser("formats", help="list the transcript formats read, with an example path for each")
+    fm.add_argument("--json", action="store_true", help="print JSON")
+    fm.set_defaults(func=cmd_formats)
 
     v = sub.add_parser("validate", help="check a request body against a dialect's grammar and a profile's limits")
     v.add_argument("file")
