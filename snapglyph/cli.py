@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Sequence
 
 from .errors import InputError, SnapglyphError
+from .providers.dialects import DIALECTS
 
 __all__ = ["main"]
 
@@ -190,6 +191,16 @@ def cmd_fonts(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_formats(args: argparse.Namespace) -> int:
+    """`snapglyph formats`: print the formats the readers detect, with an example path for each; returns 0."""
+    from .readers.formats import FORMAT_INFO, formats_table
+    if args.json:
+        print(json.dumps([{"format": k, "reads": d, "example": e} for k, (d, e) in FORMAT_INFO.items()], indent=1))
+    else:
+        print(formats_table())
+    return 0
+
+
 def cmd_recall(args: argparse.Namespace) -> int:
     """`snapglyph recall`: print the exact source of messages by id from a store; returns 0."""
     from .compaction.store import SourceStore
@@ -309,9 +320,9 @@ def _parser() -> argparse.ArgumentParser:
     c = sub.add_parser("compact", help="compact a conversation into a request: head + page images + tail")
     c.add_argument("input", help="transcript or request JSON file, or - for standard input")
     prof_opts(c)
-    c.add_argument("--dialect", choices=["openai", "anthropic", "responses"], default=None,
-                   help="wire format of the request written: OpenAI chat completions, Anthropic messages or OpenAI "
-                        "Responses (default: the profile's own, e.g. anthropic for claude, openai for openai)")
+    c.add_argument("--dialect", choices=list(DIALECTS), default=None,
+                   help="wire format of the request written: OpenAI chat completions, Anthropic messages, OpenAI "
+                        "Responses or Gemini generateContent (default: the profile's own, e.g. anthropic for claude)")
     c.add_argument("--budget", type=int, default=100_000,
                    help="most tokens the whole request may cost, reserved output included (default: 100000)")
     c.add_argument("--max-tokens", type=int, default=4096,
@@ -354,9 +365,13 @@ def _parser() -> argparse.ArgumentParser:
     f = sub.add_parser("fonts", help="list the bundled fonts, cell sizes and coverage")
     f.set_defaults(func=cmd_fonts)
 
+    fm = sub.add_parser("formats", help="list the transcript formats read, with an example path for each")
+    fm.add_argument("--json", action="store_true", help="print JSON")
+    fm.set_defaults(func=cmd_formats)
+
     v = sub.add_parser("validate", help="check a request body against a dialect's grammar and a profile's limits")
     v.add_argument("file", help="a request body (JSON file)")
-    v.add_argument("--dialect", choices=["openai", "anthropic", "responses"], required=True,
+    v.add_argument("--dialect", choices=list(DIALECTS), required=True,
                    help="the request's wire format (required)")
     prof_opts(v)
     v.set_defaults(func=cmd_validate)

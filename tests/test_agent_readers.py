@@ -208,7 +208,8 @@ def test_folder_without_events_is_refused(tmp_path):
 # ------------------------------------------------------------------------------------------------------ compaction
 REAL = [("codex-rollout", None), ("gemini-cli", "session-2025-12-01T21-45-5b959dae.json"),
         ("gemini-cli", "gemini.jsonl"), ("openhands-trajectory", "basic_gui_mode.json")]
-DIALECTS = ["openai", "anthropic", "responses"]
+DIALECTS = ["openai", "anthropic", "responses", "gemini"]
+PROFILE = {"openai": "openai", "anthropic": "claude", "responses": "openai", "gemini": "gemini-2"}
 
 
 def _transcript(folder: str, name: str | None):
@@ -222,7 +223,7 @@ def _transcript(folder: str, name: str | None):
 @pytest.mark.parametrize("folder,name", REAL + [("roo", None), ("openhands-sdk", None)])
 def test_agent_transcripts_compact_to_valid_requests(folder, name, dialect):
     t = _transcript(folder, name)
-    prof = "claude" if dialect == "anthropic" else "openai"
+    prof = PROFILE[dialect]
     full = compact(t, profile=prof, dialect=dialect, budget=10_000_000, max_tokens=256)
     assert validate(full.request, dialect, profile=prof) == []
     if folder in ("roo", "openhands-sdk"):
@@ -233,3 +234,29 @@ def test_agent_transcripts_compact_to_valid_requests(folder, name, dialect):
     assert validate(res.request, dialect, profile=prof) == []
     assert res.tokens_after < res.tokens_before
     assert res.tail_ids[-1] == max(m.id for m in t.messages)
+
+
+# ---------------------------------------------------------------------------------------------------- formats list
+def test_formats_lists_every_detected_format(capsys):
+    from snapglyph.cli import main
+    from snapglyph.readers.formats import FORMAT_INFO
+    from snapglyph.readers.registry import FORMATS
+    assert set(FORMAT_INFO) == set(FORMATS)
+    assert main(["formats"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0].split()[:3] == ["format", "reads", "example"] and len(lines) == len(FORMATS) + 1
+    codex = next(x for x in lines if x.startswith("codex "))
+    assert codex.endswith("~/.codex/sessions/2026/05/11/rollout-2026-05-11T11-26-55-<id>.jsonl")
+    assert main(["formats", "--json"]) == 0
+    rows = json.loads(capsys.readouterr().out)
+    assert [r["format"] for r in rows] == list(FORMAT_INFO) and rows[0]["example"].startswith("~/.claude/projects/")
+
+
+def test_cli_compacts_an_openhands_folder_in_the_gemini_dialect(tmp_path, capsys):
+    from snapglyph.cli import main
+    out = tmp_path / "req.json"
+    assert main(["compact", str(DATA / "openhands_conversation"), "--profile", "gemini-2", "--out", str(out)]) == 0
+    body = json.loads(out.read_text(encoding="utf-8"))
+    assert validate(body, "gemini", profile="gemini-2") == []
+    assert [c["role"] for c in body["contents"]] == ["user", "model", "user", "user", "model", "user", "model"]
+    assert body["systemInstruction"] == {"parts": [{"text": "You are OpenHands agent, a helpful AI assistant."}]}

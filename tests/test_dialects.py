@@ -78,4 +78,4 @@ def test_orphans_are_repaired_and_counted():
 
 def test_unknown_dialect():
     with pytest.raises(InputError, match="known dialects"):
-        normalize(convo(), dialect="gemini")
+        normalize(convo(), dialect="bedrock")

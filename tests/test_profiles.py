@@ -32,7 +32,7 @@ def test_page_is_never_resized_and_on_the_grid(name):
         assert max(w, h) <= p.max_image_side
     cw, ch = p.cell
     assert w // cw >= 40 and h // ch >= 40
-    assert p.dialect == ("anthropic" if name.startswith("claude") else "openai")
+    assert p.dialect == ("anthropic" if name.startswith("claude") else "gemini" if name.startswith("gemini") else "openai")
     assert p.text_token_factor >= 1.0 and p.encoding in ("cl100k_base", "o200k_base")
     assert "2026-11-30" in p.doc and "http" in p.doc
 

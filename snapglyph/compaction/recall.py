@@ -71,7 +71,7 @@ def recall_tool(dialect: str = "openai") -> dict:
     Parameters
     ----------
     dialect : str
-        ``openai`` (chat completions), ``responses`` or ``anthropic``.
+        ``openai`` (chat completions), ``responses``, ``anthropic`` or ``gemini`` (a function declaration).
 
     Raises
     ------
@@ -90,4 +90,6 @@ def recall_tool(dialect: str = "openai") -> dict:
     if dialect == "openai":
         return {"type": "function", "function": {"name": RECALL_TOOL_NAME, "description": desc,
                                                  "parameters": params}}
-    raise InputError(f"unknown dialect {dialect!r}; known dialects: openai, anthropic, responses")
+    if dialect == "gemini":  # one function declaration, to go in a tool's functionDeclarations
+        return {"name": RECALL_TOOL_NAME, "description": desc, "parametersJsonSchema": params}
+    raise InputError(f"unknown dialect {dialect!r}; known dialects: openai, anthropic, responses, gemini")

@@ -70,8 +70,8 @@ def snapshot_parts(messages: Sequence[Message], *, profile: Any = "claude", dial
         The slice to show as pages (ids as in the source conversation).
     profile : str or Profile
     dialect : str
-        ``anthropic`` (``image`` blocks, base64), ``openai`` (``image_url`` data URLs) or ``responses``
-        (``input_image``).
+        ``anthropic`` (``image`` blocks, base64), ``openai`` (``image_url`` data URLs), ``responses``
+        (``input_image``) or ``gemini`` (``inline_data`` parts).
     cell, mode
         As for :func:`snapglyph.render`.
 
@@ -96,7 +96,7 @@ def snapshot_parts(messages: Sequence[Message], *, profile: Any = "claude", dial
     ids = [m.id for m in msgs]
     parts = page_parts(pages, prof) + [Part("text", text=snapshot_text(ids))]
     body = request_messages([Message(ids[0], "user", parts)], dialect=dialect)
-    content = body[0]["content"]
+    content = body[0]["parts"] if dialect == "gemini" else body[0]["content"]
     if isinstance(content, str):  # pragma: no cover - a snapshot always has images
         content = [{"type": "text", "text": content}]
     return SnapshotParts(parts=content, ids=ids, pages=pages,

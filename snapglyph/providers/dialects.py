@@ -1,6 +1,6 @@
 """Neutral messages -> request bodies in a wire dialect, after the normalization each provider needs.
 
-Three dialects:
+Four dialects:
 
 ``openai``     OpenAI chat completions (``messages``; images only in user messages, as ``image_url`` data URLs;
                tool results are text-only ``tool`` messages; an image a tool returned rides in a synthetic user
@@ -8,6 +8,8 @@ Three dialects:
 ``anthropic``  Anthropic messages (``system`` apart; ``tool_result`` blocks first in a user message; ``image``
                blocks with a base64 source, allowed in user content and inside ``tool_result``).
 ``responses``  OpenAI Responses input items (``message``, ``function_call``, ``function_call_output``).
+``gemini``     Gemini API ``generateContent`` bodies (``contents`` of ``user``/``model`` parts; written by
+               :mod:`snapglyph.providers.gemini`, which names its sources).
 
 :func:`normalize` rewrites a conversation into one every provider accepts, and counts each rewrite: non-standard
 keys dropped, duplicate tool call ids made unique, whitespace-only text removed, hidden reasoning without a usable
@@ -28,6 +30,7 @@ from typing import Any, Sequence
 
 from ..errors import InputError
 from ..model.messages import Message, Part
+from .gemini import gemini_body, gemini_contents, gemini_tools
 
 __all__ = [
     "DIALECTS",
@@ -37,7 +40,7 @@ __all__ = [
     "to_request",
 ]
 
-DIALECTS = ("openai", "anthropic", "responses")
+DIALECTS = ("openai", "anthropic", "responses", "gemini")
 
 _SURROGATE = re.compile("[\ud800-\udfff]")
 _THINKING_REDACTED = ("", "REDACTED", "[REDACTED]", "<redacted>")
@@ -361,10 +364,12 @@ def _responses_items(messages: Sequence[Message]) -> list[dict]:
 def request_messages(messages: Sequence[Message], *, dialect: str) -> list[dict]:
     """Write already-normalized messages (system excluded for ``anthropic``/``responses``) in a dialect's shape.
 
-    Returns the ``messages`` list (``openai``, ``anthropic``) or the ``input`` item list (``responses``).
-    Raises :class:`InputError` for an unknown dialect.
+    Returns the ``messages`` list (``openai``, ``anthropic``), the ``input`` item list (``responses``) or the
+    ``contents`` list (``gemini``). Raises :class:`InputError` for an unknown dialect.
     """
     _check_dialect(dialect)
+    if dialect == "gemini":
+        return gemini_contents(messages)
     if dialect == "openai":
         return _openai_messages(messages)
     if dialect == "responses":
@@ -393,6 +398,14 @@ def _anthropic_messages(messages: Sequence[Message]) -> list[dict]:
     return out
 
 
+def _all_defs(tools: Sequence[dict], messages: Sequence[Message]) -> list[dict]:
+    """The source's neutral definitions, plus an open one for each tool called but not defined (sorted by name)."""
+    defs = [dict(t) for t in tools if t.get("name")]
+    known = {t["name"] for t in defs}
+    called = sorted({p.name for m in messages for p in m.parts if p.kind == "tool_call" and p.name} - known)
+    return defs + [{"name": n, "description": f"The {n} tool.", "parameters": {"type": "object"}} for n in called]
+
+
 def tool_definitions(tools: Sequence[dict], messages: Sequence[Message], *, dialect: str) -> list[dict]:
     """Tool definitions for the request: the source's own, plus one for every tool called but not defined.
 
@@ -409,13 +422,13 @@ def tool_definitions(tools: Sequence[dict], messages: Sequence[Message], *, dial
     Returns
     -------
     list of dict
-        Definitions in the dialect's shape, source order first, then synthesised ones sorted by name.
+        Definitions in the dialect's shape, source order first, then synthesised ones sorted by name (for
+        ``gemini``: one ``{"functionDeclarations": [...]}`` tool holding them all, or none).
     """
     _check_dialect(dialect)
-    defs = [dict(t) for t in tools if t.get("name")]
-    known = {t["name"] for t in defs}
-    called = sorted({p.name for m in messages for p in m.parts if p.kind == "tool_call" and p.name} - known)
-    defs += [{"name": n, "description": f"The {n} tool.", "parameters": {"type": "object"}} for n in called]
+    defs = _all_defs(tools, messages)
+    if dialect == "gemini":
+        return gemini_tools(defs)
     out = []
     for t in defs:
         params = copy.deepcopy(t.get("parameters") or {"type": "object"})
@@ -441,7 +454,8 @@ def to_request(messages: Sequence[Message], *, dialect: str, model: str, max_tok
     dialect : str
     model : str
     max_tokens : int
-        Output tokens reserved (``max_tokens``; ``max_output_tokens`` for ``responses``).
+        Output tokens reserved (``max_tokens``; ``max_output_tokens`` for ``responses``;
+        ``generationConfig.maxOutputTokens`` for ``gemini``, whose body names no model).
     tools : sequence of dict
         Neutral tool definitions from the source.
 
@@ -451,6 +465,8 @@ def to_request(messages: Sequence[Message], *, dialect: str, model: str, max_tok
         The JSON-serialisable request body.
     """
     _check_dialect(dialect)
+    if dialect == "gemini":  # the model is named in the URL, not the body
+        return gemini_body(messages, max_tokens=max_tokens, tools=_all_defs(tools, messages))
     system = "\n\n".join(m.text() for m in messages if m.role == "system")
     body: dict[str, Any] = {"model": model}
     if dialect == "openai":

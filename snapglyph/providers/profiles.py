@@ -10,8 +10,8 @@ tokens for that provider. Sources were read on 2026-11-30 (stored copies; see ea
     openai           1600x1600   32        3000      6x12     35378     openai        o200k (else cl100k)
     openai-original  3200x3200   32       12000      6x12    141778     openai        o200k (else cl100k)
     openai-tiles      512x2048   512        765      6x12     14450     openai        o200k (else cl100k)
-    gemini           2048x2048   32        1120     12x24     14450     openai        cl100k x 1.15
-    gemini-2         1536x1536   768       1032      6x12     32768     openai        cl100k x 1.15
+    gemini           2048x2048   32        1120     12x24     14450     gemini        cl100k x 1.15
+    gemini-2         1536x1536   768       1032      6x12     32768     gemini        cl100k x 1.15
     qwen2.5-vl       1008x980    28        1260      6x12     13608     openai        cl100k
     qwen3-vl         1024x1024   32        1024      6x12     14450     openai        cl100k
     pixtral          1024x1024   16        4160      6x12     14450     openai        cl100k x 1.10
@@ -68,7 +68,8 @@ class Profile:
         Side in pixels of the provider's patch/token grid (or tile); page sides are multiples of it, and a short
         last page is trimmed to a multiple of it.
     dialect : str
-        Default wire dialect: ``"anthropic"`` (Messages API) or ``"openai"`` (Chat Completions).
+        Default wire dialect: ``"anthropic"`` (Messages API), ``"openai"`` (Chat Completions) or ``"gemini"``
+        (``generateContent``).
     detail : str or None
         The OpenAI ``detail`` value pages must be sent with (``None`` where the API has no such field).
     max_image_side : int or None
@@ -416,7 +417,7 @@ _PROFILES: dict[str, Profile] = {p.name: p for p in [
             "of these models (e.g. Azure) still apply." + _OPENAI_SRC),
     _mk("gemini", page_size=(2048, 2048), cell=(12, 24), max_images=900, max_image_bytes=7 * _MB,
         max_request_bytes=20 * _MB, many_image_threshold=None, many_image_max_side=None, text_token_factor=1.15,
-        encoding="cl100k_base", patch=32, _tokens=_gemini3_tokens, _resize=_gemini_resize,
+        encoding="cl100k_base", patch=32, _tokens=_gemini3_tokens, _resize=_gemini_resize, dialect="gemini",
         params={"max_tokens": 1120, "max_side": 3072},
         doc="Gemini 3, media_resolution HIGH (the default for images): at most 1120 tokens an image; the resize is "
             "undocumented, so the cost is the cap and the emulation only fits 3072x3072 (older Vertex rule). Page: "
@@ -425,7 +426,7 @@ _PROFILES: dict[str, Profile] = {p.name: p for p in [
             + _GEMINI_SRC),
     _mk("gemini-2", page_size=(1536, 1536), cell=(6, 12), max_images=3000, max_image_bytes=7 * _MB,
         max_request_bytes=20 * _MB, many_image_threshold=None, many_image_max_side=None, text_token_factor=1.15,
-        encoding="cl100k_base", patch=768, _tokens=_gemini2_tokens, _resize=_gemini_resize,
+        encoding="cl100k_base", patch=768, _tokens=_gemini2_tokens, _resize=_gemini_resize, dialect="gemini",
         params={"max_side": 3072},
         doc="Gemini 2.x: 258 tokens for images up to 384x384, else 258 per tile. 1536x1536 has a 768 px crop "
             "unit (1536/1.5 = 1024, clamped to 768), so it is 4 whole tiles at native scale = 1032 tokens. A short "

@@ -15,6 +15,9 @@ OpenAI chat completions (platform.openai.com/docs/api-reference/chat)
 OpenAI Responses (platform.openai.com/docs/api-reference/responses)
   every ``function_call`` with a ``function_call_output`` and no output without its call; images only in user
   messages.
+Gemini ``generateContent`` (ai.google.dev/api/generate-content, read 2026-12-01)
+  the rules listed in :mod:`snapglyph.providers.gemini` (every ``functionCall`` answered, in order, by the
+  ``functionResponse`` parts of the next ``user`` content; roles ``user``/``model``; no empty parts).
 """
 
 from __future__ import annotations
@@ -25,6 +28,7 @@ from typing import Any
 
 from ..errors import InputError
 from ..model.messages import image_size
+from .gemini import check_gemini
 
 __all__ = ["Fault", "validate"]
 
@@ -238,7 +242,8 @@ def validate(request: dict, dialect: str, profile: Any = None) -> list[Fault]:
     request : dict
         A request body in ``dialect``.
     dialect : str
-        ``openai`` (chat completions), ``anthropic`` (messages) or ``responses``.
+        ``openai`` (chat completions), ``anthropic`` (messages), ``responses`` or ``gemini`` (``generateContent``;
+        ``index`` of a fault is then the index in ``contents``).
     profile : str or Profile, optional
         Also check this reader profile's limits: images per request, bytes per image (base64), request bytes,
         the many-image rule.
@@ -263,8 +268,10 @@ def validate(request: dict, dialect: str, profile: Any = None) -> list[Fault]:
         _openai(request, out, images)
     elif dialect == "responses":
         _responses(request, out, images)
+    elif dialect == "gemini":
+        check_gemini(request, lambda i, text: out.append(Fault(i, text)), images)
     else:
-        raise InputError(f"unknown dialect {dialect!r}; known dialects: openai, anthropic, responses")
+        raise InputError(f"unknown dialect {dialect!r}; known dialects: openai, anthropic, responses, gemini")
     if profile is not None:
         from .profiles import profile as get_profile
         _limits(request, images, get_profile(profile), out)

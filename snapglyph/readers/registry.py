@@ -5,6 +5,7 @@ Formats (``Transcript.format``)
 ``openai``       OpenAI chat completions: ``{"messages": [...]}`` or a bare list (also JSONL, one message a line).
 ``anthropic``    An Anthropic messages request body (``system``, ``messages`` with content blocks).
 ``responses``    An OpenAI Responses request (``instructions``, ``input`` items).
+``gemini``       A Gemini API ``generateContent`` body (``contents``, ``systemInstruction``, ``tools``).
 ``swe-agent``    A SWE-agent ``.traj`` trajectory (its ``history`` is an OpenAI chat message list).
 ``claude-code``  A Claude Code session JSONL (``~/.claude/projects/*/<session>.jsonl``).
 ``pi``           A pi coding-agent session JSONL (``~/.pi/agent/sessions/*.jsonl``).
@@ -43,6 +44,7 @@ from ..model.snapshot_text import parse_snapshot_text
 from .aider import is_aider, read_aider
 from .cline import is_cline, read_cline
 from .codex import is_codex, read_codex
+from .gemini_api import is_gemini_request, read_gemini
 from .gemini_cli import is_gemini_cli_json, is_gemini_cli_jsonl, read_gemini_cli
 from .openhands import (event_files, is_openhands_events, is_openhands_trajectory, read_openhands_events,
                         read_openhands_trajectory)
@@ -63,8 +65,8 @@ __all__ = [
 ]
 
 #: Every value ``Transcript.format`` can take.
-FORMATS = ("openai", "swe-agent", "anthropic", "claude-code", "pi", "aider", "responses", "codex", "gemini-cli",
-           "cline", "openhands", "text")
+FORMATS = ("openai", "swe-agent", "anthropic", "claude-code", "pi", "aider", "responses", "gemini", "codex",
+           "gemini-cli", "cline", "openhands", "text")
 
 #: Text that opens like a JSON object or array of objects: malformed JSON here is an error even without an extension.
 _LOOKS_JSON = re.compile(r'\s*(\{\s*"|\[\s*\{)')
@@ -133,19 +135,20 @@ def _finish(fmt: str, result: tuple, extra_meta: dict | None = None) -> Transcri
 
 
 def from_request(body: dict | list) -> Transcript:
-    """Read a request body: OpenAI chat completions, Anthropic messages or OpenAI Responses (detected).
+    """Read a request body: OpenAI chat completions, Anthropic messages, OpenAI Responses or Gemini (detected).
 
     Parameters
     ----------
     body : dict or list
         ``{"messages": [...], ...}`` (OpenAI chat or Anthropic: a top-level ``system``, ``input_schema`` tools or
-        Anthropic-only content blocks mean Anthropic), ``{"input": ..., "instructions": ...}`` (Responses), or a
+        Anthropic-only content blocks mean Anthropic), ``{"input": ..., "instructions": ...}`` (Responses),
+        ``{"contents": [...]}`` (Gemini ``generateContent``), or a
         bare list of messages / input items.
 
     Returns
     -------
     Transcript
-        ``format`` is ``"openai"``, ``"anthropic"`` or ``"responses"``.
+        ``format`` is ``"openai"``, ``"anthropic"``, ``"responses"`` or ``"gemini"``.
 
     Raises
     ------
@@ -160,7 +163,8 @@ def _from_request(body: Any, path: str | None) -> Transcript:
         fmt = _guard(detect_request, body, path=path, what="request body")
     except FormatError as e:
         raise FormatError(str(e), path=path) from None
-    reader = {"openai": read_openai, "anthropic": read_anthropic, "responses": read_responses}[fmt]
+    reader = {"openai": read_openai, "anthropic": read_anthropic, "responses": read_responses,
+              "gemini": read_gemini}[fmt]
     return _finish(fmt, _guard(reader, body, path, path=path, what=f"{fmt} request"))
 
 
@@ -184,7 +188,7 @@ def _from_json(doc: Any, name: str, path: str | None) -> Transcript | None:
             t = _from_request(doc["request"], path)
             t.meta.update({k: v for k, v in doc.items() if k != "request"})
             return t
-        if "messages" in doc or "input" in doc or "instructions" in doc:
+        if "messages" in doc or "input" in doc or "instructions" in doc or is_gemini_request(doc):
             return _from_request(doc, path)
         return None
     if isinstance(doc, list):
@@ -295,7 +299,7 @@ def _load(text: str, name: str, path: str | None, strict: bool) -> Transcript:
             if strict:
                 keys = f" (keys: {', '.join(sorted(doc)[:8])})" if isinstance(doc, dict) else ""
                 raise FormatError(f"{name}: JSON {type(doc).__name__} in no supported transcript format{keys}; "
-                                  f"expected a request body with 'messages' or 'input', a SWE-agent .traj, or a "
+                                  f"expected a request body with 'messages', 'input' or 'contents', a SWE-agent .traj, or a "
                                   f"session JSONL", path=path)
             return _plain(text, path)
         if head[:1] == "{" and "\n" in text.strip():

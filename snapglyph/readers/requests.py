@@ -77,14 +77,16 @@ def _blocks(messages: list) -> list[dict]:
 
 
 def detect_request(body: Any) -> str:
-    """Name the dialect of a request body: ``"openai"``, ``"anthropic"`` or ``"responses"``.
+    """Name the dialect of a request body: ``"openai"``, ``"anthropic"``, ``"responses"`` or ``"gemini"``.
 
     Raises
     ------
     FormatError
-        When ``body`` is neither a list nor an object with ``messages`` or ``input``.
+        When ``body`` is neither a list nor an object with ``messages``, ``input`` or ``contents``.
     """
     if isinstance(body, dict):
+        if "messages" not in body and isinstance(body.get("contents"), list):
+            return "gemini"
         if "messages" not in body and ("input" in body or "instructions" in body):
             return "responses"
         if "messages" not in body:
