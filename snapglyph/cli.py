@@ -265,7 +265,8 @@ def _parser() -> argparse.ArgumentParser:
     prof_opts(c)
     c.add_argument("--dialect", choices=["openai", "anthropic", "responses"], default=None)
     c.add_argument("--budget", type=int, default=100_000, help="most tokens the whole request may cost")
-    c.add_argument("--max-tokens", type=int, default=4096, help="output tokens reserved inside the budget")
+    c.add_argument("--max-tokens", type=int, default=None,
+                   help="output tokens reserved inside the budget (default: the input request's own limit, else 4096)")
     c.add_argument("--request-model", default=None,
                    help="model name written into the request (default: --model, else the source's, else the profile)")
     c.add_argument("--recall-tool", action="store_true",

@@ -122,15 +122,16 @@ def test_second_pass_rerenders_from_source(tmp_path, monkeypatch):
     with pytest.raises(StoreError, match="no source store"):
         compact(body, profile="claude", dialect="anthropic", budget=30_000)
     store = SourceStore(path)
-    # no code path may decode an earlier page: PNG decoding and inflating are made to fail during the second pass
+    # no code path may decode an earlier page: decoding pixels and inflating are made to fail during the second
+    # pass (reading an image's header, as the image check does, decodes no pixel)
     import zlib
 
-    import PIL.Image
+    import PIL.ImageFile
 
     def refuse(*a, **k):
         raise AssertionError("an earlier PNG was decoded")
     with monkeypatch.context() as mp:
-        mp.setattr(PIL.Image, "open", refuse)
+        mp.setattr(PIL.ImageFile.ImageFile, "load", refuse)
         mp.setattr(zlib, "decompress", refuse)
         mp.setattr(zlib, "decompressobj", refuse)
         res2 = compact(body, profile="claude", dialect="anthropic", budget=30_000, store=store)

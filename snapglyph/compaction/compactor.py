@@ -25,7 +25,6 @@ from __future__ import annotations
 import functools
 from typing import Any, Callable, Sequence
 
-from .._config import DEFAULT_MAX_TOKENS
 from ..errors import BudgetError, InputError, InternalError
 from ..model.ids import format_ranges, id_ranges
 from ..model.messages import Message
@@ -44,7 +43,7 @@ __all__ = ["CompactResult", "compact", "expand_snapshots"]
 
 def compact(messages: Any, *, profile: "str | Profile" = "claude", dialect: str | None = None,
             budget: int = 100_000, store: SourceStore | None = None, model: str | None = None,
-            max_tokens: int = DEFAULT_MAX_TOKENS, tools: Sequence[dict] | None = None,
+            max_tokens: int | None = None, tools: Sequence[dict] | None = None,
             cell: tuple[int, int] | None = None, mode: str = "dense",
             summarize: Callable[[list[Message]], str] | None = None, family: str | None = None,
             recall_tool: bool = False) -> CompactResult:
@@ -65,8 +64,13 @@ def compact(messages: Any, *, profile: "str | Profile" = "claude", dialect: str 
         Source store; required when the input holds a snapshot. A new in-memory store is made when omitted.
     model : str, optional
         ``model`` of the request (default: the source's model, else the profile name).
-    max_tokens : int
-        Output tokens reserved inside the budget.
+    max_tokens : int, optional
+        Output tokens reserved inside the budget; default: the source request's own limit (``max_tokens``,
+        ``max_completion_tokens`` or ``max_output_tokens``), else ``DEFAULT_MAX_TOKENS`` (4096). Written under the
+        name the dialect and model need (``max_completion_tokens`` for OpenAI reasoning models in chat). Every
+        other parameter of a source request (``temperature``, ``thinking``, ``tool_choice``, ...) is kept where
+        the dialect defines it (translated from another dialect where it has a counterpart; the rest are named
+        in a note): the compacted request differs from its input only in its messages.
     tools : sequence of dict, optional
         Neutral tool definitions (``{"name", "description", "parameters"}``) to add to the source's own.
     cell : (int, int), optional
@@ -105,7 +109,7 @@ def compact(messages: Any, *, profile: "str | Profile" = "claude", dialect: str 
     """
     prof = get_profile(profile)
     dialect = resolve_dialect(prof, dialect)
-    _check_positive(budget=budget, max_tokens=max_tokens)
+    _check_positive(budget=budget, **({} if max_tokens is None else {"max_tokens": max_tokens}))
     from ..raster.render import render
     draw = functools.partial(render, profile=prof, cell=cell, mode=mode, family=family)
     conv = prepare(messages, prof=prof, dialect=dialect, store=store, model=model, max_tokens=max_tokens,
