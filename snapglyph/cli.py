@@ -110,7 +110,7 @@ def cmd_compact(args: argparse.Namespace) -> int:
     store = SourceStore(read) if read is not None else SourceStore()
     kw = dict(profile=prof, dialect=args.dialect, budget=args.budget, store=store, max_tokens=args.max_tokens,
               model=args.request_model or args.model, cell=args.cell, mode=args.mode, family=args.family,
-              recall_tool=args.recall_tool)
+              recall_tool=args.recall_tool, allow_empty_middle=args.allow_empty_middle)
     if args.free_tiers:
         from .compaction.tiers import compact_ladder
         ladder = compact_ladder(t, keep_images=args.keep_images, **kw)
@@ -275,6 +275,9 @@ def _parser() -> argparse.ArgumentParser:
     c.add_argument("--out", "-o", default=None, help="write the request here (default: standard output)")
     c.add_argument("--free-tiers", action="store_true",
                    help="first omit uneventful old tool results and drop old images (originals go to the store)")
+    c.add_argument("--allow-empty-middle", action="store_true",
+                   help="write the request even when every page of the middle is dropped (its messages are then "
+                        "only recallable from the store); without it that is an error (exit 1)")
     c.add_argument("--keep-images", type=_non_negative, default=4, help="images kept by --free-tiers (default: 4)")
     page_opts(c)
     c.set_defaults(func=cmd_compact)

@@ -21,6 +21,7 @@ from ..providers import dialects
 from ..providers.profiles import Profile
 from ..providers.request_model import request_model
 from .estimate import MESSAGE_OVERHEAD, TokenCosts
+from .images import fit_image_limits
 from .second_pass import conversation_key, expand_snapshots
 from .store import SourceStore
 
@@ -203,6 +204,7 @@ def prepare(messages: Any, *, prof: Profile, dialect: str, store: SourceStore | 
     store.bind(key)
     costs = TokenCosts(prof)
     norm, rewrites = dialects.normalize(source, dialect=dialect)
+    norm = fit_image_limits(norm, prof, rewrites)
     if not any(m.role in ("user", "tool") for m in norm):
         raise InputError("nothing to send: the conversation has no user message (after removing empty ones)")
     tool_defs = dialects.tool_definitions(all_tools, norm, dialect=dialect)

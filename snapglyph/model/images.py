@@ -17,7 +17,7 @@ import struct
 import warnings
 from dataclasses import dataclass
 
-__all__ = ["ImageCheck", "SUPPORTED_MEDIA_TYPES", "check_image"]
+__all__ = ["ImageCheck", "SUPPORTED_MEDIA_TYPES", "check_image", "downscale"]
 
 #: The image media types every supported provider accepts, by Pillow format name.
 SUPPORTED_MEDIA_TYPES = {"PNG": "image/png", "JPEG": "image/jpeg", "GIF": "image/gif", "WEBP": "image/webp"}
@@ -109,3 +109,69 @@ def check_image(data: str) -> ImageCheck:
     if mt is None:
         return ImageCheck(None, w, h, len(raw), f"a {fmt} image, a format providers do not take")
     return ImageCheck(mt, w, h, len(raw))
+
+
+def _encode(im, fmt: str) -> bytes:
+    buf = io.BytesIO()
+    if fmt == "JPEG":
+        im.convert("RGB").save(buf, format="JPEG", quality=85, optimize=False)
+    else:
+        im.save(buf, format="PNG", optimize=False)
+    return buf.getvalue()
+
+
+def downscale(data: str, *, max_side: int | None, max_b64_bytes: int) -> tuple[str, str, int, int] | None:
+    """A new image made from the source image ``data``, within ``max_side`` pixels a side and ``max_b64_bytes``.
+
+    The image is decoded from its own bytes (never from an earlier rendering), resized with Lanczos, aspect kept,
+    and encoded again: a JPEG stays JPEG (quality 85), anything else becomes PNG, and a PNG still too large
+    becomes a JPEG; the size shrinks by steps until the base64 text fits. Deterministic for the same input.
+
+    Parameters
+    ----------
+    data : str
+        Base64 of a PNG, JPEG, GIF or WebP image.
+    max_side : int or None
+        Longest side allowed, in pixels (``None``: no side limit).
+    max_b64_bytes : int
+        Largest base64 length allowed, in bytes.
+
+    Returns
+    -------
+    (data, media_type, width, height) or None
+        The new image as base64, its media type and size in pixels; ``None`` when the bytes do not decode as an
+        image or no size of at least 16 px fits.
+
+    Examples
+    --------
+    >>> from PIL import Image
+    >>> buf = io.BytesIO(); Image.new("RGB", (300, 120), (9, 99, 199)).save(buf, format="PNG")
+    >>> out = downscale(base64.b64encode(buf.getvalue()).decode(), max_side=100, max_b64_bytes=10_000)
+    >>> out[1:]
+    ('image/png', 100, 40)
+    """
+    raw = _decode(data)
+    if raw is None:
+        return None
+    from PIL import Image
+
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            with Image.open(io.BytesIO(raw)) as src:
+                fmt = "JPEG" if src.format == "JPEG" else "PNG"
+                im = src.convert("RGBA" if src.mode in ("RGBA", "LA", "P", "PA") else "RGB")
+    except (Image.DecompressionBombError, OSError, SyntaxError, ValueError, EOFError, IndexError, struct.error):
+        return None
+    w, h = im.size
+    scale = min(1.0, (max_side or max(w, h)) / max(w, h))
+    while True:
+        size = (max(1, round(w * scale)), max(1, round(h * scale)))
+        small = im.resize(size, Image.Resampling.LANCZOS) if size != (w, h) else im
+        for f in (fmt, "JPEG") if fmt == "PNG" else (fmt,):
+            b64 = base64.b64encode(_encode(small, f)).decode("ascii")
+            if len(b64) <= max_b64_bytes:
+                return b64, SUPPORTED_MEDIA_TYPES[f], size[0], size[1]
+        if max(size) <= 16:
+            return None
+        scale *= max(0.5, min(0.9, (max_b64_bytes / len(b64)) ** 0.5))
