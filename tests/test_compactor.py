@@ -302,14 +302,16 @@ def test_an_oversized_newest_output_is_shown_as_pages(dialect):
     msgs.append(Message(len(msgs), "tool", [Part("tool_result", call_id="big", name="bash",
                                                  content=[Part("text", text=huge)])]))
     last = len(msgs) - 1
-    res = compact(msgs, profile="claude", dialect=dialect, budget=25_000)
+    res = compact(msgs, profile="claude", dialect=dialect, budget=25_000, allow_empty_middle=True)
     assert res.paged == [(last, "tool result", 1)]
+    assert "note: every page of the middle was dropped" in res.summary()  # the middle gave way to the newest
     assert validate(res.request, dialect, profile="claude") == []
     assert res.tokens_after <= 25_000 and res.tail_ids[-1] == last
     body = json.dumps(res.request)
     assert json.dumps(pointer_text("tool result", 1, last, len(huge)))[1:-1] in body
     assert recall(res.store, [last])[last] == huge
-    again = compact(res.request, profile="claude", dialect=dialect, budget=25_000, store=res.store)
+    again = compact(res.request, profile="claude", dialect=dialect, budget=25_000, store=res.store,
+                    allow_empty_middle=True)
     assert again.request == res.request
 
 
