@@ -133,6 +133,7 @@ def snapglyph_compact(profile: str, dialect: str) -> Callable[..., Any]:
     :class:`snapglyph.errors.BudgetError` when nothing fits.
     """
     def compact_fn(body: dict, *, budget: int, store: Any = None) -> Any:
+        # an empty middle is fine here: the loop offers recall_messages for every message not shown
         return snapglyph.compact(body, profile=profile, dialect=dialect, budget=budget, store=store,
-                                 max_tokens=int(body.get("max_tokens") or 1024))
+                                 max_tokens=int(body.get("max_tokens") or 1024), allow_empty_middle=True)
     return compact_fn

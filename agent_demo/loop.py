@@ -305,7 +305,8 @@ class Agent:
     # -- budget ------------------------------------------------------------------------------------------------
     def estimate(self, body: dict) -> int:
         """Calibrated estimate, in provider tokens, of a request: prompt plus the reserved output."""
-        return int(estimate_body(body, self.profile) * self.ratio) + int(body.get("max_tokens") or 0)
+        reserved = body.get("max_tokens") or body.get("max_completion_tokens") or body.get("max_output_tokens")
+        return int(estimate_body(body, self.profile) * self.ratio) + int(reserved or 0)
 
     def _calibrate(self, reported: int, raw: int) -> None:
         if reported > 0 and raw > 0:

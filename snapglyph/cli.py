@@ -118,7 +118,7 @@ def cmd_compact(args: argparse.Namespace) -> int:
     store = SourceStore(read) if read is not None else SourceStore()
     kw = dict(profile=prof, dialect=args.dialect, budget=args.budget, store=store, max_tokens=args.max_tokens,
               model=args.request_model or args.model, cell=args.cell, mode=args.mode, family=args.family,
-              recall_tool=args.recall_tool)
+              recall_tool=args.recall_tool, allow_empty_middle=args.allow_empty_middle)
     if args.free_tiers:
         from .compaction.tiers import compact_ladder
         ladder = _with_remedy(compact_ladder, t, args, keep_images=args.keep_images, **kw)
@@ -147,10 +147,14 @@ def _with_remedy(fn, t, args: argparse.Namespace, **kw):
     except BudgetError as e:
         if e.needed is None or e.budget is None or e.needed <= e.budget:
             raise
+        from ._config import DEFAULT_MAX_TOKENS
+        from .providers.params import output_limit
+        reserve = (args.max_tokens or output_limit(dict((getattr(t, "meta", None) or {}).get("params") or {}))
+                   or DEFAULT_MAX_TOKENS)
         fix = f"; raise --budget to {e.needed} or more"
-        if args.max_tokens and args.max_tokens > e.needed - e.budget:
-            fix += (f", or lower --max-tokens (the output reserve: {args.max_tokens} of the {e.needed} tokens "
-                    f"needed) to {args.max_tokens - (e.needed - e.budget)} or less")
+        if reserve > e.needed - e.budget:
+            fix += (f", or lower --max-tokens (the output reserve: {reserve} of the {e.needed} tokens "
+                    f"needed) to {reserve - (e.needed - e.budget)} or less")
         raise BudgetError(str(e) + fix, needed=e.needed, budget=e.budget) from None
 
 
@@ -325,9 +329,9 @@ def _parser() -> argparse.ArgumentParser:
                         "Responses or Gemini generateContent (default: the profile's own, e.g. anthropic for claude)")
     c.add_argument("--budget", type=int, default=100_000,
                    help="most tokens the whole request may cost, reserved output included (default: 100000)")
-    c.add_argument("--max-tokens", type=int, default=4096,
-                   help="output tokens reserved inside the budget, written as the request's max_tokens "
-                        "(default: 4096)")
+    c.add_argument("--max-tokens", type=int, default=None,
+                   help="output tokens reserved inside the budget, written as the request's output limit "
+                        "(default: the input request's own limit, else 4096)")
     c.add_argument("--request-model", default=None,
                    help="model name written into the request (default: --model, else the source's, else the profile)")
     c.add_argument("--recall-tool", action="store_true",
@@ -339,6 +343,9 @@ def _parser() -> argparse.ArgumentParser:
                         "but never to a terminal)")
     c.add_argument("--free-tiers", action="store_true",
                    help="first omit uneventful old tool results and drop old images (originals go to the store)")
+    c.add_argument("--allow-empty-middle", action="store_true",
+                   help="write the request even when every page of the middle is dropped (its messages are then "
+                        "only recallable from the store); without it that is an error (exit 1)")
     c.add_argument("--keep-images", type=_non_negative, default=4,
                    help="newest images kept by --free-tiers (default: 4)")
     page_opts(c)

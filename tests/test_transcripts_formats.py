@@ -76,7 +76,7 @@ def test_openai_chat_corners():
         {"role": "system", "content": "a later system note"},
     ]}
     t = from_request(body)
-    assert t.format == "openai" and t.model == "gpt-x" and t.meta == {"temperature": 0}
+    assert t.format == "openai" and t.model == "gpt-x" and t.meta == {"temperature": 0, "params": {"temperature": 0}}
     assert t.tools == [{"name": "bash", "description": "run", "parameters": {"type": "object"}}]
     sys_, user, asst, r1, r2, later = t.messages
     assert sys_.role == "system" and sys_.id == 0 and sys_.meta["source_role"] == "developer"
@@ -159,7 +159,7 @@ def test_responses_request():
                 {"role": "user", "content": "thanks"},
             ]}
     t = from_request(body)
-    assert t.format == "responses" and t.model == "gpt-5.4" and t.meta == {"store": False}
+    assert t.format == "responses" and t.model == "gpt-5.4" and t.meta == {"store": False, "params": {"store": False}}
     assert t.tools == [{"name": "shell", "description": "run", "parameters": {"type": "object"}}]
     assert [(m.id, m.role) for m in t.messages] == [(0, "system"), (1, "user"), (2, "assistant"), (3, "tool"),
                                                     (4, "tool"), (5, "user")]

@@ -25,7 +25,6 @@ from __future__ import annotations
 import functools
 from typing import Any, Callable, Sequence
 
-from .._config import DEFAULT_MAX_TOKENS
 from ..errors import BudgetError, InputError, InternalError
 from ..model.ids import format_ranges, id_ranges
 from ..model.messages import Message
@@ -44,10 +43,10 @@ __all__ = ["CompactResult", "compact", "expand_snapshots"]
 
 def compact(messages: Any, *, profile: "str | Profile" = "claude", dialect: str | None = None,
             budget: int = 100_000, store: SourceStore | None = None, model: str | None = None,
-            max_tokens: int = DEFAULT_MAX_TOKENS, tools: Sequence[dict] | None = None,
+            max_tokens: int | None = None, tools: Sequence[dict] | None = None,
             cell: tuple[int, int] | None = None, mode: str = "dense",
             summarize: Callable[[list[Message]], str] | None = None, family: str | None = None,
-            recall_tool: bool = False) -> CompactResult:
+            recall_tool: bool = False, allow_empty_middle: bool = False) -> CompactResult:
     """Compact a conversation into a request of at most ``budget`` tokens: head + page images + tail.
 
     Parameters
@@ -65,8 +64,13 @@ def compact(messages: Any, *, profile: "str | Profile" = "claude", dialect: str 
         Source store; required when the input holds a snapshot. A new in-memory store is made when omitted.
     model : str, optional
         ``model`` of the request (default: the source's model, else the profile name).
-    max_tokens : int
-        Output tokens reserved inside the budget.
+    max_tokens : int, optional
+        Output tokens reserved inside the budget; default: the source request's own limit (``max_tokens``,
+        ``max_completion_tokens`` or ``max_output_tokens``), else ``DEFAULT_MAX_TOKENS`` (4096). Written under the
+        name the dialect and model need (``max_completion_tokens`` for OpenAI reasoning models in chat). Every
+        other parameter of a source request (``temperature``, ``thinking``, ``tool_choice``, ...) is kept where
+        the dialect defines it (translated from another dialect where it has a counterpart; the rest are named
+        in a note): the compacted request differs from its input only in its messages.
     tools : sequence of dict, optional
         Neutral tool definitions (``{"name", "description", "parameters"}``) to add to the source's own.
     cell : (int, int), optional
@@ -82,6 +86,10 @@ def compact(messages: Any, *, profile: "str | Profile" = "claude", dialect: str 
         ``summarize(messages) -> str``, the only tier that may call a model: when pages must be dropped to meet
         the budget or a limit, it gets the source of the messages no longer shown, and its text joins the
         snapshot message (inside the budget).
+    allow_empty_middle : bool
+        Accept a request that shows none of the middle (every page dropped for the budget or a limit, and no
+        summary): its messages are then only named as not shown, recallable from the store (say so to the model
+        with ``recall_tool``). Without it, such a compaction is refused with a :class:`BudgetError`.
 
     Returns
     -------
@@ -99,13 +107,14 @@ def compact(messages: Any, *, profile: "str | Profile" = "claude", dialect: str 
         The request built would break the dialect's grammar or the profile's limits (a last check; a bug).
     BudgetError
         The head, the newest round and the reserved output cannot fit the budget, or the result would not be
-        smaller than the input; the message names both numbers.
+        smaller than the input; the message names both numbers. Also when every page of the middle would be
+        dropped and ``allow_empty_middle`` is not set.
     LimitError
         A provider limit (images per request, request bytes) cannot be met.
     """
     prof = get_profile(profile)
     dialect = resolve_dialect(prof, dialect)
-    _check_positive(budget=budget, max_tokens=max_tokens)
+    _check_positive(budget=budget, **({} if max_tokens is None else {"max_tokens": max_tokens}))
     from ..raster.render import render
     draw = functools.partial(render, profile=prof, cell=cell, mode=mode, family=family)
     conv = prepare(messages, prof=prof, dialect=dialect, store=store, model=model, max_tokens=max_tokens,
@@ -124,11 +133,27 @@ def compact(messages: Any, *, profile: "str | Profile" = "claude", dialect: str 
     if final >= conv.before:
         raise BudgetError(f"compaction would not shrink the request: {conv.before} tokens in, {final} out",
                           needed=final, budget=budget)
+    if plan.middle_ids and set(out.dropped) >= set(plan.middle_ids) and not fit.summary:
+        _empty_middle(conv, plan, fit, budget, allow_empty_middle)
     return _finish(conv, out.messages, out.request, out.kept + fit.paged_pages(),
                    head_ids=[m.id for m in conv.norm[:plan.head_end]], middle_ids=plan.middle_ids,
                    tail_ids=[m.id for m in conv.norm[plan.cut:]], dropped_ids=out.dropped, tokens_after=final,
                    cache_break=_cache_break(conv, out), middle_text_tokens=_shown_text_tokens(conv, plan, out),
                    paged=[(p.message_id, p.kind, p.ordinal) for p in fit.paged])
+
+
+def _empty_middle(conv: Conversation, plan: Plan, fit: Any, budget: int, allowed: bool) -> None:
+    """No message of the middle shown whole (every page dropped, or only the end of one message left): refuse (a
+    ``BudgetError`` naming the remedy) or, when ``allowed``, say so in a note."""
+    ids = format_ranges(plan.middle_ids)
+    if not allowed:
+        need = fit.total(plan.pages[-2:])
+        raise BudgetError(f"every page of the middle would be dropped: messages {ids} would not be shown (the "
+                          f"budget is {budget} tokens; showing the newest two pages would need {need}); raise the "
+                          f"budget, or allow an empty middle (--allow-empty-middle) to send them only as recallable "
+                          f"from the store", needed=need, budget=budget)
+    conv.notes.append(f"every page of the middle was dropped: messages {ids} are not shown (recallable from the "
+                      f"store by id)")
 
 
 def _check_positive(**values: Any) -> None:

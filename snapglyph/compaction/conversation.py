@@ -21,6 +21,7 @@ from ..providers import dialects
 from ..providers.profiles import Profile
 from ..providers.request_model import request_model
 from .estimate import MESSAGE_OVERHEAD, TokenCosts
+from .images import fit_image_limits
 from .second_pass import conversation_key, expand_snapshots
 from .store import SourceStore
 
@@ -46,8 +47,12 @@ def resolve_dialect(prof: Profile, dialect: str | None) -> str:
     return dialect
 
 
-def to_messages(source: Any) -> tuple[list[Message], list[dict], str | None]:
-    """``(messages, tool definitions, model)`` of a list of Message, a Transcript or a request body.
+def to_messages(source: Any) -> tuple[list[Message], list[dict], str | None, dict]:
+    """``(messages, tool definitions, model, settings)`` of a list of Message, a Transcript or a request body.
+
+    ``settings`` is ``{"params": {...}, "dialect": ...}``: the source request's parameters other than its content
+    (empty for messages and for transcripts that are no request) and the dialect they are written in (``None``
+    when there is none).
 
     Raises
     ------
@@ -56,17 +61,21 @@ def to_messages(source: Any) -> tuple[list[Message], list[dict], str | None]:
 
     Examples
     --------
-    >>> msgs, tools, model = to_messages({"model": "gpt-4o", "messages": [{"role": "user", "content": "hi"}]})
-    >>> [(m.id, m.role, m.text()) for m in msgs], model
-    ([(0, 'user', 'hi')], 'gpt-4o')
+    >>> msgs, tools, model, settings = to_messages({"model": "gpt-4o", "temperature": 0,
+    ...                                             "messages": [{"role": "user", "content": "hi"}]})
+    >>> [(m.id, m.role, m.text()) for m in msgs], model, settings
+    ([(0, 'user', 'hi')], 'gpt-4o', {'params': {'temperature': 0}, 'dialect': 'openai'})
     """
     if isinstance(source, (dict, list)) and (not source or not isinstance(source, list)
                                              or not isinstance(source[0], Message)):
         from ..readers.registry import from_request
-        t = from_request(source)
-        return t.messages, t.tools, t.model
+        source = from_request(source)
     if hasattr(source, "messages") and hasattr(source, "tools"):
-        return list(source.messages), list(source.tools), getattr(source, "model", None)
+        meta = getattr(source, "meta", None) or {}
+        fmt = getattr(source, "format", None)
+        settings = {"params": dict(meta.get("params") or {}),
+                    "dialect": fmt if fmt in dialects.DIALECTS else None}
+        return list(source.messages), list(source.tools), getattr(source, "model", None), settings
     if not isinstance(source, (list, tuple)):
         raise InputError(f"compact() takes a list of snapglyph.Message, a Transcript, or a request body (a dict "
                          f"or a list of provider messages), not {type(source).__name__}")
@@ -74,7 +83,7 @@ def to_messages(source: Any) -> tuple[list[Message], list[dict], str | None]:
     if not all(isinstance(m, Message) for m in msgs):
         raise InputError("compact() takes a list of snapglyph.Message, a Transcript, or a request body (a dict "
                          "or a list of provider messages)")
-    return msgs, [], None
+    return msgs, [], None, {"params": {}, "dialect": None}
 
 
 def _with_recall_tool(tools: list[dict]) -> list[dict]:
@@ -93,7 +102,11 @@ class Conversation:
     prof : Profile
     dialect, model : str
     max_tokens : int
-        Output tokens reserved inside the budget.
+        Output tokens reserved inside the budget (the caller's, else the source request's, else
+        :data:`~snapglyph._config.DEFAULT_MAX_TOKENS`).
+    params : dict
+        The source request's other parameters as the dialect takes them (see
+        :func:`snapglyph.providers.params.carry_params`); ``"_limit_key"`` names the output limit.
     tools : list of dict
         Neutral tool definitions the request carries.
     store : SourceStore
@@ -118,6 +131,7 @@ class Conversation:
     dialect: str
     model: str
     max_tokens: int
+    params: dict
     tools: list[dict]
     store: SourceStore
     source_in: list[Message]
@@ -143,12 +157,28 @@ class Conversation:
 
     def request(self, messages: Sequence[Message]) -> dict:
         """The request body of ``messages`` in this conversation's dialect, model, output reserve and tools."""
+        params = {k: v for k, v in self.params.items() if k != "_limit_key"}
         return dialects.to_request(list(messages), dialect=self.dialect, model=self.model,
-                                   max_tokens=self.max_tokens, tools=self.tools)
+                                   max_tokens=self.max_tokens, tools=self.tools, params=params,
+                                   limit_key=self.params.get("_limit_key"))
+
+
+def _settings(settings: dict, dialect: str, model: str, max_tokens: int | None) -> tuple[int, dict, list[str]]:
+    """The output reserve, the parameters to carry (with the output limit's name) and notes on dropped ones."""
+    from .._config import DEFAULT_MAX_TOKENS
+    from ..providers.params import carry_params, output_limit, output_limit_key
+
+    src = settings.get("params") or {}
+    params, dropped = carry_params(src, settings.get("dialect"), dialect)
+    same = settings.get("dialect") in (None, dialect)
+    params["_limit_key"] = output_limit_key(dialect, model, src if same else None)
+    notes = [f"source request parameters with no place in the {dialect} dialect were dropped: "
+             f"{', '.join(dropped)}"] if dropped else []
+    return max_tokens or output_limit(src) or DEFAULT_MAX_TOKENS, params, notes
 
 
 def prepare(messages: Any, *, prof: Profile, dialect: str, store: SourceStore | None, model: str | None,
-            max_tokens: int, tools: Sequence[dict] | None, recall_tool: bool,
+            max_tokens: int | None, tools: Sequence[dict] | None, recall_tool: bool,
             draw: Callable[[list[Message]], "list[Page]"]) -> Conversation:
     """Read, expand, normalize and price a conversation (see :func:`snapglyph.compact` for the arguments).
 
@@ -159,11 +189,13 @@ def prepare(messages: Any, *, prof: Profile, dialect: str, store: SourceStore | 
     StoreError
         An earlier snapshot whose source the store lacks, or a store of another conversation.
     """
-    source_in, src_tools, src_model = to_messages(messages)
+    source_in, src_tools, src_model, settings = to_messages(messages)
     all_tools = list(src_tools) + list(tools or [])
     if recall_tool:
         all_tools = _with_recall_tool(all_tools)
     model, notes = request_model(model, src_model, prof)
+    max_tokens, params, more = _settings(settings, dialect, model, max_tokens)
+    notes += more
     key = conversation_key(source_in)
     if store is not None:
         store.bind(key)
@@ -172,12 +204,14 @@ def prepare(messages: Any, *, prof: Profile, dialect: str, store: SourceStore | 
     store.bind(key)
     costs = TokenCosts(prof)
     norm, rewrites = dialects.normalize(source, dialect=dialect)
+    norm = fit_image_limits(norm, prof, rewrites)
     if not any(m.role in ("user", "tool") for m in norm):
         raise InputError("nothing to send: the conversation has no user message (after removing empty ones)")
     tool_defs = dialects.tool_definitions(all_tools, norm, dialect=dialect)
     fixed = (costs.text(json.dumps(tool_defs, ensure_ascii=False)) if tool_defs else 0) + max_tokens
     per = [costs.message(m) for m in norm]
     before = fixed + sum(costs.message(m) for m in source)
-    return Conversation(prof=prof, dialect=dialect, model=model, max_tokens=max_tokens, tools=all_tools,
+    return Conversation(prof=prof, dialect=dialect, model=model, max_tokens=max_tokens, params=params,
+                        tools=all_tools,
                         store=store, source_in=source_in, source=source, norm=norm, rewrites=rewrites, costs=costs,
                         per=per, fixed=fixed, before=before, draw=draw, notes=notes)

@@ -68,7 +68,8 @@ def head_end(msgs: Sequence[Message]) -> int:
 
     The first user turn is the first user message together with the user messages right after it (providers
     merge consecutive user messages into one turn; an aborted, empty assistant reply between them is removed by
-    normalization), e.g. a ``/mode`` command followed by the actual task.
+    normalization), e.g. a ``/mode`` command followed by the actual task. A conversation that opens with an
+    assistant message (after the neutral user line normalization puts before it) keeps it in the head too.
 
     Examples
     --------
@@ -79,6 +80,8 @@ def head_end(msgs: Sequence[Message]) -> int:
     """
     i = 0
     while i < len(msgs) and msgs[i].role == "system":
+        i += 1
+    if i < len(msgs) and msgs[i].meta.get("opening"):
         i += 1
     while i < len(msgs) and msgs[i].role != "user":
         i += 1

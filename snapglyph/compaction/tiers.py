@@ -226,7 +226,7 @@ def compact_ladder(messages: Any, *, profile: Any = "claude", dialect: str | Non
     from .conversation import to_messages
 
     store = store if store is not None else SourceStore()
-    msgs, tools, model = to_messages(messages)
+    msgs, tools, model, settings = to_messages(messages)
     msgs = expand_snapshots(msgs, store)
     kw.setdefault("model", model)
     kw["tools"] = list(tools) + list(kw.get("tools") or [])
@@ -239,7 +239,9 @@ def compact_ladder(messages: Any, *, profile: Any = "claude", dialect: str | Non
     older, rep = drop_images(older, keep=max(0, keep_images - n_new), store=store)
     reports.append(rep)
     msgs = older + newer
-    res = compact(msgs, profile=profile, dialect=dialect, budget=budget, store=store, summarize=summarize, **kw)
+    from ..readers.registry import Transcript
+    source = Transcript(msgs, settings["dialect"] or "text", meta={"params": settings["params"]})
+    res = compact(source, profile=profile, dialect=dialect, budget=budget, store=store, summarize=summarize, **kw)
     if not res.passthrough:
         reports.append(TierReport("snapshot", res.middle_ids, f"{len(res.pages)} pages"))
         if summarize is not None and res.dropped_ids:

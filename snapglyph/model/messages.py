@@ -33,6 +33,7 @@ from typing import Any, Sequence
 
 __all__ = [
     "Message",
+    "OPENING_USER_LINE",
     "Part",
     "ROLES",
     "image_size",
@@ -40,6 +41,10 @@ __all__ = [
 ]
 
 ROLES = ("system", "user", "assistant", "tool")
+
+#: The neutral user line a request gets before a conversation that opens with an assistant message (providers
+#: want a user message first); the readers remove it again, so message ids stay the same across passes.
+OPENING_USER_LINE = "(start of the conversation)"
 
 
 @dataclass

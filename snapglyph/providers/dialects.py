@@ -29,7 +29,8 @@ from dataclasses import replace
 from typing import Any, Sequence
 
 from ..errors import InputError
-from ..model.messages import Message, Part
+from ..model.images import check_image
+from ..model.messages import OPENING_USER_LINE, Message, Part
 from .gemini import gemini_body, gemini_contents, gemini_tools
 
 __all__ = [
@@ -87,8 +88,27 @@ def _clean_content(parts: list[Part], rewrites: Counter) -> list[Part]:
                 continue
             out.append(replace(p, text=_clean(p.text, rewrites)))
         elif p.kind == "image":
-            out.append(p)
+            out.append(_checked_image(p, rewrites))
     return out
+
+
+def _checked_image(p: Part, rewrites: Counter) -> Part:
+    """An image part whose bytes are what it says: the media type corrected from the bytes, or a text placeholder
+    naming its size and why when the bytes are no image a provider takes (:func:`snapglyph.model.images.check_image`).
+    URL images are left alone (their bytes are not here)."""
+    if not p.data:
+        return p
+    found = check_image(p.data)
+    label = p.media_type or "no media type"
+    if found.problem:
+        rewrites["images that are not images replaced by a placeholder"] += 1
+        size = f"{found.nbytes:,} bytes" if found.nbytes else f"{len(p.data):,} characters of base64"
+        return Part("text", text=f"[image removed: {size} labelled {label} are {found.problem}]")
+    if found.media_type != p.media_type:
+        rewrites["image media types corrected from the bytes"] += 1
+    if (found.media_type, found.width, found.height) != (p.media_type, p.width, p.height):
+        return replace(p, media_type=found.media_type, width=found.width, height=found.height)
+    return p
 
 
 def normalize(messages: Sequence[Message], *, dialect: str) -> tuple[list[Message], Counter]:
@@ -115,9 +135,13 @@ def normalize(messages: Sequence[Message], *, dialect: str) -> tuple[list[Messag
     """
     _check_dialect(dialect)
     rewrites: Counter = Counter()
-    seen_ids: Counter = Counter()
+    taken: set[str] = {p.call_id for m in messages for p in m.parts if p.kind == "tool_call" and p.call_id}
+    seen: set[str] = set()    # source call ids met so far
+    used: set[str] = set()    # call ids given so far
     out: list[Message] = []
-    pending: dict[str, str] = {}      # original call id -> unique id, for the calls of the last assistant message
+    # original call id -> the unique ids given to the calls of the last assistant message that carried it, in
+    # order: results with a repeated id answer those calls in order.
+    pending: dict[str, list[str]] = {}
     answered: set[str] = set()
     last_calls: list[Part] = []
 
@@ -158,14 +182,18 @@ def normalize(messages: Sequence[Message], *, dialect: str) -> tuple[list[Messag
                         continue
                     parts.append(p)
                 elif p.kind == "tool_call":
-                    cid = p.call_id or f"call_{m.id}_{len(parts)}"
-                    seen_ids[cid] += 1
-                    new = cid if seen_ids[cid] == 1 else f"{cid}_{seen_ids[cid]}"
-                    if new != cid:
-                        rewrites["duplicate tool call ids made unique"] += 1
-                    if not p.call_id:
+                    cid = p.call_id
+                    base = (_safe_id(cid) if dialect == "anthropic" else cid) or f"call_{m.id}_{len(parts)}"
+                    new = _unique_id(base, cid, used, taken)
+                    if not cid:
                         rewrites["missing tool call ids added"] += 1
-                    pending[cid] = new
+                    elif cid in seen:
+                        rewrites["duplicate tool call ids made unique"] += 1
+                    elif new != cid:
+                        rewrites["tool call ids the dialect refuses made safe"] += 1
+                    seen.add(cid)
+                    used.add(new)
+                    pending.setdefault(cid, []).append(new)
                     call = replace(p, call_id=new, name=_clean(p.name, rewrites),
                                    arguments=_clean_arguments(p.arguments, rewrites))
                     parts.append(call)
@@ -186,8 +214,8 @@ def normalize(messages: Sequence[Message], *, dialect: str) -> tuple[list[Messag
         for p in m.parts:
             if p.kind == "tool_result":
                 cid = p.call_id
-                if cid in pending and pending[cid] not in answered:
-                    new = pending[cid]
+                new = next((n for n in pending.get(cid, ()) if n not in answered), None)
+                if new is not None:
                     answered.add(new)
                     results.append(replace(p, call_id=new, content=_clean_content(p.content, rewrites)))
                 else:
@@ -213,7 +241,41 @@ def normalize(messages: Sequence[Message], *, dialect: str) -> tuple[list[Messag
             close_round(m.id)
     if last_calls:
         close_round(messages[-1].id if messages else 0)
+    _open_with_user(out, rewrites)
     return out, rewrites
+
+
+def _open_with_user(out: list[Message], rewrites: Counter) -> None:
+    """Make the first message after the system prompt a user message, in place: a short neutral user line goes
+    before an opening assistant message. Anthropic refused requests whose first message is not a user message
+    ("messages: first message must use the \"user\" role", reported 2024); every provider accepts one that opens
+    with a user message."""
+    i = next((k for k, m in enumerate(out) if m.role != "system"), None)
+    if i is None or out[i].role == "user":
+        return
+    rewrites["a neutral user line put before an opening assistant message"] += 1
+    out.insert(i, Message(out[i].id, "user", [Part("text", text=OPENING_USER_LINE)],
+                          {"synthetic": True, "opening": True}))
+
+
+_UNSAFE_ID = re.compile(r"[^a-zA-Z0-9_-]")
+
+
+def _safe_id(cid: str) -> str:
+    """A tool call id in the characters Anthropic accepts: ``^[a-zA-Z0-9_-]+$`` (a 400 "String should match
+    pattern" otherwise; reported in RooCodeInc/Roo-Code#10649 and HKUDS/nanobot#4356, read 2026-12-01)."""
+    return _UNSAFE_ID.sub("_", cid)
+
+
+def _unique_id(base: str, cid: str, used: set[str], taken: set[str]) -> str:
+    """``base`` if no call so far was given it (and, where it is not the source id ``cid`` itself, no call of the
+    conversation carries it), else the first of ``base_2``, ``base_3``... that is neither given nor carried."""
+    if base not in used and (base == cid or base not in taken):
+        return base
+    k = 2
+    while f"{base}_{k}" in used or f"{base}_{k}" in taken:
+        k += 1
+    return f"{base}_{k}"
 
 
 # --------------------------------------------------------------------------------------------------- writers
@@ -342,9 +404,8 @@ def _responses_items(messages: Sequence[Message]) -> list[dict]:
             items.append({"type": "message", "role": "user", "content": user_content(m.parts)})
         elif m.role == "assistant":
             text = "\n".join(p.text for p in m.parts if p.kind == "text")
-            if text:
-                items.append({"type": "message", "role": "assistant",
-                              "content": [{"type": "output_text", "text": text}]})
+            if text:  # string content: an input message (an output_text part wants the output item's id)
+                items.append({"type": "message", "role": "assistant", "content": text})
             for c in m.tool_calls():
                 items.append({"type": "function_call", "call_id": c.call_id, "name": c.name,
                               "arguments": c.arguments or "{}"})
@@ -436,7 +497,10 @@ def tool_definitions(tools: Sequence[dict], messages: Sequence[Message], *, dial
         if dialect == "anthropic":
             out.append({"name": t["name"], "description": desc, "input_schema": params})
         elif dialect == "responses":
-            out.append({"type": "function", "name": t["name"], "description": desc, "parameters": params})
+            # strict stated: the SDK's FunctionToolParam requires it, and the API's default (true) refuses
+            # schemas that are not strict-compatible
+            out.append({"type": "function", "name": t["name"], "description": desc, "parameters": params,
+                        "strict": bool(t.get("strict", False))})
         else:
             out.append({"type": "function", "function": {"name": t["name"], "description": desc,
                                                           "parameters": params}})
@@ -444,7 +508,7 @@ def tool_definitions(tools: Sequence[dict], messages: Sequence[Message], *, dial
 
 
 def to_request(messages: Sequence[Message], *, dialect: str, model: str, max_tokens: int,
-               tools: Sequence[dict] = ()) -> dict:
+               tools: Sequence[dict] = (), params: dict | None = None, limit_key: str | None = None) -> dict:
     """Build a full request body from already-normalized messages.
 
     Parameters
@@ -454,10 +518,16 @@ def to_request(messages: Sequence[Message], *, dialect: str, model: str, max_tok
     dialect : str
     model : str
     max_tokens : int
-        Output tokens reserved (``max_tokens``; ``max_output_tokens`` for ``responses``;
-        ``generationConfig.maxOutputTokens`` for ``gemini``, whose body names no model).
+        Output tokens reserved, under ``limit_key`` (for ``gemini``, whose body names no model:
+        ``generationConfig.maxOutputTokens``).
     tools : sequence of dict
         Neutral tool definitions from the source.
+    params : dict, optional
+        Further top-level parameters, already in the dialect's terms (see
+        :func:`snapglyph.providers.params.carry_params`); written after the tools.
+    limit_key : str, optional
+        The output limit's name; default :func:`snapglyph.providers.params.output_limit_key` (``max_tokens``;
+        ``max_output_tokens`` for ``responses``; ``max_completion_tokens`` for OpenAI reasoning models in chat).
 
     Returns
     -------
@@ -467,22 +537,22 @@ def to_request(messages: Sequence[Message], *, dialect: str, model: str, max_tok
     _check_dialect(dialect)
     if dialect == "gemini":  # the model is named in the URL, not the body
         return gemini_body(messages, max_tokens=max_tokens, tools=_all_defs(tools, messages))
+    from .params import output_limit_key
     system = "\n\n".join(m.text() for m in messages if m.role == "system")
-    body: dict[str, Any] = {"model": model}
+    body: dict[str, Any] = {"model": model, limit_key or output_limit_key(dialect, model): int(max_tokens)}
     if dialect == "openai":
-        body["max_tokens"] = int(max_tokens)
         body["messages"] = _openai_messages(messages)
     elif dialect == "anthropic":
-        body["max_tokens"] = int(max_tokens)
         if system:
             body["system"] = system
         body["messages"] = request_messages(messages, dialect=dialect)
     else:
-        body["max_output_tokens"] = int(max_tokens)
         if system:
             body["instructions"] = system
         body["input"] = _responses_items(messages)
     defs = tool_definitions(tools, messages, dialect=dialect)
     if defs:
         body["tools"] = defs
+    for k, v in (params or {}).items():
+        body.setdefault(k, v)
     return body

@@ -23,7 +23,7 @@ from ..model.messages import Message, Part, images_in
 if TYPE_CHECKING:  # pragma: no cover
     from .profiles import Profile
 
-__all__ = ["Breach", "ImageInfo", "breaches", "check_messages", "has_big_image", "image_allowance", "request_bytes",
+__all__ = ["Breach", "ImageInfo", "breaches", "image_target", "images_over", "check_messages", "has_big_image", "image_allowance", "request_bytes",
            "request_fits"]
 
 
@@ -201,3 +201,30 @@ def image_allowance(prof: "Profile", n_images: int, has_big: bool) -> int:
     if has_big and prof.many_image_threshold is not None:
         cap = min(cap, prof.many_image_threshold - n_images)
     return max(0, cap)
+
+
+def images_over(prof: "Profile", n_images: int) -> int:
+    """How many images a request of ``n_images`` holds beyond ``prof``'s per-request count (0 when within).
+
+    Examples
+    --------
+    >>> from snapglyph.providers.profiles import profile
+    >>> images_over(profile("claude"), 130), images_over(profile("claude"), 7)
+    (30, 0)
+    """
+    return max(0, n_images - prof.max_images)
+
+
+def image_target(prof: "Profile", n_images: int) -> tuple[int | None, int]:
+    """The largest image a request of ``n_images`` may carry under ``prof``: ``(longest side in px or None, base64
+    bytes)``; the side is the many-image rule's above its threshold, else the profile's hard side limit.
+
+    Examples
+    --------
+    >>> from snapglyph.providers.profiles import profile
+    >>> image_target(profile("claude"), 25), image_target(profile("claude"), 3)
+    ((2000, 5242880), (8000, 5242880))
+    """
+    many = prof.many_image_threshold is not None and n_images > prof.many_image_threshold
+    side = prof.many_image_max_side if many else getattr(prof, "max_image_side", None)
+    return side, prof.max_image_bytes

@@ -3,9 +3,26 @@ that profile's rules are written for (a model of another profile would resize or
 
 from __future__ import annotations
 
+import re
+
 from .profiles import Profile
 
-__all__ = ["REQUEST_MODELS", "reads_as", "request_model"]
+__all__ = ["REQUEST_MODELS", "openai_reasoning_model", "reads_as", "request_model"]
+
+_REASONING = re.compile(r"(?:.*/)?(?:o\d+|gpt-5)(?:[-.:].*)?", re.IGNORECASE)
+
+
+def openai_reasoning_model(model: str) -> bool:
+    """Whether ``model`` is an OpenAI reasoning model (o1, o3, o4-mini, gpt-5, gpt-5.4, ...), which takes
+    ``max_completion_tokens`` and refuses ``max_tokens`` in chat completions (platform.openai.com/docs/guides/
+    reasoning and the chat completions reference, read 2026-12-01).
+
+    Examples
+    --------
+    >>> [openai_reasoning_model(m) for m in ("gpt-5.4", "o4-mini", "openai/o3", "gpt-4.1", "gpt-4o", "omni")]
+    [True, True, True, False, False, False]
+    """
+    return isinstance(model, str) and bool(_REASONING.fullmatch(model))
 
 
 REQUEST_MODELS = {

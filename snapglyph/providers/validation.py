@@ -27,8 +27,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..errors import InputError
+from ..model.images import check_image
 from ..model.messages import image_size
 from .gemini import check_gemini
+from .grammar import PARAMS, param_faults, part_faults
 
 __all__ = ["Fault", "validate"]
 
@@ -58,67 +60,112 @@ def _blocks(content: Any) -> list[dict]:
     return [b for b in content if isinstance(b, dict)] if isinstance(content, list) else []
 
 
+def _image_faults(i: int, data: str, declared: str | None, where: str, out: list[Fault]) -> None:
+    """Faults of a base64 image whose bytes are no image a provider takes, or not the declared media type."""
+    if not isinstance(data, str) or not data:
+        return
+    found = check_image(data)
+    if found.problem:
+        out.append(Fault(i, f"{where}: Could not process image: the bytes are {found.problem}"))
+    elif declared is not None and declared != found.media_type:
+        out.append(Fault(i, f"{where}: The image was specified using the {declared} media type, but the image "
+                            f"appears to be a {found.media_type} image"))
+
+
+def _data_url_image(i: int, url: Any, where: str, out: list[Fault]) -> str:
+    """The base64 payload of a ``data:`` URL (checked), or ``""`` for another URL."""
+    if not isinstance(url, str) or not url.startswith("data:"):
+        return ""
+    head, _, data = url.partition(",")
+    if ";base64" not in head:
+        out.append(Fault(i, f"{where}: an image data URL must be base64 (data:<media type>;base64,...)"))
+        return ""
+    _image_faults(i, data, head[5:].split(";")[0], where, out)
+    return data
+
+
+def _anthropic_tool_use(i: int, b: dict, where: str, body: dict, seen_ids: set, out: list[Fault]) -> None:
+    tid = b.get("id")
+    if tid in seen_ids:
+        out.append(Fault(i, f"{where}: `tool_use` ids must be unique: {tid}"))
+    seen_ids.add(tid)
+    names = {t.get("name") for t in body.get("tools") or [] if isinstance(t, dict)}
+    if not body.get("tools"):
+        f = Fault(None, "requests which include `tool_use` or `tool_result` blocks must define tools")
+        if f not in out:
+            out.append(f)
+    elif b.get("name") not in names:
+        out.append(Fault(i, f"{where}: tool {b.get('name')!r} is not defined in tools"))
+
+
+def _anthropic_blocks(i: int, role: str, content: Any, body: dict, seen_ids: set, out: list[Fault],
+                      images: list[tuple[int, str]]) -> None:
+    """Every block of one Anthropic message: its type and fields, tool results first, images collected."""
+    seen_other = False
+    for j, b in enumerate(content if isinstance(content, list) else []):
+        where = f"content.{j}"
+        out.extend(Fault(i, f) for f in part_faults("anthropic", role, b, where))
+        if not isinstance(b, dict):
+            continue
+        t = b.get("type")
+        inner = [(where, b)] if t == "image" else []
+        if t == "tool_result":
+            if seen_other:
+                out.append(Fault(i, f"{where}: tool_result blocks must come first in the content array"))
+            c = b.get("content")
+            inner = [(f"{where}.content.{k}", q) for k, q in enumerate(c if isinstance(c, list) else [])
+                     if isinstance(q, dict) and q.get("type") == "image"]
+        else:
+            seen_other = True
+        for w, q in inner:
+            src = q.get("source") if isinstance(q.get("source"), dict) else {}
+            images.append((i, _b64_of(q)))
+            if src.get("type") == "base64":
+                _image_faults(i, src.get("data"), src.get("media_type"), f"{w}.source.base64", out)
+        if t == "tool_use" and role == "assistant":
+            _anthropic_tool_use(i, b, where, body, seen_ids, out)
+
+
 def _anthropic(body: dict, out: list[Fault], images: list[tuple[int, str]]) -> None:
     msgs = body.get("messages")
     if not isinstance(msgs, list) or not msgs:
         out.append(Fault(None, "messages: must be a non-empty list"))
         return
-    has_tools = bool(body.get("tools"))
-    tool_names = {t.get("name") for t in body.get("tools") or [] if isinstance(t, dict)}
     seen_ids: set[str] = set()
     for i, m in enumerate(msgs):
+        if not isinstance(m, dict):
+            out.append(Fault(i, "a message must be an object with role and content"))
+            continue
         role, content = m.get("role"), m.get("content")
         if role not in ("user", "assistant"):
             out.append(Fault(i, f"role must be user or assistant, not {role!r}"))
             continue
-        blocks = _blocks(content)
-        if (content == "" or content == []) and not (i == len(msgs) - 1 and role == "assistant"):
+        if i == 0 and role != "user":
+            out.append(Fault(0, 'first message must use the "user" role'))
+        if not isinstance(content, (str, list)):
+            out.append(Fault(i, "content: Input should be a string or a list of content blocks"))
+            continue
+        last_assistant = i == len(msgs) - 1 and role == "assistant"
+        if (content == "" or content == []) and not last_assistant:
             out.append(Fault(i, "all messages must have non-empty content except for the optional final "
                                 "assistant message"))
-        seen_other = False
-        for j, b in enumerate(blocks):
-            t = b.get("type")
-            if t == "text" and not str(b.get("text", "")).strip():
-                out.append(Fault(i, f"content.{j}: text content blocks must be non-empty and contain "
-                                    "non-whitespace text"))
-            if t == "image":
-                if role == "assistant":
-                    out.append(Fault(i, f"content.{j}: 'image' blocks are not permitted within assistant turns"))
-                images.append((i, _b64_of(b)))
-            if t == "tool_result":
-                if seen_other:
-                    out.append(Fault(i, f"content.{j}: tool_result blocks must come first in the content array"))
-                for q in _blocks(b.get("content", [])):
-                    if q.get("type") == "image":
-                        images.append((i, _b64_of(q)))
-                    if q.get("type") == "text" and not str(q.get("text", "")).strip() and isinstance(
-                            b.get("content"), list):
-                        out.append(Fault(i, f"content.{j}: text content blocks must be non-empty"))
-            else:
-                seen_other = True
-            if t == "tool_use":
-                tid = b.get("id")
-                if tid in seen_ids:
-                    out.append(Fault(i, f"content.{j}: `tool_use` ids must be unique: {tid}"))
-                seen_ids.add(tid)
-                if not has_tools:
-                    f = Fault(None, "requests which include `tool_use` or `tool_result` blocks must define tools")
-                    if f not in out:
-                        out.append(f)
-                elif b.get("name") not in tool_names:
-                    out.append(Fault(i, f"content.{j}: tool {b.get('name')!r} is not defined in tools"))
+        elif isinstance(content, str) and content and not content.strip():
+            out.append(Fault(i, "content: text content must contain non-whitespace text"))
+        _anthropic_blocks(i, role, content, body, seen_ids, out, images)
+        blocks = _blocks(content)
         uses = [b.get("id") for b in blocks if b.get("type") == "tool_use"] if role == "assistant" else []
         if uses:
-            nxt = _blocks(msgs[i + 1].get("content")) if i + 1 < len(msgs) else []
-            answered = {b.get("tool_use_id") for b in nxt if b.get("type") == "tool_result"}
+            nxt = msgs[i + 1] if i + 1 < len(msgs) and isinstance(msgs[i + 1], dict) else {}
+            answered = {b.get("tool_use_id") for b in _blocks(nxt.get("content")) if b.get("type") == "tool_result"}
             missing = [u for u in uses if u not in answered]
             if missing:
                 out.append(Fault(i, f"`tool_use` ids were found without `tool_result` blocks immediately after: "
                                     f"{', '.join(map(str, missing))}"))
         if role == "user":
             results = [b.get("tool_use_id") for b in blocks if b.get("type") == "tool_result"]
-            prev = _blocks(msgs[i - 1].get("content")) if i > 0 and msgs[i - 1].get("role") == "assistant" else []
-            called = {b.get("id") for b in prev if b.get("type") == "tool_use"}
+            prev = msgs[i - 1] if i > 0 and isinstance(msgs[i - 1], dict) else {}
+            called = ({b.get("id") for b in _blocks(prev.get("content")) if b.get("type") == "tool_use"}
+                      if prev.get("role") == "assistant" else set())
             extra = [r for r in results if r not in called]
             if extra:
                 out.append(Fault(i, f"unexpected `tool_use_id` found in `tool_result` blocks: "
@@ -127,13 +174,54 @@ def _anthropic(body: dict, out: list[Fault], images: list[tuple[int, str]]) -> N
 
 def _b64_of(block: dict) -> str:
     src = block.get("source") or {}
-    return src.get("data", "") if src.get("type") == "base64" else ""
+    return src.get("data", "") if isinstance(src, dict) and src.get("type") == "base64" else ""
 
 
 def _url_b64(url: str) -> str:
-    if url.startswith("data:") and "," in url:
+    if isinstance(url, str) and url.startswith("data:") and "," in url:
         return url.split(",", 1)[1]
     return ""
+
+
+def _openai_calls(i: int, m: dict, out: list[Fault]) -> list[str]:
+    """The ids of an assistant message's tool calls; faults for malformed calls and repeated ids."""
+    calls = m.get("tool_calls")
+    if calls is None:
+        return []
+    if not isinstance(calls, list):
+        out.append(Fault(i, "tool_calls: Input should be a valid list"))
+        return []
+    ids = []
+    for k, c in enumerate(calls):
+        fn = c.get("function") if isinstance(c, dict) else None
+        if not isinstance(c, dict) or c.get("type", "function") != "function" or not isinstance(fn, dict):
+            out.append(Fault(i, f"tool_calls.{k}: a tool call needs type 'function' and a 'function' object"))
+            continue
+        if not isinstance(c.get("id"), str) or not c["id"]:
+            out.append(Fault(i, f"tool_calls.{k}.id: Field required"))
+        if not isinstance(fn.get("name"), str) or not isinstance(fn.get("arguments"), str):
+            out.append(Fault(i, f"tool_calls.{k}.function: needs 'name' and 'arguments' strings"))
+        ids.append(c.get("id"))
+    if len(set(ids)) != len(ids):
+        out.append(Fault(i, "duplicate tool_call ids in one assistant message"))
+    return ids
+
+
+def _openai_content(i: int, role: str, content: Any, out: list[Fault], images: list[tuple[int, str]]) -> None:
+    if content is None or isinstance(content, str):
+        return
+    if not isinstance(content, list):
+        out.append(Fault(i, "content: Input should be a string, a list of content parts or null"))
+        return
+    for j, part in enumerate(content):
+        if isinstance(part, dict) and part.get("type") == "image_url":
+            url = (part.get("image_url") or {}).get("url", "") if isinstance(part.get("image_url"), dict) else ""
+            if role != "user":
+                out.append(Fault(i, f"Image URLs are only allowed for messages with role 'user', but this "
+                                    f"message with role '{role}' contains an image URL."))
+                continue
+            images.append((i, _data_url_image(i, url, f"content.{j}.image_url", out)))
+        out.extend(Fault(i, f) for f in part_faults("openai", role, part, f"content.{j}"))
 
 
 def _openai(body: dict, out: list[Fault], images: list[tuple[int, str]]) -> None:
@@ -144,46 +232,63 @@ def _openai(body: dict, out: list[Fault], images: list[tuple[int, str]]) -> None
     pending: list[str] = []
     pending_at = -1
     for i, m in enumerate(msgs):
+        if not isinstance(m, dict):
+            out.append(Fault(i, "a message must be an object with a role"))
+            continue
         role, content = m.get("role"), m.get("content")
         if role != "tool" and pending:
             out.append(Fault(pending_at, "An assistant message with 'tool_calls' must be followed by tool messages "
                                          f"responding to each 'tool_call_id'. The following tool_call_ids did not "
-                                         f"have response messages: {', '.join(pending)}"))
+                                         f"have response messages: {', '.join(map(str, pending))}"))
             pending = []
-        if isinstance(content, list):
-            for part in content:
-                if isinstance(part, dict) and part.get("type") == "image_url":
-                    url = (part.get("image_url") or {}).get("url", "")
-                    if role != "user":
-                        out.append(Fault(i, f"Image URLs are only allowed for messages with role 'user', but this "
-                                            f"message with role '{role}' contains an image URL."))
-                    images.append((i, _url_b64(url)))
+        if role not in ("user", "system", "developer", "assistant", "tool", "function"):
+            out.append(Fault(i, f"unknown role {role!r}"))
+            continue
+        _openai_content(i, role, content, out, images)
         if role == "assistant":
-            calls = m.get("tool_calls") or []
-            if not content and not calls:
-                out.append(Fault(i, "an assistant message needs content or tool_calls"))
-            pending = [c.get("id") for c in calls]
+            pending = _openai_calls(i, m, out)
             pending_at = i
-            if len(set(pending)) != len(pending):
-                out.append(Fault(i, "duplicate tool_call ids in one assistant message"))
+            if not content and not pending and not m.get("function_call"):
+                out.append(Fault(i, "an assistant message needs content or tool_calls"))
         elif role == "tool":
             cid = m.get("tool_call_id")
+            if not isinstance(cid, str):
+                out.append(Fault(i, "tool_call_id: Field required"))
             if cid not in pending:
                 out.append(Fault(i, "Invalid parameter: messages with role 'tool' must be a response to a "
                                     "preceeding message with 'tool_calls'."))
             else:
                 pending.remove(cid)
-            if isinstance(content, list) and any(isinstance(p, dict) and p.get("type") != "text" for p in content):
-                out.append(Fault(i, "tool message content must be a string or text parts only"))
-        elif role in ("user", "system", "developer"):
-            if content is None or content == "" or content == []:
-                out.append(Fault(i, f"a {role} message needs non-empty content"))
-        else:
-            out.append(Fault(i, f"unknown role {role!r}"))
+        elif role in ("user", "system", "developer") and (content is None or content == "" or content == []):
+            out.append(Fault(i, f"a {role} message needs non-empty content"))
     if pending:
         out.append(Fault(pending_at, "An assistant message with 'tool_calls' must be followed by tool messages "
                                      f"responding to each 'tool_call_id'. The following tool_call_ids did not have "
-                                     f"response messages: {', '.join(pending)}"))
+                                     f"response messages: {', '.join(map(str, pending))}"))
+
+
+#: Responses input item types that carry no message content snapglyph checks further (built-in tool items).
+_RESPONSES_OTHER_ITEMS = frozenset({
+    "reasoning", "item_reference", "custom_tool_call", "custom_tool_call_output", "web_search_call",
+    "file_search_call", "computer_call", "computer_call_output", "local_shell_call", "local_shell_call_output",
+    "image_generation_call", "code_interpreter_call", "mcp_call", "mcp_list_tools", "mcp_approval_request",
+    "mcp_approval_response", "shell_call", "shell_call_output", "apply_patch_call", "apply_patch_call_output",
+    "compaction"})
+
+
+def _responses_parts(i: int, role: str, content: Any, out: list[Fault], images: list[tuple[int, str]]) -> None:
+    if isinstance(content, str):
+        return
+    if not isinstance(content, list):
+        out.append(Fault(i, "content: Input should be a string or a list of content parts"))
+        return
+    for j, p in enumerate(content):
+        if isinstance(p, dict) and p.get("type") == "input_image":
+            if role not in ("user", "tool_output"):
+                out.append(Fault(i, f"content.{j}: input_image is only allowed in user messages"))
+                continue
+            images.append((i, _data_url_image(i, p.get("image_url"), f"content.{j}.image_url", out)))
+        out.extend(Fault(i, f) for f in part_faults("responses", role, p, f"content.{j}"))
 
 
 def _responses(body: dict, out: list[Fault], images: list[tuple[int, str]]) -> None:
@@ -196,25 +301,34 @@ def _responses(body: dict, out: list[Fault], images: list[tuple[int, str]]) -> N
     calls: dict[str, int] = {}
     outputs: set[str] = set()
     for i, it in enumerate(items):
+        if not isinstance(it, dict):
+            out.append(Fault(i, "an input item must be an object"))
+            continue
         t = it.get("type", "message")
         if t == "function_call":
+            if not all(isinstance(it.get(k), str) for k in ("call_id", "name", "arguments")):
+                out.append(Fault(i, "a function_call needs 'call_id', 'name' and 'arguments' strings"))
+            if it.get("call_id") in calls:
+                out.append(Fault(i, f"Duplicate item found with call_id {it.get('call_id')}."))
             calls[it.get("call_id")] = i
         elif t == "function_call_output":
             cid = it.get("call_id")
             if cid not in calls:
                 out.append(Fault(i, f"No tool call found for function call output with call_id {cid}."))
             outputs.add(cid)
-            if isinstance(it.get("output"), list):
-                for p in it["output"]:
-                    if isinstance(p, dict) and p.get("type") == "input_image":
-                        images.append((i, _url_b64(p.get("image_url", ""))))
+            if not isinstance(it.get("output"), (str, list)):
+                out.append(Fault(i, "output: Input should be a string or a list of content parts"))
+            elif isinstance(it["output"], list):
+                _responses_parts(i, "tool_output", it["output"], out, images)
         elif t == "message":
-            content = it.get("content")
-            for p in content if isinstance(content, list) else []:
-                if isinstance(p, dict) and p.get("type") == "input_image":
-                    if it.get("role") != "user":
-                        out.append(Fault(i, "input_image is only allowed in user messages"))
-                    images.append((i, _url_b64(p.get("image_url", ""))))
+            role = it.get("role")
+            if role not in ("user", "assistant", "system", "developer"):
+                out.append(Fault(i, f"role: Input should be 'user', 'assistant', 'system' or 'developer', not "
+                                    f"{role!r}"))
+                continue
+            _responses_parts(i, role, it.get("content"), out, images)
+        elif t not in _RESPONSES_OTHER_ITEMS:
+            out.append(Fault(i, f"type: unknown input item type {t!r}"))
     for cid, i in calls.items():
         if cid not in outputs:
             out.append(Fault(i, f"No tool output found for function call {cid}."))
@@ -262,6 +376,8 @@ def validate(request: dict, dialect: str, profile: Any = None) -> list[Fault]:
         raise InputError(f"a request body must be a JSON object, not {type(request).__name__}")
     out: list[Fault] = []
     images: list[tuple[int, str]] = []
+    if dialect in PARAMS:
+        out.extend(Fault(None, f) for f in param_faults(request, dialect))
     if dialect == "anthropic":
         _anthropic(request, out, images)
     elif dialect == "openai":

@@ -10,11 +10,25 @@ import json
 from typing import Any
 
 from ..errors import FormatError
-from ..model.messages import Message, Part, image_size
+from ..model.messages import OPENING_USER_LINE, Message, Part, image_size
 from ..model.snapshot_text import parse_snapshot_text
 
 __all__ = ["as_str", "coerce_types", "dumps_args", "extra_keys", "image_part", "mark_snapshots", "number_messages",
            "require_dict"]
+
+def drop_opening_line(messages: list[Message]) -> bool:
+    """Remove the neutral user line a snapglyph request puts before an opening assistant message, in place.
+
+    Returns whether it was there: the first message after the system prompt is a user message holding only
+    :data:`~snapglyph.model.messages.OPENING_USER_LINE`, and an assistant message follows it.
+    """
+    i = next((k for k, m in enumerate(messages) if m.role != "system"), None)
+    if (i is None or i + 1 >= len(messages) or messages[i].role != "user" or messages[i + 1].role != "assistant"
+            or [(p.kind, p.text) for p in messages[i].parts] != [("text", OPENING_USER_LINE)]):
+        return False
+    del messages[i]
+    return True
+
 
 def number_messages(messages: list[Message]) -> None:
     """Assign message ids in place: ordinals ``0, 1, ...``, with snapshot messages taking their covered ids.
@@ -52,6 +66,41 @@ def mark_snapshots(messages: list[Message]) -> int:
             m.meta["snapshot"] = snap
             n += 1
     return n
+
+
+class CallNames:
+    """Tool names by call id, for naming tool results; a call id used twice names its results in call order.
+
+    Sources sometimes repeat a tool call id inside one assistant message; each result carrying that id then takes
+    the name of the next call with it that no result has taken yet (the last one once all are taken).
+
+    Examples
+    --------
+    >>> names = CallNames()
+    >>> names.add("x", "read"); names.add("x", "bash")
+    >>> names.take("x"), names.take("x"), names.take("x"), names.take("y")
+    ('read', 'bash', 'bash', '')
+    """
+
+    def __init__(self) -> None:
+        self._names: dict[str, list[str]] = {}
+        self._next: dict[str, int] = {}
+
+    def add(self, call_id: str, name: str) -> None:
+        """Record one call of ``name`` with ``call_id``."""
+        self._names.setdefault(call_id, []).append(name)
+
+    def peek(self, call_id: str) -> str:
+        """The name the next result with ``call_id`` would take (``""`` for an unknown id); nothing is taken."""
+        names = self._names.get(call_id)
+        return names[min(self._next.get(call_id, 0), len(names) - 1)] if names else ""
+
+    def take(self, call_id: str) -> str:
+        """The name of the next call with ``call_id`` not yet answered (``""`` for an unknown id)."""
+        name = self.peek(call_id)
+        if call_id in self._names:
+            self._next[call_id] = self._next.get(call_id, 0) + 1
+        return name
 
 
 _STR_FIELDS = ("text", "name", "arguments", "call_id", "media_type", "data", "url", "signature")

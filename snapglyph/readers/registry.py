@@ -48,7 +48,7 @@ from .gemini_api import is_gemini_request, read_gemini
 from .gemini_cli import is_gemini_cli_json, is_gemini_cli_jsonl, read_gemini_cli
 from .openhands import (event_files, is_openhands_events, is_openhands_trajectory, read_openhands_events,
                         read_openhands_trajectory)
-from .common import coerce_types, mark_snapshots, number_messages
+from .common import coerce_types, drop_opening_line, mark_snapshots, number_messages
 from .requests import detect_request, read_anthropic, read_openai, read_swe_agent
 from .responses import read_responses
 from .sessions import is_claude_code, is_pi, read_claude_code, read_pi
@@ -124,6 +124,8 @@ def _guard(fn, *args, path: str | None = None, what: str = "input"):
 def _finish(fmt: str, result: tuple, extra_meta: dict | None = None) -> Transcript:
     messages, tools, model, meta = result
     coerce_types(messages, tools)
+    if drop_opening_line(messages):
+        meta["opening_line_removed"] = True
     if mark_snapshots(messages):
         meta["snapshots"] = sum(1 for m in messages if "snapshot" in m.meta)
     number_messages(messages)

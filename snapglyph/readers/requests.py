@@ -14,7 +14,7 @@ from typing import Any
 
 from ..errors import FormatError
 from ..model.messages import Message, Part
-from .common import as_str, dumps_args, extra_keys, image_part, require_dict
+from .common import CallNames, as_str, dumps_args, extra_keys, image_part, require_dict
 
 __all__ = [
     "detect_request",
@@ -119,7 +119,10 @@ def detect_request(body: Any) -> str:
 
 
 def _request_meta(body: dict) -> dict:
-    return {k: v for k, v in body.items() if k not in _REQUEST_CONTENT_KEYS}
+    """The request's settings other than its content: each at the top of the meta (as before) and all together
+    under ``"params"`` (what a compacted request carries over, see :mod:`snapglyph.providers.params`)."""
+    params = {k: v for k, v in body.items() if k not in _REQUEST_CONTENT_KEYS}
+    return {**params, "params": dict(params)}
 
 
 # ---------------------------------------------------------------------------------------------------- OpenAI chat
@@ -196,7 +199,7 @@ def read_openai(body: Any, path: str | None = None) -> tuple[list[Message], list
     if not isinstance(msgs, list):
         raise FormatError(f"'messages' is a {type(msgs).__name__}, expected a list", path=path)
     out: list[Message] = []
-    names: dict[str, str] = {}
+    names = CallNames()
     pending: list[str] = []  # call ids of the last assistant message not yet answered
     for i, m in enumerate(msgs):
         m = require_dict(m, f"message {i}", path)
@@ -236,14 +239,14 @@ def read_openai(body: Any, path: str | None = None) -> tuple[list[Message], list
                 pmeta = {"extra": extra_keys(c, {"id", "type", "function"})} if extra_keys(
                     c, {"id", "type", "function"}) else {}
                 parts.append(Part(kind="tool_call", name=name, arguments=dumps_args(args), call_id=cid, meta=pmeta))
-                names[cid] = name
+                names.add(cid, name)
                 pending.append(cid)
             fc = m.get("function_call")
             if isinstance(fc, dict):  # legacy single function call
                 cid = f"function_call_{i}"
                 parts.append(Part(kind="tool_call", name=fc.get("name", ""), arguments=dumps_args(
                     fc.get("arguments", "")), call_id=cid, meta={"legacy_function_call": True}))
-                names[cid] = fc.get("name", "")
+                names.add(cid, fc.get("name", ""))
                 pending.append(cid)
             out.append(Message(0, "assistant", parts, meta_m))
         elif role in ("tool", "function"):
@@ -253,7 +256,7 @@ def read_openai(body: Any, path: str | None = None) -> tuple[list[Message], list
                 ids = [as_str(m["tool_call_id"])]
             elif not ids:
                 if role == "function" and m.get("name"):
-                    match = [c for c in pending if names.get(c) == m["name"]]
+                    match = [c for c in pending if names.peek(c) == m["name"]]
                     ids = match[:1] or pending[:1]
                 else:
                     ids = pending[:1]
@@ -265,7 +268,7 @@ def read_openai(body: Any, path: str | None = None) -> tuple[list[Message], list
             results = []
             for k, cid in enumerate(ids):
                 cid = str(cid)
-                name = names.get(cid, m.get("name", "") if role == "function" else "")
+                name = names.take(cid) or (m.get("name", "") if role == "function" else "")
                 results.append(Part(kind="tool_result", call_id=cid, name=name,
                                     content=content if k == 0 else [], meta={} if k == 0 else {"shared_with": ids[0]}))
                 if cid in pending:
@@ -326,7 +329,7 @@ def read_swe_agent(doc: dict, path: str | None = None) -> tuple[list[Message], l
 
 
 # ----------------------------------------------------------------------------------------------------- Anthropic
-def _anthropic_block(b: dict, path: str | None, where: str, names: dict[str, str]) -> Part:
+def _anthropic_block(b: dict, path: str | None, where: str, names: CallNames) -> Part:
     t = b.get("type")
     if t == "text":
         return Part(kind="text", text=as_str(b.get("text")), meta=_part_extra(b, {"type", "text"}))
@@ -340,7 +343,7 @@ def _anthropic_block(b: dict, path: str | None, where: str, names: dict[str, str
         return Part(kind="image", meta={**meta, "source": src})
     if t in ("tool_use", "server_tool_use"):
         cid = as_str(b.get("id"))
-        names[cid] = b.get("name", "")
+        names.add(cid, b.get("name", ""))
         meta = _part_extra(b, {"type", "id", "name", "input"})
         if t == "server_tool_use":
             meta["server_tool"] = True
@@ -358,7 +361,7 @@ def _anthropic_block(b: dict, path: str | None, where: str, names: dict[str, str
                        for x in c]
         else:
             raise FormatError(f"{where}: tool_result content is a {type(c).__name__}", path=path)
-        return Part(kind="tool_result", call_id=cid, name=names.get(cid, ""), content=content,
+        return Part(kind="tool_result", call_id=cid, name=names.take(cid), content=content,
                     is_error=bool(b.get("is_error", False)),
                     meta=_part_extra(b, {"type", "tool_use_id", "content", "is_error"}))
     if t == "thinking":
@@ -403,7 +406,7 @@ def read_anthropic(body: Any, path: str | None = None) -> tuple[list[Message], l
     if not isinstance(msgs, list):
         raise FormatError(f"'messages' is a {type(msgs).__name__}, expected a list", path=path)
     out: list[Message] = []
-    names: dict[str, str] = {}
+    names = CallNames()
     if system:
         if isinstance(system, str):
             parts = [Part(kind="text", text=system)]

@@ -12,7 +12,7 @@ from typing import Any
 
 from ..errors import FormatError
 from ..model.messages import Message, Part
-from .common import as_str, dumps_args, extra_keys, image_part, require_dict
+from .common import CallNames, as_str, dumps_args, extra_keys, image_part, require_dict
 from .requests import _part_extra, _request_meta, _unknown_block, normalize_tools
 
 __all__ = [
@@ -93,7 +93,7 @@ def read_responses(body: Any, path: str | None = None) -> tuple[list[Message], l
     if not isinstance(items, list):
         raise FormatError(f"'input' is a {type(items).__name__}, expected a string or a list", path=path)
     out: list[Message] = []
-    names: dict[str, str] = {}
+    names = CallNames()
     if instructions:
         out.append(Message(0, "system", [Part(kind="text", text=as_str(instructions))], {"source": "instructions"}))
     cur: Message | None = None  # the open assistant message
@@ -134,7 +134,7 @@ def read_responses(body: Any, path: str | None = None) -> tuple[list[Message], l
                 raise FormatError(f"{where}: unknown role {role!r}", path=path)
         elif t in ("function_call", "custom_tool_call"):
             cid = as_str(it.get("call_id"))
-            names[cid] = it.get("name", "")
+            names.add(cid, it.get("name", ""))
             args = it.get("arguments", "") if t == "function_call" else it.get("input", "")
             pm = {k: it[k] for k in ("id", "status") if k in it}
             if t == "custom_tool_call":
@@ -155,7 +155,7 @@ def read_responses(body: Any, path: str | None = None) -> tuple[list[Message], l
             meta_m = {"item_id": it["id"]} if it.get("id") else {}
             if t == "custom_tool_call_output":
                 meta_m["custom"] = True
-            out.append(Message(0, "tool", [Part(kind="tool_result", call_id=cid, name=names.get(cid, ""),
+            out.append(Message(0, "tool", [Part(kind="tool_result", call_id=cid, name=names.take(cid),
                                                 content=_responses_output(it.get("output"), path, where))], meta_m))
         else:
             # Items without a neutral form (item_reference, built-in tool calls): kept whole in meta.

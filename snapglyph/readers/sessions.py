@@ -12,7 +12,7 @@ from typing import Any
 
 from ..errors import FormatError
 from ..model.messages import Message, Part
-from .common import as_str, dumps_args, image_part
+from .common import CallNames, as_str, dumps_args, image_part
 
 __all__ = [
     "is_claude_code",
@@ -82,14 +82,14 @@ def _cc_branch(entries: list[dict]) -> tuple[list[int], dict]:
     added = 0
     while True:
         ids = {msg_id(j) for j in on} - {None}
-        calls, answered = set(), set()
+        calls, answered = Counter(), Counter()  # counts: a repeated call id has as many results to take
         for j in on:
             c = entries[j]["message"].get("content") if j in msg_set else None
             for b in c if isinstance(c, list) else []:
                 if isinstance(b, dict) and b.get("type") == "tool_use":
-                    calls.add(b.get("id"))
+                    calls[b.get("id")] += 1
                 elif isinstance(b, dict) and b.get("type") == "tool_result":
-                    answered.add(b.get("tool_use_id"))
+                    answered[b.get("tool_use_id")] += 1
         new = set()
         for j in msg_idx:
             if j in on:
@@ -99,8 +99,8 @@ def _cc_branch(entries: list[dict]) -> tuple[list[int], dict]:
                 continue
             c = entries[j]["message"].get("content")
             if (entries[j].get("type") == "user" and isinstance(c, list) and c and all(
-                    isinstance(b, dict) and b.get("type") == "tool_result" and b.get("tool_use_id") in calls
-                    and b.get("tool_use_id") not in answered for b in c)):
+                    isinstance(b, dict) and b.get("type") == "tool_result"
+                    and answered[b.get("tool_use_id")] < calls[b.get("tool_use_id")] for b in c)):
                 new.add(j)
         if not new:
             break
@@ -123,7 +123,7 @@ def _previous_entry(entries: list[dict], with_uuid: list[int], i: int, on: set[i
     return None
 
 
-def _cc_blocks(content: Any, names: dict[str, str], path: str | None, where: str) -> list[Part]:
+def _cc_blocks(content: Any, names: CallNames, path: str | None, where: str) -> list[Part]:
     from .requests import _anthropic_block  # the Anthropic block reader; same block shapes
     if isinstance(content, str):
         return [Part(kind="text", text=content)]
@@ -171,7 +171,7 @@ def read_claude_code(entries: list[dict], path: str | None = None) -> tuple[list
     """
     idx, facts = _cc_branch(entries)
     out: list[Message] = []
-    names: dict[str, str] = {}
+    names = CallNames()
     by_msg_id: dict[str, Message] = {}
     model = None
     for j in idx:

@@ -1,0 +1,109 @@
+"""Image limits resolved inside compaction, before an error: the conversation's own images made to fit.
+
+In this order, each only where the limit still breaks (:mod:`snapglyph.providers.limits` says what the limits are):
+
+1. too many images: the oldest become a short text placeholder naming their size (the newest are kept);
+2. an image above the bytes per image, or above the side allowed (the many-image rule's 2000 px once a request
+   holds more than 20 images on Claude, else the hard side limit): a new PNG/JPEG of the allowed size, made from
+   the image's own source bytes (:func:`snapglyph.model.images.downscale`), never from an earlier page or an
+   earlier downscaled copy (the source store keeps the original, and every pass starts from it);
+3. an image that cannot be made to fit (its bytes do not decode): a placeholder too.
+
+Only then can :class:`~snapglyph.errors.LimitError` remain (the request bytes). Every change is counted as a
+rewrite. Pages are never among these images: they are made to the profile's size.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import replace
+from typing import TYPE_CHECKING, Sequence
+
+from ..model.images import downscale
+from ..model.messages import Message, Part, images_in
+from ..providers.limits import image_target, images_over
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ..providers.profiles import Profile
+
+__all__ = ["fit_image_limits"]
+
+
+def _placeholder(p: Part, why: str) -> Part:
+    size = f"{p.width}x{p.height} " if p.width and p.height else ""
+    return Part("text", text=f"[image not sent: {size}{p.media_type or 'image'}, {p.nbytes:,} bytes; {why}]")
+
+
+def _map_images(messages: Sequence[Message], fn) -> list[Message]:
+    """``messages`` with each image part ``q`` (tool results' included, in order) replaced by ``fn(k, q)``; the
+    messages and parts that do not change are shared, the input is not modified."""
+    k = 0
+    out = []
+    for m in messages:
+        parts, changed = [], False
+        for p in m.parts:
+            if p.kind == "image":
+                q = fn(k, p)
+                k += 1
+            elif p.kind == "tool_result" and any(c.kind == "image" for c in p.content):
+                content = []
+                for c in p.content:
+                    content.append(fn(k, c) if c.kind == "image" else c)
+                    k += c.kind == "image"
+                q = replace(p, content=content) if any(a is not b for a, b in zip(content, p.content)) else p
+            else:
+                q = p
+            changed = changed or q is not p
+            parts.append(q)
+        out.append(replace(m, parts=parts) if changed else m)
+    return out
+
+
+def fit_image_limits(messages: Sequence[Message], prof: "Profile", rewrites: Counter) -> list[Message]:
+    """The conversation with its images within ``prof``'s limits: oldest dropped, oversized ones downscaled.
+
+    Parameters
+    ----------
+    messages : sequence of Message
+        Normalized messages (not modified).
+    prof : Profile
+    rewrites : collections.Counter
+        Counts each change, in place.
+
+    Returns
+    -------
+    list of Message
+        Unchanged messages are the same objects.
+
+    Examples
+    --------
+    >>> from snapglyph.providers.profiles import profile
+    >>> png = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAAAAAA6fptVAAAACklEQVR4nGNgAAAAAgABSK+kcQAAAABJRU5ErkJggg=="
+    >>> msgs = [Message(0, "user", [Part("image", media_type="image/png", data=png, width=1, height=1)] * 102)]
+    >>> rw = Counter()
+    >>> out = fit_image_limits(msgs, profile("claude"), rw)
+    >>> [p.kind for p in out[0].parts[:3]], len(images_in(out)), dict(rw)
+    (['text', 'text', 'image'], 100, {'oldest images replaced by a placeholder for the image count limit': 2})
+    """
+    n = len(images_in(messages))
+    drop = images_over(prof, n)
+    n -= drop
+
+    def fit(k: int, q: Part) -> Part:
+        if k < drop:
+            rewrites["oldest images replaced by a placeholder for the image count limit"] += 1
+            return _placeholder(q, f"the request keeps the newest {prof.max_images} images (profile {prof.name})")
+        side, nbytes = image_target(prof, n)
+        too_big = side is not None and max(q.width or 0, q.height or 0) > side
+        if not q.data or not (too_big or len(q.data) > nbytes):
+            return q
+        small = downscale(q.data, max_side=side, max_b64_bytes=nbytes)
+        if small is None:
+            rewrites["images over a provider limit that could not be downscaled replaced by a placeholder"] += 1
+            return _placeholder(q, f"over profile {prof.name}'s image limits and not readable to downscale")
+        rewrites["images downscaled to a provider limit"] += 1
+        data, media_type, w, h = small
+        return replace(q, data=data, media_type=media_type, width=w, height=h,
+                       meta={**q.meta, "downscaled_from": [q.width, q.height, len(q.data)]})
+
+    return _map_images(messages, fit)
