@@ -6,7 +6,8 @@ import pytest
 
 from snapglyph.compaction.guide import reading_guide
 from snapglyph.compaction.ledger import LEDGER_HEADING, Ledger, drawn_text
-from snapglyph.compaction.user_words import USER_HEADING, USER_TEXT_MAX, user_texts, user_words_text
+from snapglyph._config import USER_TEXT_MAX
+from snapglyph.compaction.user_words import USER_HEADING, user_texts, user_words_text
 from snapglyph.model.identifiers import find_identifiers
 from snapglyph.model.messages import Message, Part
 from snapglyph.providers.tokens import count_for_profile

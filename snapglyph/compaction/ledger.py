@@ -10,8 +10,8 @@ them as text, found by :func:`snapglyph.model.identifiers.find_identifiers` in t
 
 Each identifier once, under the newest message that holds it; messages newest first; within a message in order of
 appearance. A cap in tokens cuts the list (the oldest messages go first; a closing line says so); the cap is a share
-of the pages' image tokens (:data:`LEDGER_SHARE` by default), counted inside the compaction's budget. Deterministic:
-the same messages and cap give the same text.
+of the pages' image tokens (:data:`snapglyph._config.LEDGER_SHARE` by default), counted inside the compaction's
+budget. Deterministic: the same messages and cap give the same text.
 """
 
 from __future__ import annotations
@@ -22,10 +22,8 @@ from ..model.document import STYLE_HEADER, build_document
 from ..model.identifiers import find_identifiers
 from ..model.messages import Message
 
-__all__ = ["LEDGER_HEADING", "LEDGER_SHARE", "Ledger", "drawn_text"]
+__all__ = ["LEDGER_HEADING", "Ledger", "drawn_text"]
 
-LEDGER_SHARE = 0.10
-"""Default cap of the ledger: this share of the image tokens of the pages it stands beside."""
 
 LEDGER_HEADING = "Exact identifiers in the messages shown as pages, newest first:"
 """First line of the ledger."""
@@ -65,7 +63,8 @@ class Ledger:
     Parameters
     ----------
     messages : iterable of Message
-        The messages that may be shown (e.g. the whole middle); their identifiers are found once, here.
+        The messages that may be shown (e.g. the whole middle); a message's identifiers are found once, the first
+        time it is shown.
     count : callable
         ``count(text) -> int`` tokens of a text as sent (the compactor's
         :meth:`~snapglyph.compaction.estimate.TokenCosts.text`).
@@ -84,13 +83,8 @@ class Ledger:
     """
 
     def __init__(self, messages: Iterable[Message], count: Callable[[str], int]):
+        self._messages = {m.id: m for m in messages}
         self._ids: dict[int, list[str]] = {}
-        for m in messages:
-            seen: dict[str, None] = {}
-            for _, ident in find_identifiers(drawn_text(m)):
-                seen.setdefault(ident, None)
-            if seen:
-                self._ids[m.id] = list(seen)
         self._count = count
         self._cost: dict[str, int] = {}
 
@@ -100,11 +94,19 @@ class Ledger:
         seen: set[str] = set()
         out = []
         for mid in sorted(set(shown), reverse=True):
-            mine = [i for i in self._ids.get(mid, ()) if i not in seen]
+            mine = [i for i in self._of(mid) if i not in seen]
             seen.update(mine)
             if mine:
                 out.append((mid, mine))
         return out
+
+    def _of(self, mid: int) -> list[str]:
+        ids = self._ids.get(mid)
+        if ids is None:
+            m = self._messages.get(mid)
+            found = find_identifiers(drawn_text(m)) if m is not None else []
+            ids = self._ids[mid] = list(dict.fromkeys(i for _, i in found))
+        return ids
 
     def _tokens(self, piece: str) -> int:
         n = self._cost.get(piece)

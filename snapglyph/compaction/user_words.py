@@ -8,24 +8,22 @@ images are not the user's words)::
     [#12 user] never use curl
     [#40 user] now run the tests
 
-A message of more than :data:`USER_TEXT_MAX` characters keeps its start and its end with a marked gap between
-(``[... 3,412 characters not repeated here: recall #40 ...]``). The whole section takes at most a cap in tokens
-(a share of the budget, :data:`USER_SHARE` by default); beyond it the newest messages are kept. Deterministic.
+A message of more than :data:`~snapglyph._config.USER_TEXT_MAX` characters keeps its start and its end with a
+marked gap between (``[... 3,412 characters not repeated here: recall #40 ...]``). The whole section takes at most
+a cap in tokens (a share of the budget, :data:`~snapglyph._config.USER_SHARE` by default); beyond it the newest
+messages are kept. Deterministic.
 """
 
 from __future__ import annotations
 
 from typing import Callable, Sequence
 
+from .._config import USER_TEXT_MAX
 from ..model.messages import Message
 
-__all__ = ["USER_HEADING", "USER_SHARE", "USER_TEXT_MAX", "user_texts", "user_words_text"]
+__all__ = ["USER_HEADING", "entry", "typed_text", "user_texts", "user_words_text"]
 
-USER_TEXT_MAX = 2000
-"""Longest user message (in characters) repeated whole; a longer one keeps its first and last half of this."""
 
-USER_SHARE = 0.10
-"""Default cap of the section: this share of the compaction's budget, in tokens."""
 
 USER_HEADING = "The user's messages among them, verbatim:"
 """First line of the section."""
@@ -37,6 +35,28 @@ def _shortened(text: str, mid: int) -> str:
     half = USER_TEXT_MAX // 2
     gap = len(text) - 2 * half
     return f"{text[:half]}\n[... {gap:,} characters not repeated here: recall #{mid} ...]\n{text[-half:]}"
+
+
+def typed_text(m: Message) -> str:
+    """The typed text of one message: for a ``user`` message its non-blank text parts joined by newlines (whole up
+    to :data:`~snapglyph._config.USER_TEXT_MAX` characters, else start and end with a marked gap); empty for any
+    other role.
+
+    Examples
+    --------
+    >>> from snapglyph.model.messages import Part
+    >>> typed_text(Message(3, "user", [Part("text", text="a"), Part("text", text=" "), Part("text", text="b")]))
+    'a\\nb'
+    """
+    if m.role != "user":
+        return ""
+    text = "\n".join(p.text for p in m.parts if p.kind == "text" and p.text.strip())
+    return _shortened(text, m.id) if text else ""
+
+
+def entry(mid: int, text: str) -> str:
+    """One message's line in the section (after a line break): ``[#12 user] text``."""
+    return f"\n[#{mid} user] {text}"
 
 
 def user_texts(messages: Sequence[Message]) -> list[tuple[int, str]]:
@@ -51,8 +71,8 @@ def user_texts(messages: Sequence[Message]) -> list[tuple[int, str]]:
     -------
     list of (int, str)
         For each ``user`` message with non-blank text parts: its text parts joined by newlines, whole up to
-        :data:`USER_TEXT_MAX` characters, else its start and end with a marked gap. Tool results, images and the
-        messages of other roles are left out.
+        :data:`~snapglyph._config.USER_TEXT_MAX` characters, else its start and end with a marked gap. Tool
+        results, images and the messages of other roles are left out.
 
     Examples
     --------
@@ -63,14 +83,7 @@ def user_texts(messages: Sequence[Message]) -> list[tuple[int, str]]:
     >>> len(user_texts([Message(5, "user", [Part("text", text="a" * 5000)])])[0][1])
     2057
     """
-    out = []
-    for m in messages:
-        if m.role != "user":
-            continue
-        text = "\n".join(p.text for p in m.parts if p.kind == "text" and p.text.strip())
-        if text:
-            out.append((m.id, _shortened(text, m.id)))
-    return out
+    return [(m.id, t) for m in messages if (t := typed_text(m))]
 
 
 def user_words_text(texts: Sequence[tuple[int, str]], cap: int, count: Callable[[str], int]) -> tuple[str, list[int]]:
@@ -106,12 +119,12 @@ def user_words_text(texts: Sequence[tuple[int, str]], cap: int, count: Callable[
     used = count(USER_HEADING)
     chosen: list[tuple[int, str]] = []
     for mid, text in reversed(texts):
-        entry = f"\n[#{mid} user] {text}"
-        cost = count(entry)
+        line = entry(mid, text)
+        cost = count(line)
         if used + cost > cap:
             break
         used += cost
-        chosen.append((mid, entry))
+        chosen.append((mid, line))
     chosen.reverse()
     text = USER_HEADING + "".join(e for _, e in chosen)
     while chosen and count(text) > cap:  # the entries' sum is an estimate: trim the oldest to the true count
