@@ -2,7 +2,7 @@
 
 It follows the ranges line of the snapshot text (:mod:`snapglyph.model.snapshot_text`). Rules it keeps:
 
-- at most about 120 tokens (:func:`reading_guide` texts are 95-115 cl100k tokens; a test holds them under 120);
+- at most about 120 tokens (:func:`reading_guide` texts are about 95 cl100k tokens; a test holds them under 120);
 - identical on every pass for the same layout and recall tool (no counts, ids or dates), so a provider's prompt
   cache of a repeated snapshot message holds;
 - neutral wording: it names the conversation's messages and tool output, never hidden reasoning (one agent's
@@ -39,16 +39,14 @@ def reading_guide(recall_tool: str | None = None) -> str:
     Examples
     --------
     >>> print(reading_guide("recall_messages"))  # doctest: +NORMALIZE_WHITESPACE
-    The pages above show earlier messages of this conversation, oldest first, read left to right, top to bottom.
-    Each message starts with an inverted "#id role" label; ↵ marks a source line break; grey text is tool output;
-    "-> name key=value" is a tool call (an argument of several lines follows under "key:"). Pixels can be
-    misread: take exact values (hashes, ids, paths, numbers) from the text below, or get a message's exact text by
-    its id with recall_messages.
+    The pages above show earlier messages of this conversation, oldest first, in reading order. Each opens with an
+    inverted "#id role" label; ↵ marks a line break; grey text is tool output; "-> name key=value" is a tool call
+    (long arguments follow under "key:"). Pixels can be misread: take exact values (hashes, ids, paths, numbers)
+    from the text below, or get a message's exact text by id with recall_messages.
     """
-    how = (f"get a message's exact text by its id with {recall_tool}." if recall_tool
+    how = (f"get a message's exact text by id with {recall_tool}." if recall_tool
            else "ask for a message's exact text by its id (#id).")
-    return ("The pages above show earlier messages of this conversation, oldest first, read left to right, top to "
-            f"bottom. Each message starts with an inverted \"#id role\" label; {chr(NEWLINE_MARKER)} marks a source "
-            "line break; grey text is tool output; \"-> name key=value\" is a tool call (an argument of several "
-            "lines follows under \"key:\"). Pixels can be misread: take exact values (hashes, ids, paths, numbers) "
-            "from the text below, or " + how)
+    return ("The pages above show earlier messages of this conversation, oldest first, in reading order. Each opens "
+            f"with an inverted \"#id role\" label; {chr(NEWLINE_MARKER)} marks a line break; grey text is tool "
+            "output; \"-> name key=value\" is a tool call (long arguments follow under \"key:\"). Pixels can be "
+            "misread: take exact values (hashes, ids, paths, numbers) from the text below, or " + how)
