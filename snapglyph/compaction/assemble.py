@@ -58,8 +58,7 @@ def snapshot_message(conv: "Conversation", plan: "Plan", fit: "Fit", kept: list,
     if fit.summary:
         parts.append(Part("text", text=fit.summary))
     paged = [(p.message_id, p.kind, p.ordinal, len(p.pages), p.n_rendered) for p in fit.paged]
-    sections = (fit.notes.sections(shown, conv.costs.pages(kept), fit.ledger_room(kept)) if fit.notes is not None
-                else [])
+    sections = fit.notes.sections(shown, conv.costs.pages(kept)) if fit.notes is not None else []
     parts.append(Part("text", text=snapshot_text(shown, dropped, recall_tool="recall_messages" if recall_tool
                                                  else None, paged=paged, sections=sections)))
     snap_id = middle_ids[0] if middle_ids else (conv.norm[plan.head_end - 1].id + 1 if plan.head_end else 0)

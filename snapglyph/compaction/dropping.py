@@ -6,7 +6,8 @@ In this order, each only when the previous is not enough:
    tail; :mod:`.tail_paging`);
 2. pages of the middle are dropped (their ids stay recallable from the store): first those that hold only tool
    output, oldest first, then the others, oldest first (:func:`drop_order`); the user's own messages are repeated
-   as text and charged before any page is dropped (:mod:`.notes`);
+   as text and charged before any page is dropped, and the identifier ledger of the kept pages is charged at its
+   cap, a share of their tokens (:mod:`.notes`);
 3. only the newest pages of the largest paged outputs are kept (the end of a log is what an agent reads first);
 4. the caller's summarizer, when given, stands in for the dropped pages (the only tier that calls a model).
 """
@@ -146,7 +147,7 @@ class Fit:
     notes : Notes or None
         The user's words and the identifier ledger (:mod:`.notes`), charged in :meth:`total`.
     budget : int
-        Tokens the request may take (the ledger takes at most what the rest leaves of it).
+        Tokens the request may take.
     pages : list of Page
         Every page of the middle.
     middle_ids : list of int
@@ -190,24 +191,23 @@ class Fit:
         return (self.base + self.tail_cost + (self.page_cost(imgs) + self.snap_text if imgs else 0)
                 + self.summary_cost + (self.notes.user_cost if self.notes is not None else 0))
 
-    def ledger_room(self, kept: list) -> int:
-        """Tokens the ledger may take beside ``kept``: what the rest of the request leaves of the budget."""
-        return self.budget - self.rest(kept)
-
     def total(self, kept: list | None = None) -> int:
         """Tokens of the request with ``kept`` (default: :attr:`kept`) as the middle's pages: the rest, and the
-        ledger of what they show (at most its cap and the room left)."""
+        ledger of what they show (at its cap: a share of their image tokens)."""
         kept = self.kept if kept is None else kept
         rest = self.rest(kept)
         if self.notes is None:
             return rest
-        return rest + self.notes.ledger_cost(self.shown(kept), self.page_cost(kept), self.budget - rest)
+        return rest + self.notes.ledger_cost(self.shown(kept), self.page_cost(kept))
 
 
 def _drop_to_fit(fit: Fit, n_dropped: int, budget: int) -> None:
     """Drop pages in :attr:`Fit.order`, from ``n_dropped`` on, until the request fits (or no page is left)."""
     n = len(fit.pages)
-    while n_dropped < n and fit.rest(fit.kept_after(n_dropped)) > budget:
+    while n_dropped < n:
+        kept = fit.kept_after(n_dropped)
+        if fit.rest(kept) <= budget and fit.total(kept) <= budget:  # the rest first: it is cheaper to count
+            break
         n_dropped += 1
     fit.kept = fit.kept_after(n_dropped)
 

@@ -13,9 +13,9 @@
     #417: 3f2a9c1d src/app.py:12
 
 The guide's tokens are charged with the ranges line (:attr:`Conversation.snapshot_text_cost`); the user's words are
-charged from the plan on, before any page is dropped; the ledger's cap is a share of the kept pages' tokens, which
-the plan leaves room for where a cut fits with it, and the ledger takes at most the room the kept pages leave (it
-never costs a page).
+charged from the plan on, before any page is dropped; the ledger's cap is a share of the kept pages' tokens: the
+plan leaves room for it where the bounds show a cut that fits with it, else the cut is planned without it and the
+oldest pages (tool output first) make room for it (the newest round stays verbatim before the ledger).
 """
 
 from __future__ import annotations
@@ -77,24 +77,21 @@ class Notes:
         self.user_text, self.user_ids = user_words_text(self.typed, cap - SECTION_GAP, self.count)
         self.user_cost = self.count(self.user_text) + SECTION_GAP if self.user_text else 0
 
-    def ledger_text(self, shown: Sequence[int], page_tokens: int, room: int | None = None) -> str:
-        """The ledger of the ``shown`` ids, capped at :attr:`ledger_share` of ``page_tokens`` and at ``room``
-        tokens (its paragraph gap included)."""
+    def ledger_text(self, shown: Sequence[int], page_tokens: int) -> str:
+        """The ledger of the ``shown`` ids, capped at :attr:`ledger_share` of ``page_tokens`` (its paragraph gap
+        included)."""
         if self.ledger is None or not shown:
             return ""
-        cap = int(self.ledger_share * page_tokens)
-        if room is not None:
-            cap = min(cap, room)
-        return self.ledger.text(shown, cap - SECTION_GAP)
+        return self.ledger.text(shown, int(self.ledger_share * page_tokens) - SECTION_GAP)
 
-    def ledger_cost(self, shown: Sequence[int], page_tokens: int, room: int | None = None) -> int:
+    def ledger_cost(self, shown: Sequence[int], page_tokens: int) -> int:
         """Tokens of :meth:`ledger_text` with its paragraph gap (0 when empty)."""
-        led = self.ledger_text(shown, page_tokens, room)
+        led = self.ledger_text(shown, page_tokens)
         return self.count(led) + SECTION_GAP if led else 0
 
-    def sections(self, shown: Sequence[int], page_tokens: int, room: int | None = None) -> list[str]:
+    def sections(self, shown: Sequence[int], page_tokens: int) -> list[str]:
         """The paragraphs after the ranges line: guide, user's words, ledger (empty ones included as "")."""
-        return [self.guide, self.user_text, self.ledger_text(shown, page_tokens, room)]
+        return [self.guide, self.user_text, self.ledger_text(shown, page_tokens)]
 
 
 class UserBound:

@@ -206,8 +206,8 @@ def plan_cut(conv: "Conversation", budget: int, *, user_bound: Callable[[list[Me
                 conv.snapshot_text_cost, user_bound(largest), ledger_share)
     trials: dict[int, tuple[list[Message], list]] = {}
     # The ledger is charged at its cap where the bounds alone show a cut that fits with it; where none does, the
-    # cut is planned without it (rendering exactly where the bounds leave it open), and the ledger then takes the
-    # room the pages leave: it never costs a page.
+    # cut is planned without it (rendering exactly where the bounds leave it open), and the dropping step makes
+    # room for it with the oldest pages.
     for share in dict.fromkeys((ledger_share, 0.0)):
         b.ledger_share = share
         for c in cuts:
