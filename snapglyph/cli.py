@@ -12,6 +12,7 @@ import sys
 from pathlib import Path
 from typing import Sequence
 
+from ._config import LEDGER_SHARE
 from .errors import InputError, SnapglyphError
 from .providers.dialects import DIALECTS
 
@@ -118,7 +119,7 @@ def cmd_compact(args: argparse.Namespace) -> int:
     store = SourceStore(read) if read is not None else SourceStore()
     kw = dict(profile=prof, dialect=args.dialect, budget=args.budget, store=store, max_tokens=args.max_tokens,
               model=args.request_model or args.model, cell=args.cell, mode=args.mode, family=args.family,
-              recall_tool=args.recall_tool, allow_empty_middle=args.allow_empty_middle)
+              recall_tool=args.recall_tool, allow_empty_middle=args.allow_empty_middle, ledger=args.ledger_share)
     if args.free_tiers:
         from .compaction.tiers import compact_ladder
         ladder = _with_remedy(compact_ladder, t, args, keep_images=args.keep_images, **kw)
@@ -264,6 +265,16 @@ def _positive(text: str) -> int:
     return value
 
 
+def _share(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be a number between 0 and 1, not {text!r}") from None
+    if not 0 <= value <= 1:
+        raise argparse.ArgumentTypeError(f"must be between 0 and 1, not {value}")
+    return value
+
+
 class _Parser(argparse.ArgumentParser):
     """argparse with one-line errors (the usage is one `snapglyph -h` away)."""
 
@@ -336,6 +347,9 @@ def _parser() -> argparse.ArgumentParser:
                    help="model name written into the request (default: --model, else the source's, else the profile)")
     c.add_argument("--recall-tool", action="store_true",
                    help="add the recall_messages tool so the model can ask for the exact text of a message by id")
+    c.add_argument("--ledger-share", type=_share, default=LEDGER_SHARE, metavar="SHARE",
+                   help="cap of the identifier ledger in the snapshot text, as a share of the pages' image tokens "
+                        f"(0 leaves it out; default: {LEDGER_SHARE})")
     c.add_argument("--store", default=None,
                    help="source store (default: write OUT.store.jsonl, read INPUT.store.jsonl where it exists)")
     c.add_argument("--out", "-o", default=None,

@@ -84,7 +84,7 @@ def test_image_over_the_bytes_limit_is_downscaled_from_its_source_on_every_pass(
     msgs += [Message(1 + i, r, [Part("text", text=f"{r} {i} " + "w" * 4000)])
              for i, r in enumerate(["assistant", "user"] * 12)]
     msgs += [Message(m.id + 24, m.role, m.parts) for m in _shots(1, data, 1200, 1200)[1:]]
-    res = compact(msgs, profile="claude", budget=20_000)
+    res = compact(msgs, profile="claude", budget=25_000)
     assert not res.passthrough and res.rewrites["images downscaled to a provider limit"] == 1
     imgs = [b for b in _request_images(res.request) if b["source"]["media_type"] != "image/png"
             or not b["source"]["data"].startswith("iVBORw0KGgoAAAANSUhEUgAABEQ")]  # not the pages (1092 px)
@@ -94,7 +94,7 @@ def test_image_over_the_bytes_limit_is_downscaled_from_its_source_on_every_pass(
     assert [q.data for q in images_in(res.store.get(i) for i in res.store)] == [data]
     path = tmp_path / "s.jsonl"
     res.store.save(path)
-    res2 = compact(from_request(json.loads(json.dumps(res.request))), profile="claude", budget=20_000,
+    res2 = compact(from_request(json.loads(json.dumps(res.request))), profile="claude", budget=25_000,
                    store=SourceStore(path))
     assert imgs[0] in _request_images(res2.request)
 
@@ -115,7 +115,7 @@ def test_every_page_dropped_is_refused_unless_allowed():
     res = compact(_empty_middle_source(), profile="claude", budget=2000, max_tokens=100, allow_empty_middle=True)
     assert res.dropped_ids == res.middle_ids == [1, 2, 3, 4, 5, 6, 7] and not res.pages
     assert "note: every page of the middle was dropped: messages #1-#7 are not shown" in res.summary()
-    assert compact(_empty_middle_source(), profile="claude", budget=2500, max_tokens=100).dropped_ids == [
+    assert compact(_empty_middle_source(), profile="claude", budget=3000, max_tokens=100).dropped_ids == [
         1, 2, 3, 4, 5, 6]  # one page shows #7 whole: not an empty middle
 
 

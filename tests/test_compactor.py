@@ -75,10 +75,13 @@ def test_head_pages_tail(prof, dialect):
 
 @pytest.mark.parametrize("budget", [26_000, 30_000, 34_000])
 def test_tail_is_the_longest_that_fits(budget):
-    """Every longer tail (every earlier cut point), priced exactly with its own pages, breaks the budget."""
+    """Every longer tail (every earlier cut point), priced exactly with its own pages, breaks the budget.
+
+    Without the identifier ledger: with it, the plan takes a shorter tail where that makes room for the ledger's
+    cap (tests/test_snapshot_notes.py)."""
     from snapglyph.compaction.estimate import TokenCosts as _Costs
     msgs = conversation()
-    res = compact(msgs, profile="claude", dialect="anthropic", budget=budget)
+    res = compact(msgs, profile="claude", dialect="anthropic", budget=budget, ledger=0)
     assert not res.dropped_ids
     first = res.tail_ids[0]
     norm, _ = normalize(msgs, dialect="anthropic")
@@ -225,12 +228,15 @@ def test_openai_pages_carry_the_profile_detail():
 
 
 def test_snapshot_parts_for_other_compactors():
+    from snapglyph.compaction.guide import reading_guide
     from snapglyph.compaction.snapshot import snapshot_parts
     msgs = conversation(rounds=10)[2:20]
     sp = snapshot_parts(msgs, profile="claude", dialect="anthropic")
     assert sp.ids == [m.id for m in msgs]
     assert [p["type"] for p in sp.parts] == ["image"] * len(sp.pages) + ["text"]
-    assert sp.parts[-1]["text"] == f"snapglyph snapshot: the images above show messages #2-#{msgs[-1].id} as pages."
+    ranges, guide, ledger = sp.parts[-1]["text"].split("\n\n")
+    assert ranges == f"snapglyph snapshot: the images above show messages #2-#{msgs[-1].id} as pages."
+    assert guide == reading_guide() and ledger.startswith("Exact identifiers in the messages shown as pages")
     assert sp.image_tokens == sum(profile("claude").image_tokens(p.width, p.height) for p in sp.pages)
     sp2 = snapshot_parts(msgs, profile="openai", dialect="openai")
     assert sp2.parts[0]["type"] == "image_url"
@@ -367,7 +373,7 @@ def test_many_messages_compact_in_linear_time():
 
 def test_an_edited_tail_message_keeps_its_id():
     msgs = conversation()
-    res = compact(msgs, profile="claude", dialect="openai", budget=30_000)
+    res = compact(msgs, profile="claude", dialect="openai", budget=30_000, ledger=0)  # a tail with tool results
     body = json.loads(json.dumps(res.request))
     # edit the text of a tool result in the tail (as an agent clearing old output would), then append a message
     tool_i = next(i for i, m in enumerate(body["messages"]) if m["role"] == "tool")

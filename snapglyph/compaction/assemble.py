@@ -2,8 +2,9 @@
 
 ``head + [snapshot message] + tail``: the snapshot message holds the kept pages of the middle, then the pages of
 paged outputs, then the caller's summary if any, then the snapshot text (:mod:`snapglyph.model.snapshot_text`)
-naming the ids shown and not shown. While the request body exceeds the profile's byte limit, the oldest page is
-dropped.
+naming the ids shown and not shown, then its reading guide, the user's words and the identifier ledger
+(:mod:`.notes`). While the request body exceeds the profile's byte limit, a page is dropped (in the drop order of
+:func:`~snapglyph.compaction.dropping.drop_order`).
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from ..model.ids import id_ranges
 from ..model.messages import Message, Part
 from ..model.snapshot_text import snapshot_text
 from ..providers.limits import check_messages, request_fits
-from .dropping import dropped_ids
+from .dropping import dropped_ids, shown_and_dropped
 from .snapshot import page_parts
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -49,24 +50,25 @@ class Assembly:
 
 
 def snapshot_message(conv: "Conversation", plan: "Plan", fit: "Fit", kept: list, recall_tool: bool) -> Message:
-    """The snapshot message for ``kept`` pages of the middle (and the fit's paged outputs and summary)."""
+    """The snapshot message for ``kept`` pages of the middle (and the fit's paged outputs and summary): the page
+    images, the summary if any, then the snapshot text (ranges line, reading guide, the user's words, the ledger)."""
     middle_ids = plan.middle_ids
-    dropped = dropped_ids(middle_ids, kept, plan.pages)
+    shown, dropped = shown_and_dropped(middle_ids, kept, plan.pages)
     parts = page_parts(list(kept) + fit.paged_pages(), conv.prof)
     if fit.summary:
         parts.append(Part("text", text=fit.summary))
-    first = kept[0].first_id if kept else None
-    shown = [i for i in middle_ids if first is not None and i >= first]
     paged = [(p.message_id, p.kind, p.ordinal, len(p.pages), p.n_rendered) for p in fit.paged]
+    sections = fit.notes.sections(shown, conv.costs.pages(kept)) if fit.notes is not None else []
     parts.append(Part("text", text=snapshot_text(shown, dropped, recall_tool="recall_messages" if recall_tool
-                                                 else None, paged=paged)))
+                                                 else None, paged=paged, sections=sections)))
     snap_id = middle_ids[0] if middle_ids else (conv.norm[plan.head_end - 1].id + 1 if plan.head_end else 0)
     return Message(snap_id, "user", parts, {"snapshot": {"covered": id_ranges(middle_ids),
                                                          "dropped": id_ranges(dropped)}})
 
 
 def assemble(conv: "Conversation", plan: "Plan", fit: "Fit", recall_tool: bool) -> Assembly:
-    """Build the output messages and request; drop the oldest pages while the request bytes exceed the limit.
+    """Build the output messages and request; drop pages (in the fit's drop order) while the request bytes exceed
+    the limit.
 
     Raises
     ------
@@ -81,4 +83,4 @@ def assemble(conv: "Conversation", plan: "Plan", fit: "Fit", recall_tool: bool) 
         if request_fits(req, conv.prof) or not kept:
             check_messages(out, conv.prof, request=req)
             return Assembly(out, req, kept, dropped_ids(plan.middle_ids, kept, plan.pages))
-        kept = kept[1:]
+        kept = fit.kept_after(len(plan.pages) - len(kept) + 1)

@@ -9,8 +9,9 @@
 :func:`compact` reads as the algorithm; each step is a module of this package:
 
 1. :mod:`.conversation`  read the input, expand earlier snapshots from the store, normalize, price each message;
-2. :mod:`.plan`          plan the cut (head end, tail start) and render the middle;
-3. :mod:`.dropping`      fit the budget: page the newest oversized outputs, drop the oldest pages, summarize;
+2. :mod:`.plan`          plan the cut (head end, tail start) and render the middle, room kept for the user's words;
+3. :mod:`.dropping`      fit the budget: page the newest oversized outputs, fit the user's words (:mod:`.notes`),
+                         drop pages (tool output first), summarize;
 4. :mod:`.assemble`      assemble head + snapshot message + tail, within the request-byte limit;
 5. check                 the request as the provider would (:func:`snapglyph.validate`), and the shrink.
 
@@ -25,6 +26,7 @@ from __future__ import annotations
 import functools
 from typing import Any, Callable, Sequence
 
+from .._config import LEDGER_SHARE, USER_SHARE
 from ..errors import BudgetError, InputError, InternalError
 from ..model.ids import format_ranges, id_ranges
 from ..model.messages import Message
@@ -33,6 +35,7 @@ from ..providers.profiles import Profile, profile as get_profile
 from .assemble import Assembly, assemble
 from .conversation import Conversation, prepare, resolve_dialect
 from .dropping import add_summary, fit_budget
+from .notes import UserBound, snapshot_notes
 from .plan import Plan, plan_cut
 from .result import CompactResult
 from .second_pass import expand_snapshots
@@ -46,7 +49,8 @@ def compact(messages: Any, *, profile: "str | Profile" = "claude", dialect: str 
             max_tokens: int | None = None, tools: Sequence[dict] | None = None,
             cell: tuple[int, int] | None = None, mode: str = "dense",
             summarize: Callable[[list[Message]], str] | None = None, family: str | None = None,
-            recall_tool: bool = False, allow_empty_middle: bool = False) -> CompactResult:
+            recall_tool: bool = False, allow_empty_middle: bool = False,
+            ledger: float = LEDGER_SHARE) -> CompactResult:
     """Compact a conversation into a request of at most ``budget`` tokens: head + page images + tail.
 
     Parameters
@@ -82,6 +86,10 @@ def compact(messages: Any, *, profile: "str | Profile" = "claude", dialect: str 
     recall_tool : bool
         Add the ``recall_messages`` tool (:func:`snapglyph.recall_tool`) to the request and name it in the snapshot
         text; the caller answers its calls with :func:`snapglyph.recall` on the returned store.
+    ledger : float
+        Cap of the identifier ledger in the snapshot text (the exact identifiers of the messages shown as pages,
+        :mod:`snapglyph.compaction.ledger`), as a share of the pages' image tokens; 0 leaves it out. Counted inside
+        the budget.
     summarize : callable, optional
         ``summarize(messages) -> str``, the only tier that may call a model: when pages must be dropped to meet
         the budget or a limit, it gets the source of the messages no longer shown, and its text joins the
@@ -99,7 +107,8 @@ def compact(messages: Any, *, profile: "str | Profile" = "claude", dialect: str 
     Raises
     ------
     InputError
-        Bad arguments (unknown dialect, non-positive budget, wrong types), or a conversation with no user message.
+        Bad arguments (unknown dialect, non-positive budget, a ledger share outside [0, 1], wrong types), or a
+        conversation with no user message.
     StoreError
         A snapshot in the input whose covered ids the store lacks, or a store that belongs to another
         conversation.
@@ -115,6 +124,8 @@ def compact(messages: Any, *, profile: "str | Profile" = "claude", dialect: str 
     prof = get_profile(profile)
     dialect = resolve_dialect(prof, dialect)
     _check_positive(budget=budget, **({} if max_tokens is None else {"max_tokens": max_tokens}))
+    if isinstance(ledger, bool) or not isinstance(ledger, (int, float)) or not 0 <= ledger <= 1:
+        raise InputError(f"ledger must be a share of the pages' tokens between 0 and 1, not {ledger!r}")
     from ..raster.render import render
     draw = functools.partial(render, profile=prof, cell=cell, mode=mode, family=family)
     conv = prepare(messages, prof=prof, dialect=dialect, store=store, model=model, max_tokens=max_tokens,
@@ -123,8 +134,11 @@ def compact(messages: Any, *, profile: "str | Profile" = "claude", dialect: str 
         check_messages(conv.norm, prof)
         return _finish(conv, conv.norm, conv.request(conv.norm), [], tail_ids=[m.id for m in conv.norm],
                        tokens_after=conv.total, passthrough=True)
-    plan = plan_cut(conv, budget)
-    fit = fit_budget(conv, plan, budget)
+    count = conv.costs.text
+    plan = plan_cut(conv, budget, user_bound=UserBound(int(USER_SHARE * budget), count), ledger_share=ledger)
+    notes = snapshot_notes(plan.middle, budget=budget, ledger_share=ledger, recall_tool=conv.recall_tool,
+                           count=count)
+    fit = fit_budget(conv, plan, budget, notes)
     if summarize is not None and len(fit.kept) < len(plan.pages):
         add_summary(fit, plan, budget, summarize, conv.costs.text)
     conv.store.put_tail(format_ranges(plan.middle_ids), [m for m in conv.source if m.id >= conv.norm[plan.cut].id])

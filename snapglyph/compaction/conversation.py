@@ -21,6 +21,7 @@ from ..providers import dialects
 from ..providers.profiles import Profile
 from ..providers.request_model import request_model
 from .estimate import MESSAGE_OVERHEAD, TokenCosts
+from .guide import reading_guide
 from .images import fit_image_limits
 from .second_pass import conversation_key, expand_snapshots
 from .store import SourceStore
@@ -86,6 +87,11 @@ def to_messages(source: Any) -> tuple[list[Message], list[dict], str | None, dic
     return msgs, [], None, {"params": {}, "dialect": None}
 
 
+def _recall_name() -> str:
+    from .recall import RECALL_TOOL_NAME
+    return RECALL_TOOL_NAME
+
+
 def _with_recall_tool(tools: list[dict]) -> list[dict]:
     from .recall import RECALL_TOOL_NAME, recall_tool
     spec = recall_tool("responses")
@@ -144,6 +150,7 @@ class Conversation:
     before: int
     draw: Callable[[list[Message]], "list[Page]"]
     notes: list[str] = field(default_factory=list)
+    recall_tool: str | None = None
 
     @property
     def total(self) -> int:
@@ -152,8 +159,11 @@ class Conversation:
 
     @functools.cached_property
     def snapshot_text_cost(self) -> int:
-        """Tokens charged for the snapshot message's text (its longest usual form) and framing."""
-        return self.costs.text(snapshot_text([0, 10**6], [0, 10**6])) + MESSAGE_OVERHEAD
+        """Tokens charged for the snapshot message's ranges line (its longest usual form), the reading guide and
+        the message's framing (the user's words and the ledger are charged apart: :mod:`.notes`)."""
+        text = snapshot_text([0, 10**6], [0, 10**6], recall_tool=self.recall_tool,
+                             sections=[reading_guide(self.recall_tool)])
+        return self.costs.text(text) + MESSAGE_OVERHEAD
 
     def request(self, messages: Sequence[Message]) -> dict:
         """The request body of ``messages`` in this conversation's dialect, model, output reserve and tools."""
@@ -214,4 +224,5 @@ def prepare(messages: Any, *, prof: Profile, dialect: str, store: SourceStore | 
     return Conversation(prof=prof, dialect=dialect, model=model, max_tokens=max_tokens, params=params,
                         tools=all_tools,
                         store=store, source_in=source_in, source=source, norm=norm, rewrites=rewrites, costs=costs,
-                        per=per, fixed=fixed, before=before, draw=draw, notes=notes)
+                        per=per, fixed=fixed, before=before, draw=draw, notes=notes,
+                        recall_tool=_recall_name() if recall_tool else None)

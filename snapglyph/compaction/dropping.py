@@ -4,31 +4,84 @@ In this order, each only when the previous is not enough:
 
 1. the newest round alone too big: its largest user and tool outputs are shown as pages (pointers stay in the
    tail; :mod:`.tail_paging`);
-2. the oldest pages of the middle are dropped (their ids stay recallable from the store);
+2. pages of the middle are dropped (their ids stay recallable from the store): first those that hold only tool
+   output, oldest first, then the others, oldest first (:func:`drop_order`); the user's own messages are repeated
+   as text and charged before any page is dropped, and the identifier ledger of the kept pages is charged at its
+   cap, a share of their tokens (:mod:`.notes`);
 3. only the newest pages of the largest paged outputs are kept (the end of a log is what an agent reads first);
 4. the caller's summarizer, when given, stands in for the dropped pages (the only tier that calls a model).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Callable
+import bisect
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Callable, Sequence
 
 from ..errors import BudgetError, InputError
 from ..model.ids import format_ranges
 from ..model.messages import Message
+from .notes import Notes
 from .tail_paging import PagedPart, page_out
 
 if TYPE_CHECKING:  # pragma: no cover
     from .conversation import Conversation
     from .plan import Plan
 
-__all__ = ["Fit", "add_summary", "dropped_ids", "fit_budget"]
+__all__ = ["Fit", "add_summary", "drop_order", "dropped_ids", "fit_budget", "shown_and_dropped"]
 
 
-def dropped_ids(middle_ids: list[int], kept: list, pages: list) -> list[int]:
-    """Middle ids not shown on the kept pages (the newest ``len(kept)`` of ``pages``); a message whose start is on
-    a dropped page counts too.
+def _span(page) -> tuple[int, int] | None:
+    if getattr(page, "first_id", None) is None:
+        return None
+    return page.first_id, page.last_id if page.last_id is not None else page.first_id
+
+
+def shown_and_dropped(middle_ids: Sequence[int], kept: Sequence, pages: Sequence) -> tuple[list[int], list[int]]:
+    """Middle ids the kept pages show, and those they do not show whole.
+
+    A page shows every middle id from its ``first_id`` to its ``last_id``. An id is shown when a kept page shows it,
+    and dropped when a page that is not kept shows it (an id split over a kept and a dropped page is in both
+    lists); with no page kept, every id is dropped.
+
+    Parameters
+    ----------
+    middle_ids : sequence of int
+        Ids of the middle, ascending.
+    kept : sequence of Page
+        The pages sent (any subset of ``pages``, in order).
+    pages : sequence of Page
+        Every page of the middle.
+
+    Returns
+    -------
+    (list of int, list of int)
+        Shown ids and dropped ids, ascending.
+
+    Examples
+    --------
+    >>> from types import SimpleNamespace as P
+    >>> pages = [P(first_id=2, last_id=4), P(first_id=4, last_id=6), P(first_id=6, last_id=7)]
+    >>> shown_and_dropped([2, 3, 4, 5, 6, 7], [pages[0], pages[2]], pages)
+    ([2, 3, 4, 6, 7], [4, 5, 6])
+    """
+    if not kept:
+        return [], list(middle_ids)
+    ids = sorted(middle_ids)
+    keep = {id(p) for p in kept}
+    shown: set[int] = set()
+    dropped: set[int] = set()
+    for p in pages:
+        span = _span(p)
+        if span is None:
+            continue
+        lo, hi = bisect.bisect_left(ids, span[0]), bisect.bisect_right(ids, span[1])
+        (shown if id(p) in keep else dropped).update(ids[lo:hi])
+    return sorted(shown), sorted(dropped)
+
+
+def dropped_ids(middle_ids: Sequence[int], kept: Sequence, pages: Sequence) -> list[int]:
+    """Middle ids not shown whole on the kept pages (:func:`shown_and_dropped`).
 
     Examples
     --------
@@ -37,14 +90,35 @@ def dropped_ids(middle_ids: list[int], kept: list, pages: list) -> list[int]:
     >>> dropped_ids([2, 3, 4, 5, 6], pages[1:], pages)
     [2, 3, 4]
     """
-    if len(kept) == len(pages):
-        return []
-    if not kept:
-        return list(middle_ids)
-    first = kept[0].first_id
-    before = pages[len(pages) - len(kept) - 1]
-    partial = before.last_id == first
-    return [i for i in middle_ids if i < first or (partial and i == first)]
+    return shown_and_dropped(middle_ids, kept, pages)[1]
+
+
+def drop_order(pages: Sequence, middle: Sequence[Message]) -> list[int]:
+    """The order in which the middle's pages are dropped: indices into ``pages``.
+
+    Pages that hold only tool output (every message they show is a ``tool`` message) go first, oldest first; then
+    the pages that hold conversation (a user or assistant message, even in part), oldest first.
+
+    Examples
+    --------
+    >>> from types import SimpleNamespace as P
+    >>> msgs = [Message(2, "user"), Message(3, "assistant"), Message(4, "tool"), Message(5, "assistant")]
+    >>> drop_order([P(first_id=2, last_id=4), P(first_id=4, last_id=4), P(first_id=4, last_id=5)], msgs)
+    [1, 0, 2]
+    """
+    ids = [m.id for m in middle]
+    roles = [m.role for m in middle]
+
+    def tool_only(p) -> bool:
+        span = _span(p)
+        if span is None:
+            return False
+        lo, hi = bisect.bisect_left(ids, span[0]), bisect.bisect_right(ids, span[1])
+        return hi > lo and all(r == "tool" for r in roles[lo:hi])
+
+    first = [i for i, p in enumerate(pages) if tool_only(p)]
+    taken = set(first)
+    return first + [i for i in range(len(pages)) if i not in taken]
 
 
 @dataclass
@@ -70,6 +144,16 @@ class Fit:
         The caller's summary of the messages not shown, with its heading.
     summary_cost : int
         Tokens of ``summary`` as a text part.
+    notes : Notes or None
+        The user's words and the identifier ledger (:mod:`.notes`), charged in :meth:`total`.
+    budget : int
+        Tokens the request may take.
+    pages : list of Page
+        Every page of the middle.
+    middle_ids : list of int
+        Ids of the middle, ascending.
+    order : list of int
+        The order in which pages are dropped (:func:`drop_order`), indices into :attr:`pages`.
     """
 
     tail: list[Message]
@@ -81,30 +165,59 @@ class Fit:
     page_cost: Callable[[list], int]
     summary: str | None = None
     summary_cost: int = 0
+    notes: Notes | None = None
+    pages: list = field(default_factory=list)
+    middle_ids: list[int] = field(default_factory=list)
+    order: list[int] = field(default_factory=list)
+    budget: int = 0
 
     def paged_pages(self) -> list:
         """Pages of the paged outputs, in tail order."""
         return [pg for pp in self.paged for pg in pp.pages]
 
-    def total(self, kept: list | None = None) -> int:
-        """Tokens of the request with ``kept`` (default: :attr:`kept`) as the middle's pages, summary included."""
-        imgs = list(self.kept if kept is None else kept) + self.paged_pages()
+    def kept_after(self, n_dropped: int) -> list:
+        """The middle's pages left when the first ``n_dropped`` of :attr:`order` are dropped, in page order."""
+        gone = set(self.order[:n_dropped])
+        return [p for i, p in enumerate(self.pages) if i not in gone]
+
+    def shown(self, kept: list) -> list[int]:
+        """Middle ids the ``kept`` pages show."""
+        return shown_and_dropped(self.middle_ids, kept, self.pages)[0]
+
+    def rest(self, kept: list | None = None) -> int:
+        """Tokens of the request with ``kept`` (default: :attr:`kept`) as the middle's pages, without the ledger."""
+        kept = self.kept if kept is None else kept
+        imgs = list(kept) + self.paged_pages()
         return (self.base + self.tail_cost + (self.page_cost(imgs) + self.snap_text if imgs else 0)
-                + self.summary_cost)
+                + self.summary_cost + (self.notes.user_cost if self.notes is not None else 0))
+
+    def total(self, kept: list | None = None) -> int:
+        """Tokens of the request with ``kept`` (default: :attr:`kept`) as the middle's pages: the rest, and the
+        ledger of what they show (at its cap: a share of their image tokens)."""
+        kept = self.kept if kept is None else kept
+        rest = self.rest(kept)
+        if self.notes is None:
+            return rest
+        return rest + self.notes.ledger_cost(self.shown(kept), self.page_cost(kept))
 
 
-def _newest(pages: list, keep: int) -> list:
-    return pages[len(pages) - keep:] if keep else []
+def _drop_to_fit(fit: Fit, n_dropped: int, budget: int) -> None:
+    """Drop pages in :attr:`Fit.order`, from ``n_dropped`` on, until the request fits (or no page is left)."""
+    n = len(fit.pages)
+    while n_dropped < n:
+        kept = fit.kept_after(n_dropped)
+        if fit.rest(kept) <= budget and fit.total(kept) <= budget:  # the rest first: it is cheaper to count
+            break
+        n_dropped += 1
+    fit.kept = fit.kept_after(n_dropped)
 
 
-def _drop_to_fit(fit: Fit, pages: list, keep: int, budget: int) -> None:
-    while keep > 0 and fit.total(_newest(pages, keep)) > budget:
-        keep -= 1
-    fit.kept = _newest(pages, keep)
+def fit_budget(conv: "Conversation", plan: "Plan", budget: int, notes: Notes | None = None) -> Fit:
+    """Page the newest outputs, fit the user's words, drop pages, trim paged outputs, until the request fits
+    ``budget``.
 
-
-def fit_budget(conv: "Conversation", plan: "Plan", budget: int) -> Fit:
-    """Page the newest outputs, drop the oldest pages, trim paged outputs, until the request fits ``budget``.
+    The user's words (``notes``) keep their first cap where the head, the tail and the snapshot text leave room for
+    them, else the newest of them that fit that room; pages are dropped after that, in :func:`drop_order`.
 
     Raises
     ------
@@ -120,9 +233,12 @@ def fit_budget(conv: "Conversation", plan: "Plan", budget: int) -> Fit:
         tail, paged = page_out(tail, sources={m.id: m for m in conv.source}, need=tail_cost - room,
                                text_cost=costs.text, render=conv.draw, page_cost=costs.pages)
         tail_cost = sum(costs.message(m) for m in tail)
-    fit = Fit(tail, tail_cost, paged, [], base, conv.snapshot_text_cost, costs.pages)
+    if notes is not None:
+        notes.fit_user(min(notes.user_cap, budget - base - tail_cost - conv.snapshot_text_cost))
     pages = plan.pages
-    _drop_to_fit(fit, pages, min(len(pages), max(0, plan.page_cap - len(fit.paged_pages()))), budget)
+    fit = Fit(tail, tail_cost, paged, [], base, conv.snapshot_text_cost, costs.pages, notes=notes, pages=pages,
+              middle_ids=plan.middle_ids, order=drop_order(pages, plan.middle), budget=budget)
+    _drop_to_fit(fit, len(pages) - min(len(pages), max(0, plan.page_cap - len(fit.paged_pages()))), budget)
     while fit.total() > budget and any(len(pp.pages) > 1 for pp in paged):
         big_part = max((pp for pp in paged if len(pp.pages) > 1), key=lambda pp: costs.pages(pp.pages))
         big_part.pages = big_part.pages[1:]
@@ -162,7 +278,7 @@ def add_summary(fit: Fit, plan: "Plan", budget: int, summarize: Callable[[list[M
             raise InputError("the summarize callback must return non-empty text")
         fit.summary = f"Summary of messages {format_ranges(sorted(gone))} (not shown as pages):\n{text}"
         fit.summary_cost = cost_text(fit.summary) + 2
-        _drop_to_fit(fit, pages, len(fit.kept), budget)
+        _drop_to_fit(fit, len(pages) - len(fit.kept), budget)
         if set(dropped_ids(mid_ids, fit.kept, pages)) == gone:
             break
     if fit.total() > budget:

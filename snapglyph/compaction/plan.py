@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import bisect
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Sequence
+from typing import TYPE_CHECKING, Callable, Sequence
 
 from .._config import EXACT_RENDERS
 from ..errors import BudgetError
@@ -142,6 +142,8 @@ class _Bounds:
     full_page: int            # tokens of a full page
     min_page: int             # tokens of a page one patch row high
     snap_text: int            # tokens of the snapshot text
+    notes_up: int = 0         # tokens of the user's words, at most, for any middle (charged with or without pages)
+    ledger_share: float = 0.0  # the ledger's cap, as a share of the pages' tokens
 
     def n_pages(self, c: int) -> int:
         return min(bisect.bisect_right(self.first_ids, self.ids[c] - 1), self.caps[c])
@@ -149,7 +151,9 @@ class _Bounds:
     def upper(self, c: int) -> int:
         """Never below the exact cost: the last page charged at full height."""
         n = self.n_pages(c)
-        return self.base + self.suffix[c] + (n * self.full_page + self.snap_text if n else 0)
+        pages = n * self.full_page
+        return (self.base + self.suffix[c] + self.notes_up
+                + (pages + self.snap_text + int(self.ledger_share * pages) if n else 0))
 
     def lower(self, c: int) -> int:
         """Never above the exact cost: the last page charged at one patch row."""
@@ -162,11 +166,24 @@ def _middle(conv: "Conversation", h: int, c: int) -> list[Message]:
     return [m for m in conv.source if head_last < m.id < conv.norm[c].id]
 
 
-def plan_cut(conv: "Conversation", budget: int) -> Plan:
+def plan_cut(conv: "Conversation", budget: int, *, user_bound: Callable[[list[Message]], int] | None = None,
+             ledger_share: float = 0.0) -> Plan:
     """Choose the cut: the longest tail that fits ``budget`` beside the head and the middle's pages.
 
     The cost is not monotonic in the cut (a longer tail can mean one page less), so cut points are tried from the
     oldest on: the bounds settle most of them, and one between its bounds is rendered exactly.
+
+    Parameters
+    ----------
+    conv : Conversation
+    budget : int
+        Tokens the request may take.
+    user_bound : callable, optional
+        ``user_bound(middle) -> int``: at most the tokens of the user's words repeated for this middle, never
+        less for a larger middle (:meth:`snapglyph.compaction.notes.Notes.bound`); charged beside the pages, so
+        the user's words fit before any page is dropped.
+    ledger_share : float
+        The identifier ledger's cap as a share of the pages' image tokens (charged at its cap here).
 
     Raises
     ------
@@ -183,26 +200,40 @@ def plan_cut(conv: "Conversation", budget: int) -> Plan:
     for i in range(len(norm) - 1, -1, -1):
         suffix[i] = suffix[i + 1] + conv.per[i]
     caps = page_caps(norm, h, prof)
-    full = conv.draw(_middle(conv, h, cuts[-1]))
+    user_bound = user_bound or (lambda middle: 0)
+    largest = _middle(conv, h, cuts[-1])
+    full = conv.draw(largest)
     b = _Bounds(conv.fixed + sum(conv.per[:h]), suffix, caps,
                 [p.first_id if p.first_id is not None else -1 for p in full], [m.id for m in norm],
                 prof.image_tokens(*prof.page_size), prof.image_tokens(prof.page_size[0], prof.patch),
-                conv.snapshot_text_cost)
-    renders = 0
-    for c in cuts:
-        if b.lower(c) > budget:
-            continue
-        if b.upper(c) <= budget:
-            middle = _middle(conv, h, c)
-            return Plan(h, c, conv.draw(middle), caps[c], middle, True, renders)
-        if renders >= EXACT_RENDERS:  # enough exact renders: settle the rest by the bounds alone
-            continue
-        renders += 1
-        middle = _middle(conv, h, c)
-        trial = conv.draw(middle)
-        kept = trial[-caps[c]:] if caps[c] else []
-        if b.base + suffix[c] + (conv.costs.pages(kept) + b.snap_text if kept else 0) <= budget:
-            return Plan(h, c, trial, caps[c], middle, True, renders)
+                conv.snapshot_text_cost, user_bound(largest), ledger_share)
+    trials: dict[int, tuple[list[Message], list]] = {}
+    # The ledger is charged at its cap where the bounds alone show a cut that fits with it; where none does, the
+    # cut is planned without it (rendering exactly where the bounds leave it open), and the dropping step makes
+    # room for it with the oldest pages.
+    for share in dict.fromkeys((ledger_share, 0.0)):
+        b.ledger_share = share
+        for c in cuts:
+            if b.lower(c) > budget:
+                continue
+            if b.upper(c) <= budget:
+                middle, pages = trials.get(c) or (_middle(conv, h, c), None)
+                return Plan(h, c, pages if pages is not None else conv.draw(middle), caps[c], middle, True,
+                            len(trials))
+            if share:
+                continue
+            if c not in trials:
+                if len(trials) >= EXACT_RENDERS:  # enough exact renders: settle the rest by the bounds alone
+                    continue
+                middle = _middle(conv, h, c)
+                trials[c] = (middle, conv.draw(middle))
+            middle, trial = trials[c]
+            kept = trial[-caps[c]:] if caps[c] else []
+            pages = conv.costs.pages(kept)
+            extra = user_bound(middle) + (pages + b.snap_text + int(share * pages) if kept else 0)
+            if b.base + suffix[c] + extra <= budget:
+                return Plan(h, c, trial, caps[c], middle, True, len(trials))
+    renders = len(trials)
     # Even the newest round with every page does not fit: the newest pages and the tail share what the head
     # leaves, the tail taking the longest run within half of it (at least the newest round).
     half = (budget - b.base) // 2

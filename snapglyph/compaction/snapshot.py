@@ -1,7 +1,7 @@
 """The snapshot message's image parts, and :func:`snapshot_parts`, the embedding API for other compactors.
 
-The snapshot message holds the page images first, then the short text of :mod:`snapglyph.model.snapshot_text`
-naming the message ids they show.
+The snapshot message holds the page images first, then the text of :mod:`snapglyph.model.snapshot_text` naming
+the message ids they show, with the reading guide and the identifier ledger (:mod:`.notes`).
 """
 
 from __future__ import annotations
@@ -10,9 +10,12 @@ import base64
 from dataclasses import dataclass, field
 from typing import Any, Sequence
 
+from .._config import LEDGER_SHARE
 from ..errors import InputError
 from ..model.messages import Message, Part
 from ..model.snapshot_text import snapshot_text
+from .estimate import TokenCosts
+from .notes import snapshot_notes
 
 __all__ = ["SnapshotParts", "page_parts", "snapshot_parts"]
 
@@ -59,7 +62,8 @@ class SnapshotParts:
 
 
 def snapshot_parts(messages: Sequence[Message], *, profile: Any = "claude", dialect: str = "anthropic",
-                   cell: tuple[int, int] | None = None, mode: str = "dense") -> SnapshotParts:
+                   cell: tuple[int, int] | None = None, mode: str = "dense",
+                   ledger: float = LEDGER_SHARE) -> SnapshotParts:
     """Render a given slice of messages and return the snapshot's content parts for a dialect.
 
     For other compactors that want snapshots as their cheapest tier: they choose the slice, this renders it.
@@ -74,6 +78,9 @@ def snapshot_parts(messages: Sequence[Message], *, profile: Any = "claude", dial
         (``input_image``) or ``gemini`` (``inline_data`` parts).
     cell, mode
         As for :func:`snapglyph.render`.
+    ledger : float
+        Cap of the identifier ledger as a share of the pages' image tokens (0: none); the text also holds the
+        reading guide (:mod:`snapglyph.compaction.notes`).
 
     Returns
     -------
@@ -82,7 +89,7 @@ def snapshot_parts(messages: Sequence[Message], *, profile: Any = "claude", dial
     Raises
     ------
     InputError
-        Empty slice, unknown dialect, or something that is not a message.
+        Empty slice, unknown dialect, something that is not a message, or a ledger share outside [0, 1].
     """
     from ..providers.dialects import request_messages
     from ..providers.profiles import profile as get_profile
@@ -91,13 +98,17 @@ def snapshot_parts(messages: Sequence[Message], *, profile: Any = "claude", dial
     msgs = list(messages)
     if not msgs or not all(isinstance(m, Message) for m in msgs):
         raise InputError("snapshot_parts() needs a non-empty list of snapglyph.Message")
+    if isinstance(ledger, bool) or not isinstance(ledger, (int, float)) or not 0 <= ledger <= 1:
+        raise InputError(f"ledger must be a share of the pages' tokens between 0 and 1, not {ledger!r}")
     prof = get_profile(profile)
     pages = render(msgs, profile=prof, cell=cell, mode=mode)
     ids = [m.id for m in msgs]
-    parts = page_parts(pages, prof) + [Part("text", text=snapshot_text(ids))]
+    image_tokens = sum(prof.image_tokens(p.width, p.height) for p in pages)
+    notes = snapshot_notes(msgs, budget=0, ledger_share=ledger, recall_tool=None, count=TokenCosts(prof).text)
+    text = snapshot_text(ids, sections=notes.sections(ids, image_tokens))
+    parts = page_parts(pages, prof) + [Part("text", text=text)]
     body = request_messages([Message(ids[0], "user", parts)], dialect=dialect)
     content = body[0]["parts"] if dialect == "gemini" else body[0]["content"]
     if isinstance(content, str):  # pragma: no cover - a snapshot always has images
         content = [{"type": "text", "text": content}]
-    return SnapshotParts(parts=content, ids=ids, pages=pages,
-                         image_tokens=sum(prof.image_tokens(p.width, p.height) for p in pages))
+    return SnapshotParts(parts=content, ids=ids, pages=pages, image_tokens=image_tokens)

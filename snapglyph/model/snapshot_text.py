@@ -45,7 +45,7 @@ def _paged_sentence(paged: Sequence[tuple[int, str, int, int, int]]) -> str:
 
 
 def snapshot_text(shown: Sequence[int], dropped: Sequence[int] = (), *, recall_tool: str | None = None,
-                  paged: Sequence[tuple[int, str, int, int, int]] = ()) -> str:
+                  paged: Sequence[tuple[int, str, int, int, int]] = (), sections: Sequence[str] = ()) -> str:
     """The short neutral text that follows the page images in the snapshot message.
 
     Parameters
@@ -59,6 +59,10 @@ def snapshot_text(shown: Sequence[int], dropped: Sequence[int] = (), *, recall_t
     paged : sequence of (int, str, int, int, int)
         Oversized parts of the newest messages shown on the last pages, each ``(message id, kind, ordinal, pages
         shown, pages rendered)`` (see :mod:`snapglyph.compaction.tail_paging`).
+    sections : sequence of str
+        Paragraphs that follow the ranges line, each after a blank line (the reading guide, the user's messages,
+        the identifier ledger: :mod:`snapglyph.compaction.notes`); empty ones are left out. Their text is never
+        parsed: the ranges line is the first line, and it holds no line break.
 
     Returns
     -------
@@ -73,8 +77,18 @@ def snapshot_text(shown: Sequence[int], dropped: Sequence[int] = (), *, recall_t
     'snapglyph snapshot: messages #2-#3 are not shown.'
     >>> snapshot_text([], [], paged=[(9, "tool result", 1, 2, 2)])
     'snapglyph snapshot: the 2 pages show outputs of the newest messages: #9 (tool result 1).'
+    >>> print(snapshot_text([5, 6], sections=["How to read the pages.", "", "Not shown: #1."]))
+    snapglyph snapshot: the images above show messages #5-#6 as pages.
+    <BLANKLINE>
+    How to read the pages.
+    <BLANKLINE>
+    Not shown: #1.
     """
-    in_full = _paged_sentence(paged)
+    line = _ranges_line(shown, dropped, recall_tool, _paged_sentence(paged))
+    return "\n\n".join([line] + [t for t in sections if t])
+
+
+def _ranges_line(shown: Sequence[int], dropped: Sequence[int], recall_tool: str | None, in_full: str) -> str:
     how = f" ({recall_tool} returns their exact text by id)" if recall_tool else ""
     if not shown and not dropped:
         return SNAPSHOT_PREFIX + in_full.replace(" The last", " the", 1)
@@ -110,12 +124,15 @@ def parse_snapshot_text(text: str) -> dict | None:
     --------
     >>> parse_snapshot_text(snapshot_text([5, 6, 7], [2, 3, 4, 5]))
     {'covered': [[2, 7]], 'dropped': [[2, 5]]}
+    >>> parse_snapshot_text(snapshot_text([5, 6, 7], sections=["[#9 user] Not shown: #1-#3 are not shown"]))
+    {'covered': [[5, 7]], 'dropped': []}
     >>> parse_snapshot_text("hello") is None
     True
     """
     if not isinstance(text, str) or not text.lstrip().startswith(SNAPSHOT_PREFIX):
         return None
-    body = text.lstrip()[len(SNAPSHOT_PREFIX):]
+    # Only the first line names ranges: what follows (the user's messages, the ledger) is quoted text.
+    body = text.lstrip()[len(SNAPSHOT_PREFIX):].split("\n", 1)[0]
     full = body.find(_PAGED)
     if full >= 0:  # oversized parts of the newest messages, shown on the last pages: not covered ids
         body = body[:full]
