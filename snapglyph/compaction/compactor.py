@@ -115,8 +115,8 @@ def compact(messages: Any, *, profile: "str | Profile" = "claude", dialect: str 
     prof = get_profile(profile)
     dialect = resolve_dialect(prof, dialect)
     _check_positive(budget=budget, **({} if max_tokens is None else {"max_tokens": max_tokens}))
-    from ..raster.render import render
-    draw = functools.partial(render, profile=prof, cell=cell, mode=mode, family=family)
+    from ..raster.pool import render_packed  # pages kept as PNG bytes: memory grows with the PNGs only
+    draw = functools.partial(render_packed, profile=prof, cell=cell, mode=mode, family=family)
     conv = prepare(messages, prof=prof, dialect=dialect, store=store, model=model, max_tokens=max_tokens,
                    tools=tools, recall_tool=recall_tool, draw=draw)
     if conv.total <= budget:
