@@ -7,6 +7,7 @@ cannot be met) exits non-zero with one line on standard error naming the problem
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import sys
 from pathlib import Path
@@ -101,6 +102,19 @@ def _default_store(args: argparse.Namespace) -> tuple[Path | None, Path]:
     return read, write
 
 
+@contextlib.contextmanager
+def _progress(desc: str):
+    """A progress bar of pages drawn on standard error: shown after one second, and only on a terminal."""
+    from tqdm import tqdm
+    from .raster.pool import PROGRESS
+    with tqdm(desc=desc, unit=" pages", file=sys.stderr, delay=1.0, disable=None, leave=False) as bar:
+        token = PROGRESS.set(bar.update)
+        try:
+            yield bar
+        finally:
+            PROGRESS.reset(token)
+
+
 def cmd_compact(args: argparse.Namespace) -> int:
     """`snapglyph compact`: write the request (JSON) and its store; one summary line on stderr; returns 0."""
     from .compaction.compactor import compact
@@ -121,12 +135,14 @@ def cmd_compact(args: argparse.Namespace) -> int:
               recall_tool=args.recall_tool, allow_empty_middle=args.allow_empty_middle)
     if args.free_tiers:
         from .compaction.tiers import compact_ladder
-        ladder = _with_remedy(compact_ladder, t, args, keep_images=args.keep_images, **kw)
+        with _progress("snapglyph: drawing pages"):
+            ladder = _with_remedy(compact_ladder, t, args, keep_images=args.keep_images, **kw)
         res = ladder.result
         for rep in ladder.reports:
             print(f"snapglyph: tier {rep.tier}: {rep.detail}", file=sys.stderr)
     else:
-        res = _with_remedy(compact, t, args, **kw)
+        with _progress("snapglyph: drawing pages"):
+            res = _with_remedy(compact, t, args, **kw)
     body = json.dumps(res.request, ensure_ascii=False, indent=None)
     if args.out and args.out != "-":
         Path(args.out).parent.mkdir(parents=True, exist_ok=True)

@@ -15,12 +15,17 @@ import io
 import os
 from collections import deque
 from concurrent.futures import ThreadPoolExecutor
+from contextvars import ContextVar
 from typing import Iterable, Iterator
 
 from ..errors import InputError
 from .render import Page
 
-__all__ = ["PackedPage", "encode_ahead", "render_packed", "resolve_workers"]
+__all__ = ["PROGRESS", "PackedPage", "encode_ahead", "render_packed", "resolve_workers"]
+
+PROGRESS: ContextVar = ContextVar("snapglyph_progress", default=None)
+"""A callable ``tick(pages)`` that :func:`render_packed` calls after each page it keeps, or None (the default).
+The command line sets it to a progress bar around ``compact``; the library itself never prints."""
 
 
 def resolve_workers(workers: int | None) -> int:
@@ -138,7 +143,13 @@ def render_packed(text_or_messages, *, profile="claude", cell=None, mode: str = 
 
     doc = _as_document(text_or_messages, mode)
     drawn = iter_pages(doc, profile=profile, cell=cell, mode=mode, family=family)
-    return [PackedPage(p) for p in encode_ahead(drawn, workers)]
+    tick = PROGRESS.get()
+    pages = []
+    for page in encode_ahead(drawn, workers):
+        pages.append(PackedPage(page))
+        if tick is not None:
+            tick(1)
+    return pages
 
 
 def encode_ahead(pages: Iterable, workers: int | None = None, window: int | None = None) -> Iterator:
