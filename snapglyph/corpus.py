@@ -135,7 +135,7 @@ def price_transcript(path: str, profiles: Sequence[str] = ("claude",), mode: str
 def _price(path: str, profiles: Sequence[str], mode: str, row: dict) -> None:
     from .compaction.estimate import TokenCosts
     from .model.document import Document, build_document
-    from .providers.dialects import normalise
+    from .providers.dialects import normalize
     from .providers.profiles import profile as get_profile
     from .raster.render import iter_pages
     from .readers.registry import load
@@ -150,7 +150,7 @@ def _price(path: str, profiles: Sequence[str], mode: str, row: dict) -> None:
         if text is not None:
             doc, tokens = Document.from_text(text), costs.text(text)
         else:
-            norm, _ = normalise(t.messages, dialect=prof.dialect)
+            norm, _ = normalize(t.messages, dialect=prof.dialect)
             doc = build_document(t.messages, header_row=mode == "lines")
             tokens = sum(costs.message(m) for m in norm)
         img = pages = chars = 0
