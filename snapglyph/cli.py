@@ -7,6 +7,7 @@ cannot be met) exits non-zero with one line on standard error naming the problem
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import sys
 from pathlib import Path
@@ -102,6 +103,19 @@ def _default_store(args: argparse.Namespace) -> tuple[Path | None, Path]:
     return read, write
 
 
+@contextlib.contextmanager
+def _progress(desc: str):
+    """A progress bar of pages drawn on standard error: shown after one second, and only on a terminal."""
+    from tqdm import tqdm
+    from .raster.pool import PROGRESS
+    with tqdm(desc=desc, unit=" pages", file=sys.stderr, delay=1.0, disable=None, leave=False) as bar:
+        token = PROGRESS.set(bar.update)
+        try:
+            yield bar
+        finally:
+            PROGRESS.reset(token)
+
+
 def cmd_compact(args: argparse.Namespace) -> int:
     """`snapglyph compact`: write the request (JSON) and its store; one summary line on stderr; returns 0."""
     from .compaction.compactor import compact
@@ -122,12 +136,14 @@ def cmd_compact(args: argparse.Namespace) -> int:
               recall_tool=args.recall_tool, allow_empty_middle=args.allow_empty_middle, ledger=args.ledger_share)
     if args.free_tiers:
         from .compaction.tiers import compact_ladder
-        ladder = _with_remedy(compact_ladder, t, args, keep_images=args.keep_images, **kw)
+        with _progress("snapglyph: drawing pages"):
+            ladder = _with_remedy(compact_ladder, t, args, keep_images=args.keep_images, **kw)
         res = ladder.result
         for rep in ladder.reports:
             print(f"snapglyph: tier {rep.tier}: {rep.detail}", file=sys.stderr)
     else:
-        res = _with_remedy(compact, t, args, **kw)
+        with _progress("snapglyph: drawing pages"):
+            res = _with_remedy(compact, t, args, **kw)
     body = json.dumps(res.request, ensure_ascii=False, indent=None)
     if args.out and args.out != "-":
         Path(args.out).parent.mkdir(parents=True, exist_ok=True)
@@ -162,6 +178,9 @@ def _with_remedy(fn, t, args: argparse.Namespace, **kw):
 def cmd_cost(args: argparse.Namespace) -> int:
     """`snapglyph cost`: text vs image tokens per profile as a table or JSON (optionally a plot); returns 0."""
     from .report import cost_report, format_table, plot, rows_as_json
+    if _is_corpus(args):
+        return _cost_corpus(args)
+    args.input = args.input[0]
     t = _load_input(args.input)
     names = list(args.profile or [])
     if args.model:
@@ -177,6 +196,29 @@ def cmd_cost(args: argparse.Namespace) -> int:
     if args.plot:
         plot(rows, args.plot)
         print(f"plot written to {args.plot}", file=sys.stderr)
+    return 0
+
+
+def _is_corpus(args: argparse.Namespace) -> bool:
+    one = args.input[0]
+    return (len(args.input) > 1 or one.startswith("@") or any(c in one for c in "*?[") or Path(one).is_dir()
+            or bool(args.out or args.scheduler or args.workers))
+
+
+def _cost_corpus(args: argparse.Namespace) -> int:
+    """`snapglyph cost` over many transcripts on Dask: rows to --out (CSV or Parquet) or stdout, summary on stderr."""
+    from .corpus import corpus_cost, corpus_paths, write_rows
+    if args.json or args.plot:
+        raise InputError("--json and --plot take one transcript; a corpus writes rows with --out FILE.csv|.parquet")
+    names = list(args.profile or [])
+    if args.model:
+        from .providers.profiles import profile_for_model
+        names.append(profile_for_model(args.model).name)
+    paths = corpus_paths(args.input)
+    res = corpus_cost(paths, profiles=names or ["claude"], mode=args.mode, workers=args.workers,
+                      scheduler=args.scheduler)
+    write_rows(res.rows, args.out or "-")
+    print(res.summary(), file=sys.stderr)
     return 0
 
 
@@ -366,7 +408,8 @@ def _parser() -> argparse.ArgumentParser:
     c.set_defaults(func=cmd_compact)
 
     k = sub.add_parser("cost", help="text tokens vs image tokens per profile, whole transcript and middle")
-    k.add_argument("input", help="transcript file, .txt file, or - for standard input")
+    k.add_argument("input", nargs="+", help="transcript file, .txt file, or - for standard input; several files, "
+                   "a folder, a glob or @LIST (a file of paths) price a corpus on Dask, one row per transcript")
     k.add_argument("--profile", "-p", action="append", default=None, metavar="NAME",
                    help=f"profile, repeat for several: {names} (default: claude)")
     k.add_argument("--model", default=None, help="add the profile picked from a model name (default: none)")
@@ -375,6 +418,11 @@ def _parser() -> argparse.ArgumentParser:
     k.add_argument("--mode", default="dense", choices=["dense", "lines"], help="layout mode (default: dense)")
     k.add_argument("--json", action="store_true", help="print JSON instead of a table")
     k.add_argument("--plot", default=None, metavar="FILE.png", help="draw the numbers (needs matplotlib)")
+    k.add_argument("--out", "-o", default=None, metavar="FILE", help="corpus rows as CSV, or Parquet for .parquet")
+    k.add_argument("--workers", type=_workers, default=None,
+                   help="corpus: worker processes of the local Dask cluster (default: the number of cores)")
+    k.add_argument("--scheduler", default=None, metavar="ADDRESS",
+                   help="corpus: run on an existing Dask cluster (tcp://host:8786) instead of a local one")
     k.set_defaults(func=cmd_cost)
 
     d = sub.add_parser("demo", help="compact a bundled real transcript into ./snapglyph-demo/")

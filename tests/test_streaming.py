@@ -121,3 +121,22 @@ def test_cli_render_streams_a_text_file_with_any_workers(tmp_path, text_file):
     r = subprocess.run([sys.executable, "-m", "snapglyph.cli", "render", str(text_file), "--workers", "0"],
                        capture_output=True, text=True, timeout=60)
     assert r.returncode == 2 and "--workers: must be 1 or more, not 0" in r.stderr
+
+
+def test_progress_ticks_once_per_kept_page_and_stays_quiet_off_a_terminal(tmp_path):
+    from snapglyph.raster.pool import PROGRESS, render_packed
+
+    ticks = []
+    token = PROGRESS.set(ticks.append)
+    try:
+        pages = render_packed("abc " * 9000, workers=2)
+    finally:
+        PROGRESS.reset(token)
+    assert ticks == [1, 1, 1] and len(pages) == 3
+    assert render_packed("abc", workers=1) and PROGRESS.get() is None
+    req = tmp_path / "req.json"
+    pi = __import__("conftest").ROOT / "examples" / "pi-session" / "large-session.jsonl"
+    r = subprocess.run([sys.executable, "-m", "snapglyph.cli", "compact", str(pi), "--budget", "30000",
+                        "--out", str(req)], capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr
+    assert r.stderr.count("\n") == 1 and r.stderr.startswith("snapglyph: head ")  # no bar: stderr is no terminal

@@ -126,8 +126,8 @@ def compact(messages: Any, *, profile: "str | Profile" = "claude", dialect: str 
     _check_positive(budget=budget, **({} if max_tokens is None else {"max_tokens": max_tokens}))
     if isinstance(ledger, bool) or not isinstance(ledger, (int, float)) or not 0 <= ledger <= 1:
         raise InputError(f"ledger must be a share of the pages' tokens between 0 and 1, not {ledger!r}")
-    from ..raster.render import render
-    draw = functools.partial(render, profile=prof, cell=cell, mode=mode, family=family)
+    from ..raster.pool import render_packed  # pages kept as PNG bytes: memory grows with the PNGs only
+    draw = functools.partial(render_packed, profile=prof, cell=cell, mode=mode, family=family)
     conv = prepare(messages, prof=prof, dialect=dialect, store=store, model=model, max_tokens=max_tokens,
                    tools=tools, recall_tool=recall_tool, draw=draw)
     if conv.total <= budget:

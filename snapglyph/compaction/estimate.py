@@ -34,10 +34,14 @@ class TokenCosts:
         from ..providers import tokens
         self.prof = prof
         self._count = lambda s: tokens.count_for_profile(s, prof) if s else 0
+        self._memo: dict[str, int] = {}  # text -> tokens: a message and its normalized copy are counted once
 
     def text(self, s: str) -> int:
-        """Tokens of a text as sent."""
-        return self._count(s)
+        """Tokens of a text as sent (each distinct text is counted once per :class:`TokenCosts`)."""
+        n = self._memo.get(s)
+        if n is None:
+            n = self._memo[s] = self._count(s)
+        return n
 
     def image(self, p: Part) -> int:
         """Tokens of an image part."""

@@ -1,0 +1,121 @@
+"""`snapglyph cost` over a corpus on Dask (issue 13 item 6): paths, rows against the single-file report, failures."""
+
+from __future__ import annotations
+
+import csv
+import shutil
+import subprocess
+import sys
+
+import pytest
+
+from conftest import ROOT, shared_path
+from snapglyph.corpus import corpus_cost, corpus_paths, price_transcript, write_rows
+from snapglyph.errors import InputError
+from snapglyph.readers.registry import load
+from snapglyph.report import cost_report
+
+TRAJ = ROOT / "examples" / "swe-agent" / "marshmallow-code__marshmallow-1867.traj"
+PI = ROOT / "examples" / "pi-session" / "large-session.jsonl"
+
+pytest.importorskip("distributed", reason="the corpus extra (dask[distributed]) is not installed")
+
+
+def test_paths_from_folders_globs_and_lists(tmp_path):
+    (tmp_path / "a").mkdir()
+    (tmp_path / "a" / ".hidden").mkdir()
+    for rel in ("a/x.jsonl", "a/y.json", "a/LICENSE", "a/.hidden/z.json", "b.traj"):
+        (tmp_path / rel).write_text("{}")
+    (tmp_path / "list.txt").write_text("# two files\nb.traj\n\na/x.jsonl\n")
+    assert corpus_paths([str(tmp_path / "a")]) == [tmp_path / "a" / "x.jsonl", tmp_path / "a" / "y.json"]
+    assert corpus_paths([str(tmp_path / "**" / "*.json*")]) == [tmp_path / "a" / "x.jsonl", tmp_path / "a" / "y.json"]
+    assert corpus_paths(["@" + str(tmp_path / "list.txt"), str(tmp_path / "b.traj")]) == [
+        tmp_path / "a" / "x.jsonl", tmp_path / "b.traj"]
+    with pytest.raises(InputError, match="no such file or folder"):
+        corpus_paths([str(tmp_path / "missing")])
+    with pytest.raises(InputError, match="no transcript files"):
+        corpus_paths([str(tmp_path / "*.none")])
+    with pytest.raises(InputError, match="cannot read the path list"):
+        corpus_paths(["@" + str(tmp_path / "nolist.txt")])
+
+
+def test_a_row_is_the_single_file_report():
+    row = price_transcript(str(TRAJ), ["claude", "openai"])
+    msgs = load(TRAJ).messages
+    for name in ("claude", "openai"):
+        whole = [r for r in cost_report(msgs, profiles=[name]) if r.scope == "whole"][0]
+        assert (row[f"text_tokens_{name}"], row[f"image_tokens_{name}"], row[f"pages_{name}"]) == (
+            whole.text_tokens, whole.image_tokens, whole.pages)
+        assert row[f"ratio_{name}"] == whole.ratio
+    assert (row["format"], row["messages"], row["chars"], row["error"]) == ("swe-agent", len(msgs), whole.chars, "")
+
+
+def test_a_failure_is_a_row(tmp_path):
+    bad = tmp_path / "broken.json"
+    bad.write_text('{"messages": [')
+    row = price_transcript(str(bad), ["claude"])
+    assert row["error"].startswith("FormatError: malformed JSON in broken.json")
+    assert (row["messages"], row["chars"], row["image_tokens_claude"]) == (0, 0, 0)
+
+
+def test_two_worker_cluster_over_the_shared_transcripts(tmp_path):
+    data = shared_path("data")
+    files = [p for p in sorted(data.rglob("*")) if p.is_file() and p.stat().st_size < 1_000_000
+             and not p.name.startswith(("LICENSE", "SOURCE", "README"))]
+    for k in range(3):
+        for p in files:
+            dest = tmp_path / f"copy{k}" / p.relative_to(data)
+            dest.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy(p, dest)
+    (tmp_path / "copy0" / "broken.json").write_text('{"messages": [')
+    paths = corpus_paths([str(tmp_path)])
+    res = corpus_cost(paths, profiles=["claude"], workers=2)
+    assert res.workers == 2 and [r["path"] for r in res.rows] == [str(p) for p in paths]
+    by_name: dict = {}
+    for r in res.rows:
+        by_name.setdefault(r["path"].split("/copy", 1)[1][2:], []).append(r)
+    assert len(by_name) == len(files) + 1
+    for rel, rows in by_name.items():
+        if rel == "broken.json":
+            assert rows[0]["error"].startswith("FormatError: malformed JSON")
+            continue
+        assert len(rows) == 3
+        expect = price_transcript(rows[0]["path"], ["claude"])
+        for r in rows:  # every copy, on whichever worker, gives the in-process row
+            assert {k: v for k, v in r.items() if k not in ("path", "seconds")} == {
+                k: v for k, v in expect.items() if k not in ("path", "seconds")}
+    assert sum(not r["error"] for r in res.rows) >= 3 * 3  # pi, swe-agent, claude-code at least
+    assert "failed: " + str(tmp_path / "copy0" / "broken.json") in res.summary()
+
+
+def test_cli_corpus_writes_csv_rows(tmp_path):
+    listing = tmp_path / "paths.txt"
+    listing.write_text(f"{TRAJ}\n{PI}\n{tmp_path / 'bad.json'}\n")
+    (tmp_path / "bad.json").write_text("[")
+    out = tmp_path / "rows.csv"
+    r = subprocess.run([sys.executable, "-m", "snapglyph.cli", "cost", "@" + str(listing), "--workers", "2",
+                        "--out", str(out)], capture_output=True, text=True, timeout=600)
+    assert r.returncode == 0, r.stderr
+    rows = list(csv.DictReader(out.open()))
+    assert [row["path"] for row in rows] == sorted([str(TRAJ), str(PI), str(tmp_path / "bad.json")])
+    single = {row["path"]: row for row in rows}
+    expect = price_transcript(str(TRAJ), ["claude"])
+    assert int(single[str(TRAJ)]["image_tokens_claude"]) == expect["image_tokens_claude"]
+    assert int(single[str(TRAJ)]["text_tokens_claude"]) == expect["text_tokens_claude"]
+    assert single[str(tmp_path / "bad.json")]["error"].startswith("FormatError")
+    assert "3 transcripts (1 failed)" in r.stderr and "2 workers" in r.stderr
+
+
+def test_write_rows_checks(tmp_path):
+    with pytest.raises(InputError, match="no rows"):
+        write_rows([], tmp_path / "x.csv")
+    try:
+        import pyarrow  # noqa: F401
+    except ImportError:
+        with pytest.raises(InputError, match="pyarrow"):
+            write_rows([{"a": 1}], tmp_path / "x.parquet")
+    else:
+        import pyarrow.parquet as pq
+
+        write_rows([{"a": 1, "b": "x"}], tmp_path / "x.parquet")
+        assert pq.read_table(tmp_path / "x.parquet").to_pylist() == [{"a": 1, "b": "x"}]
