@@ -362,7 +362,8 @@ def _parser() -> argparse.ArgumentParser:
         sp.add_argument("--cell", default=None, help="cell size: 5x8, 6x12, 8x16 or WxH (default: the profile's)")
         sp.add_argument("--family", choices=["outline", "bitmap"], default=None,
                         help="font family (default: bitmap below 10 px cell height, else outline)")
-        sp.add_argument("--mode", default="dense", choices=["dense", "lines"], help="layout mode (default: dense)")
+        sp.add_argument("--mode", default="auto", choices=["auto", "dense", "lines"],
+                        help="layout mode (default: auto)")
 
     r = sub.add_parser("render", help="render a transcript or text file to PNG pages + manifest.json")
     r.add_argument("input", help="transcript file, .txt file, or - for standard input")
@@ -415,7 +416,8 @@ def _parser() -> argparse.ArgumentParser:
     k.add_argument("--model", default=None, help="add the profile picked from a model name (default: none)")
     k.add_argument("--budget", type=int, default=100_000,
                    help="budget for the middle, as compact --budget (default: 100000)")
-    k.add_argument("--mode", default="dense", choices=["dense", "lines"], help="layout mode (default: dense)")
+    k.add_argument("--mode", default="auto", choices=["auto", "dense", "lines"],
+                   help="layout mode (default: auto)")
     k.add_argument("--json", action="store_true", help="print JSON instead of a table")
     k.add_argument("--plot", default=None, metavar="FILE.png", help="draw the numbers (needs matplotlib)")
     k.add_argument("--out", "-o", default=None, metavar="FILE", help="corpus rows as CSV, or Parquet for .parquet")

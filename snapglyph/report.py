@@ -82,7 +82,7 @@ def _row(prof: Any, scope: str, msgs: Sequence[Message], pages: Sequence[Any], t
 
 
 def cost_report(messages: "Sequence[Message] | str", *, profiles: Sequence[str] = ("claude",),
-                budget: int = 100_000, mode: str = "dense") -> list[CostRow]:
+                budget: int = 100_000, mode: str = "auto") -> list[CostRow]:
     """Text tokens against image tokens for the whole transcript and for the middle chosen at ``budget``.
 
     Parameters
@@ -94,7 +94,7 @@ def cost_report(messages: "Sequence[Message] | str", *, profiles: Sequence[str] 
     budget : int
         Token budget for the ``middle`` scope (as ``snapglyph compact --budget``).
     mode : str
-        Layout mode, ``dense`` or ``lines``.
+        Layout mode: ``auto`` (default), ``dense`` or ``lines`` (see :mod:`snapglyph.raster.render`).
 
     Returns
     -------

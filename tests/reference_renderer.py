@@ -1,8 +1,16 @@
 """A slow, obviously correct renderer in plain Python, for pixel-exact comparison with the numba kernels.
 
+<<<<<<< HEAD
 It shares only the inputs with the fast path (text normalization, the glyph atlas, the table of symbol labels and
 the profile geometry) and imports nothing from ``snapglyph.raster._kernels`` or ``snapglyph.raster.render``: layout, wrapping,
 paging, styles, label substitution and blitting are written again here, one character and one pixel at a time.
+=======
+It shares only the inputs with the fast path (text normalisation, the glyph atlas, the table of symbol labels,
+the block plan of the ``auto`` layout and the profile geometry) and imports nothing from
+``snapglyph.raster._kernels``, ``snapglyph.raster._twin`` or ``snapglyph.raster.render``: layout, wrapping, block
+bands and their columns, paging, styles, label substitution and blitting are written again here, one character and
+one pixel at a time. It also writes each page's text (rows in reading order) for comparison with ``Page.text``.
+>>>>>>> f5e8e4d (Layout auto (issue 10 item 2) and Page.text (item 6): content-aware bands, blocks kept one line per row in k columns with a 1-px rule and a continuation mark; kernel, Python twin and reference renderer extended, pixel-equal; auto the default of render/compact/CLI)
 """
 
 from __future__ import annotations
@@ -10,6 +18,7 @@ from __future__ import annotations
 import numpy as np
 
 from snapglyph.raster.atlas import MARKER, SYMBOL_LABELS, atlas
+from snapglyph.raster.blocks import plan_blocks
 from snapglyph.model.document import STYLE_HEADER, Document
 from snapglyph.providers.profiles import profile as get_profile
 from snapglyph.raster.text import normalize
@@ -17,19 +26,133 @@ from snapglyph.raster.text import normalize
 # Pixel value of each atlas level for each style, written out independently of render.STYLE_LUT.
 INK = {0: (255, 170, 85, 0), 1: (255, 170, 170, 85), 2: (0, 85, 170, 255), 3: (255, 170, 85, 0)}
 MARKER_INK = (255, 170, 170, 170)
+RULE = 170
+NEWLINE_CHAR, CONT_CHAR = "\u21b5", "\u21aa"
 
 
-def reference_pages(document: Document, *, profile: str, cell: tuple[int, int], mode: str,
-                    family: str | None = None) -> list[np.ndarray]:
-    """Render ``document`` page by page; return the pixel arrays ``(height, width)`` uint8."""
+class _Pages:
+    """The page being drawn (a list of pixel rows), its cursor, and each reading line's text."""
+
+    def __init__(self, prof, at, cell):
+        self.prof, self.at = prof, at
+        self.cw, self.ch = cell
+        self.width, self.height = prof.page_size
+        self.cols, self.rows = self.width // self.cw, self.height // self.ch
+        self.pages: list[np.ndarray] = []
+        self.texts: list[str] = []
+        self.new_page()
+
+    def new_page(self):
+        self.page = [[255] * self.width for _ in range(self.height)]
+        self.row = self.col = self.rows_used = 0
+        self.lines: dict[tuple, str] = {}  # reading key -> text; a band's columns keyed after its top row
+
+    def flush(self, last=False):
+        h = self.height
+        if last:
+            used = max(1, self.rows_used * self.ch)
+            h = min(self.height, -(-used // self.prof.patch) * self.prof.patch)
+            # a short last page only where the provider takes it as it is and it costs no more than a full page
+            if (self.prof.provider_resize(self.width, h) != (self.width, h)
+                    or self.prof.image_tokens(self.width, h) > self.prof.image_tokens(self.width, self.height)):
+                h = self.height
+        self.pages.append(np.array(self.page[:h], np.uint8))
+        self.texts.append("\n".join(self.lines[k] for k in sorted(self.lines)))
+        if not last:
+            self.new_page()
+
+    def draw(self, ch_, ink, row, x_cell, key):
+        """Draw character ``ch_`` (a glyph of the atlas, or the marker) with its top-left cell at row, x_cell."""
+        if ch_ == "\n":
+            g = MARKER
+        else:
+            self.at.ensure([ord(ch_)])
+            g = int(self.at.table[ord(ch_)])
+        for y in range(self.ch):
+            for x in range(int(self.at.width[g]) * self.cw):
+                self.page[row * self.ch + y][x_cell * self.cw + x] = ink[int(self.at.glyphs[g, y, x])]
+        self.lines[key] = self.lines.get(key, "") + (NEWLINE_CHAR if ch_ == "\n" else self.at_char(g, ch_))
+
+    def at_char(self, g, ch_):
+        return "\ufffd" if g in (1, 2) else ch_
+
+    def width_of(self, ch_):
+        self.at.ensure([ord(ch_)])
+        return int(self.at.width[int(self.at.table[ord(ch_)])])
+
+    def prose(self, text, style, mode):
+        for c in text:
+            if c == "\n" and mode == "lines":
+                if self.row < self.rows:
+                    self.lines.setdefault((self.row, 0, 0), "")
+                self.row, self.col = self.row + 1, 0
+                continue
+            ink = MARKER_INK if c == "\n" else INK.get(style, INK[0])
+            w = 1 if c == "\n" else self.width_of(c)
+            if self.col + w > self.cols:
+                self.row, self.col = self.row + 1, 0
+            if self.row >= self.rows:
+                self.flush()
+            self.draw(c, ink, self.row, self.col, (self.row, 0, 0))
+            self.col += w
+            self.rows_used = max(self.rows_used, self.row + 1)
+
+    def block(self, lines, ended, style, k, colw):
+        """Lay out the lines of one block in bands of k columns of colw cells (see the kernel's docstring).
+        ``ended``: the last line ends with a newline (else an empty last line makes no row)."""
+        rows = []  # each row: (continuation?, characters)
+        for i, line in enumerate(lines):
+            if not line and i == len(lines) - 1 and not ended:
+                break
+            cur, col, cont = [], 0, False
+            for c in line:
+                w = self.width_of(c)
+                if col + w > colw:
+                    rows.append((cont, cur))
+                    cur, col, cont = [], 1, True
+                cur.append(c)
+                col += w
+            rows.append((cont, cur))
+        while True:
+            if self.col > 0:
+                self.row, self.col = self.row + 1, 0
+            free = self.rows - self.row
+            if free <= 0:
+                self.flush()
+                free = self.rows
+            n = len(rows)
+            h = -(-n // k) if n <= k * free else free
+            used_cols = min(k, -(-n // h)) if h else 0
+            top = self.row
+            for j in range(1, used_cols):
+                x = (j * colw + j - 1) * self.cw + self.cw // 2
+                for y in range(top * self.ch, (top + h) * self.ch):
+                    self.page[y][x] = RULE
+            for r, (cont, chars) in enumerate(rows[:used_cols * h]):
+                j, rr = divmod(r, h)
+                key = (top, 1 + j, rr)
+                self.lines.setdefault(key, "")
+                x = j * (colw + 1)
+                if cont:
+                    self.draw(CONT_CHAR, MARKER_INK, top + rr, x, key)
+                    x += 1
+                for c in chars:
+                    self.draw(c, INK.get(style, INK[0]), top + rr, x, key)
+                    x += self.width_of(c)
+            self.rows_used = max(self.rows_used, top + h)
+            rows = rows[used_cols * h:]
+            self.row, self.col = top + h, 0
+            if not rows:
+                return
+            self.flush()
+
+
+def reference_render(document: Document, *, profile: str, cell: tuple[int, int], mode: str,
+                     family: str | None = None) -> tuple[list[np.ndarray], list[str]]:
+    """Render ``document`` page by page; return the pixel arrays ``(height, width)`` uint8 and each page's text."""
     prof = get_profile(profile)
     at = atlas(cell, family)
-    cw, ch = cell
-    width, height = prof.page_size
-    cols, rows = width // cw, height // ch
-    pages: list[np.ndarray] = []
-    page = [[255] * width for _ in range(height)]
-    row = col = rows_used = 0
+    p = _Pages(prof, at, cell)
     touched = False
 
     # Symbols that no font of this atlas draws and that have a label take the label's cells (tab stops too).
@@ -43,34 +166,27 @@ def reference_pages(document: Document, *, profile: str, cell: tuple[int, int], 
         nt = normalize(seg.text, {c: len(label) for c, label in labels.items()})
         if seg.style == STYLE_HEADER or nt.text or nt.zero_width or nt.removed:
             touched = True
-        if seg.style == STYLE_HEADER and col > 0:
-            row, col = row + 1, 0
-        for c in "".join(labels.get(c, c) for c in nt.text):  # a labelled symbol is shown as its label's letters
-            if c == "\n" and mode == "lines":
-                row, col = row + 1, 0
-                continue
-            if c == "\n":
-                g, ink = MARKER, MARKER_INK
-            else:
-                at.ensure([ord(c)])
-                g, ink = int(at.table[ord(c)]), INK.get(seg.style, INK[0])
-            w = int(at.width[g])
-            if col + w > cols:
-                row, col = row + 1, 0
-            if row >= rows:
-                pages.append(np.array(page, np.uint8))
-                page = [[255] * width for _ in range(height)]
-                row = col = rows_used = 0
-            for y in range(ch):
-                for x in range(w * cw):
-                    page[row * ch + y][col * cw + x] = ink[int(at.glyphs[g, y, x])]
-            col += w
-            rows_used = max(rows_used, row + 1)
+        if seg.style == STYLE_HEADER and p.col > 0:
+            p.row, p.col = p.row + 1, 0
+        text = "".join(labels.get(c, c) for c in nt.text)  # a labelled symbol is shown as its label's letters
+        lines = text.split("\n")
+        plan = plan_blocks(seg.text, seg.style, p.cols) if mode == "auto" else []
+        if plan and seg.text.count("\n") + seg.text.count("\u2028") + seg.text.count("\u2029") != len(lines) - 1:
+            plan = []
+        at_line = 0
+        for a, b, k, colw in plan + [(len(lines), len(lines), 0, 0)]:
+            if a > at_line:  # prose lines, with the newline that ends the last one when a block follows
+                p.prose("\n".join(lines[at_line:a]) + ("\n" if a < len(lines) else ""), seg.style,
+                        "dense" if mode == "auto" else mode)
+            if b > a:
+                p.block(lines[a:b], b < len(lines), seg.style, k, colw)
+            at_line = b
     if touched:
-        used = max(1, rows_used * ch)
-        h = min(height, -(-used // prof.patch) * prof.patch)
-        # a short last page only where the provider takes it as it is and it costs no more than a full page
-        if prof.provider_resize(width, h) != (width, h) or prof.image_tokens(width, h) > prof.image_tokens(width, height):
-            h = height
-        pages.append(np.array(page[:h], np.uint8))
-    return pages
+        p.flush(last=True)
+    return p.pages, p.texts
+
+
+def reference_pages(document: Document, *, profile: str, cell: tuple[int, int], mode: str,
+                    family: str | None = None) -> list[np.ndarray]:
+    """Render ``document`` page by page; return the pixel arrays ``(height, width)`` uint8."""
+    return reference_render(document, profile=profile, cell=cell, mode=mode, family=family)[0]

@@ -18,7 +18,7 @@ from snapglyph.errors import InputError
 from snapglyph.providers.profiles import profile
 from snapglyph.raster.render import iter_pages, render, render_document
 
-from reference_renderer import reference_pages
+from reference_renderer import reference_pages, reference_render
 
 GOLDEN = Path(__file__).parent / "golden"
 
@@ -184,7 +184,7 @@ def test_reuse_buffer_stream(tmp_path):
 
 def test_golden_page():
     """One page of real-looking mixed text, pinned: any change to fonts, layout or styles shows up here."""
-    page = render_document(doc(), profile="claude", cell=(6, 12))[0]
+    page = render_document(doc(), profile="claude", cell=(6, 12), mode="dense")[0]
     gold = np.load(GOLDEN / "mixed_6x12_dense.npy")
     assert page.pixels.shape == gold.shape
     assert np.array_equal(page.pixels, gold)
@@ -212,3 +212,41 @@ def test_start_up_imports_no_sdk():
             "if m in sys.modules]; print(bad)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]"
+
+
+def auto_doc() -> Document:
+    """Prose, fenced code, a diff, a listing with tabs, a long wrapped line, wide and labelled symbols."""
+    code = "".join(f"    line_{i} = compute({i}, 'value')  # step {i}\n" for i in range(40))
+    listing = "".join(f"src/module_{i}.py\t{i * 37} bytes\n" for i in range(30))
+    return Document(labelled_doc().segments + [
+        Segment(" #5 assistant ", STYLE_HEADER, 5),
+        Segment("Here is the change we make to the parser, explained in a sentence long enough to be prose.\n"
+                "```python\n" + code + "```\nAnd a diff:\n@@ -1,3 +1,3 @@\n-old 漢字 line\n+new ✅ line\n ctx\n"
+                + "x" * 300 + "\n    tail = 1\n", STYLE_TEXT, 5),
+        Segment(" #6 tool ls ", STYLE_HEADER, 6),
+        Segment(listing + "    " + "y" * 500 + "\n", STYLE_DIM, 6),
+        Segment("short\nlist\n", STYLE_DIM, 6),
+    ] * 3)
+
+
+@pytest.mark.parametrize("cell", [(6, 12), (8, 16)])
+@pytest.mark.parametrize("family", ["outline", "bitmap"])
+@pytest.mark.parametrize("engine", ["numba", "python"])
+def test_auto_matches_reference(cell, family, engine):
+    d = auto_doc()
+    medium = dataclasses.replace(SMALL, name="medium", page_size=(448, 224))  # room for 2 columns of 24+ cells
+    fast = list(iter_pages(d, profile=medium, cell=cell, mode="auto", family=family, engine=engine))
+    slow, texts = reference_render(d, profile=medium, cell=cell, mode="auto", family=family)
+    assert len(fast) == len(slow) >= 3
+    for f, s, t in zip(fast, slow, texts):
+        assert f.pixels.shape == s.shape
+        assert np.array_equal(f.pixels, s), f"page {f.index} differs"
+        assert f.text == t
+
+
+@pytest.mark.parametrize("mode", ["dense", "lines"])
+def test_page_text_matches_reference(mode):
+    d = labelled_doc()
+    fast = render_document(d, profile=SMALL, cell=(6, 12), mode=mode)
+    _, texts = reference_render(d, profile=SMALL, cell=(6, 12), mode=mode)
+    assert [p.text for p in fast] == texts

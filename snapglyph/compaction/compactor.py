@@ -47,7 +47,7 @@ __all__ = ["CompactResult", "compact", "expand_snapshots"]
 def compact(messages: Any, *, profile: "str | Profile" = "claude", dialect: str | None = None,
             budget: int = 100_000, store: SourceStore | None = None, model: str | None = None,
             max_tokens: int | None = None, tools: Sequence[dict] | None = None,
-            cell: tuple[int, int] | None = None, mode: str = "dense",
+            cell: tuple[int, int] | None = None, mode: str = "auto",
             summarize: Callable[[list[Message]], str] | None = None, family: str | None = None,
             recall_tool: bool = False, allow_empty_middle: bool = False,
             ledger: float = LEDGER_SHARE) -> CompactResult:
@@ -80,7 +80,7 @@ def compact(messages: Any, *, profile: "str | Profile" = "claude", dialect: str 
     cell : (int, int), optional
         Cell ``(cell_w, cell_h)`` in pixels; default: the profile's.
     mode : str
-        Layout mode, ``dense`` or ``lines``.
+        Layout mode: ``auto`` (default), ``dense`` or ``lines`` (see :mod:`snapglyph.raster.render`).
     family : str, optional
         Font family, ``outline`` or ``bitmap``; default: the cell's measured default.
     recall_tool : bool

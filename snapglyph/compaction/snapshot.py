@@ -62,7 +62,7 @@ class SnapshotParts:
 
 
 def snapshot_parts(messages: Sequence[Message], *, profile: Any = "claude", dialect: str = "anthropic",
-                   cell: tuple[int, int] | None = None, mode: str = "dense",
+                   cell: tuple[int, int] | None = None, mode: str = "auto",
                    ledger: float = LEDGER_SHARE) -> SnapshotParts:
     """Render a given slice of messages and return the snapshot's content parts for a dialect.
 

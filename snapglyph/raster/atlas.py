@@ -41,6 +41,7 @@ __all__ = [
     "FONT_FILES",
     "LEVELS",
     "NEWLINE_MARKER",
+    "CONT_MARK",
     "SYMBOL_LABELS",
     "atlas",
     "baseline_row",
@@ -59,6 +60,9 @@ CELLS = {"5x8": (5, 8), "6x12": (6, 12), "8x16": (8, 16)}
 FAMILIES = ("outline", "bitmap")
 
 NEWLINE_MARKER = 0x21B5
+CONT_MARK = 0x21AA
+"""Codepoint of the continuation mark (RIGHTWARDS ARROW WITH HOOK) of the ``auto`` layout: a block line longer than
+its column goes on in the next row after this mark."""
 """Codepoint of the glyph drawn for a source newline in ``dense`` mode (DOWNWARDS ARROW WITH CORNER LEFTWARDS)."""
 
 FONT_FILES = {
@@ -425,13 +429,16 @@ class Atlas:
         self._label_codes: dict[int, np.ndarray] = {}  # glyph index -> glyph indices of its label's letters
         self._label_range = (0x7FFFFFFF, 0)  # the labelled glyph indices lie in [lo, hi)
         self._ink: dict[int, tuple] = {}  # page width -> (n glyphs, ink lists)
+        self._chars: np.ndarray | None = None  # glyph index -> code point (glyph_chars)
         self._box(REPL_NARROW, 1)
         self._box(REPL_WIDE, 2)
         self.width[REPL_WIDE] = 2
         marker = None
+        self.marker_cp = NEWLINE_MARKER
         for cp in (NEWLINE_MARKER, 0xB6):
             marker = self._raster(cp, 1)
             if marker is not None:
+                self.marker_cp = cp
                 break
         if marker is not None:
             self.glyphs[MARKER] = marker[0]
@@ -503,6 +510,34 @@ class Atlas:
                 self.width[self.n] = cells
                 self.table[cp] = self.n
                 self.n += 1
+
+    def glyph_chars(self) -> np.ndarray:
+        """Return the code point each glyph index stands for, to write the text a page shows.
+
+        Returns
+        -------
+        numpy.ndarray
+            uint32 array ``(n,)``: space for the blank glyph, U+FFFD for the replacement boxes, the newline marker's
+            code point for the marker glyph, else the one code point mapped to that glyph.
+
+        Examples
+        --------
+        >>> at = atlas((6, 12))
+        >>> chr(at.glyph_chars()[at.table[ord("A")]])
+        'A'
+        """
+        with self._lock:
+            got = self._chars
+            if got is not None and len(got) == self.n:
+                return got
+            cps = np.flatnonzero(self.table >= _N_FIXED)
+            out = np.zeros(self.n, np.uint32)
+            out[self.table[cps]] = cps
+            out[BLANK] = 0x20
+            out[REPL_NARROW] = out[REPL_WIDE] = 0xFFFD
+            out[MARKER] = self.marker_cp
+            self._chars = out
+            return out
 
     def lookup(self, cps: np.ndarray) -> np.ndarray:
         """Map codepoints to glyph indices, rasterising unseen ones.

@@ -10,11 +10,16 @@ label's cells). Pages stream: :func:`iter_pages` holds one page and one chunk of
 
 Layout modes:
 
-``dense`` (default)  text is reflowed: each source newline is one light marker glyph (↵) and the text goes on in the
+``auto`` (default)   content-aware: prose is laid out as in ``dense``; a block of code, diff, listing, table or log
+                     output (:mod:`snapglyph.raster.blocks`) keeps one source line per row with its indentation,
+                     packed into k side-by-side columns (a band; k chosen per block from its line lengths, columns
+                     read top to bottom then left to right, a 1-px grey rule between them); a line longer than its
+                     column goes on in the next row after a continuation mark (↪, light grey).
+``dense``            text is reflowed: each source newline is one light marker glyph (↵) and the text goes on in the
                      same row; indentation (leading spaces) is kept; rows are filled to the page width.
 ``lines``            every source line starts a row; long lines wrap at the page width.
 
-In both, a role header (``STYLE_HEADER``) starts a new row and is drawn inverted; tool output (``STYLE_DIM``) is drawn
+In all, a role header (``STYLE_HEADER``) starts a new row and is drawn inverted; tool output (``STYLE_DIM``) is drawn
 in dark grey instead of black; a wide character never straddles a row end. Page pixels take four grey values (0, 85,
 170, 255), so pages encode as 2-bit PNGs.
 
@@ -33,16 +38,17 @@ from typing import Iterator
 
 import numpy as np
 
-from .atlas import CELLS, MARKER, REPL_NARROW, REPL_WIDE, Atlas, atlas
+from .atlas import CELLS, CONT_MARK, MARKER, REPL_NARROW, REPL_WIDE, Atlas, atlas
 from ..model.document import STYLE_HEADER, Document
 from ..errors import InputError, RenderError
 from ..providers.profiles import Profile
 from ..providers.profiles import profile as _profile
+from .blocks import plan_blocks
 from .text import normalize, normalize_codes
 
 __all__ = ["MODES", "Page", "STYLE_LUT", "iter_pages", "render", "render_document", "resolve_cell"]
 
-MODES = ("dense", "lines")
+MODES = ("auto", "dense", "lines")
 
 STYLE_LUT = np.array([
     [255, 170, 85, 0],     # STYLE_TEXT: black ink on white
@@ -62,7 +68,11 @@ SPLIT = 1 << 18
 """Longest piece of a segment normalized at once, in characters (see :func:`split_point`). Measured peak memory of
 ``snapglyph render`` on 10 M characters: 251 MB with 1 << 20, 222 MB with 1 << 18, 220 MB with 1 << 16; the pages
 of the bench text were byte-identical for all three (a cut after a newline is invisible on the page)."""
-_CODE_NOP = -3
+_CODE_NOP = -3  # = _kernels.CODE_NOP, CODE_BLOCK, CODE_BLOCK_END (not imported: importing the kernels loads numba)
+_CODE_BLOCK = -4
+_CODE_BLOCK_END = -5
+_N_STATE = 16
+_KMAX = 8
 _FAST_MIN = 4096
 """Segments of at least this many characters are normalized with the compiled pass when the numba engine runs."""
 _WIDE_RE = re.compile("[\u1100-\u115f\u2e80-\u303e\u3041-\ua4cf\uac00-\ud7a3\uf900-\ufaff\ufe30-\ufe4f"
@@ -98,6 +108,11 @@ class Page:
         Rows of cells the page uses (``rows * cell_h <= height``).
     note : str
         Why the cell differs from the one asked for, else empty.
+    text : str
+        The exact text drawn on the page, one line per row in reading order (a block band's columns one after the
+        other, top to bottom then left to right), joined by ``\\n``: characters after normalisation, a symbol
+        drawn as its label as the label's letters, the replacement glyph as U+FFFD, a newline mark as ↵, a
+        continuation row starting with ↪, an empty row as an empty line.
     """
 
     pixels: np.ndarray
@@ -113,6 +128,7 @@ class Page:
     rows: int = 0
     note: str = ""
     depth: int = field(default=PNG_DEPTH, repr=False)
+    text: str = field(default="", repr=False)
 
     @property
     def width(self) -> int:
@@ -213,7 +229,25 @@ def _segments(document: Document):
         yield t, seg.style, seg.message_id, False
 
 
-def _encode_segment(text: str, style: int, mid: int, at: Atlas, continued: bool, fast: bool = False):
+def _insert_blocks(codes: np.ndarray, srcw: np.ndarray, head: int, plan) -> tuple[np.ndarray, np.ndarray]:
+    """Insert ``CODE_BLOCK, k, colw`` before the first element of each planned block's first line and
+    ``CODE_BLOCK_END`` after its last line's newline (or at the end). ``plan`` holds :func:`plan_blocks` tuples
+    over the segment's lines; a plan whose line count differs from the stream's is not applied."""
+    nl = np.flatnonzero(codes == -1)
+    if len(nl) != plan[-1][-1]:
+        return codes, srcw
+    at, vals = [], []
+    for a, b, k, colw in plan[:-1]:
+        first = head if a == 0 else int(nl[a - 1]) + 1
+        end = int(nl[b - 1]) + 1 if b - 1 < len(nl) else len(codes)
+        at += [first, first, first, end]
+        vals += [_CODE_BLOCK, k, colw, _CODE_BLOCK_END]
+    codes = np.insert(codes, at, np.array(vals, np.int32))
+    srcw = np.insert(srcw, at, np.zeros(len(vals), np.uint8))
+    return codes, srcw
+
+
+def _encode_segment(text: str, style: int, mid: int, at: Atlas, continued: bool, fast: bool = False, cols: int = 0):
     """Normalize one segment; return (codes int32, srcw uint8, zero-width count, removed count).
 
     ``srcw`` is 1 for an element that stands for a source character, 2 for the first letter of a symbol's label
@@ -221,6 +255,7 @@ def _encode_segment(text: str, style: int, mid: int, at: Atlas, continued: bool,
 
     ``fast`` uses :func:`snapglyph.raster.text.normalize_codes` (compiled; for segments of at least :data:`_FAST_MIN`
     characters), else :func:`snapglyph.raster.text.normalize` in plain Python; both give the same arrays.
+    ``cols > 0`` (layout ``auto``, ``cols`` cells per row) marks the segment's blocks (:func:`_insert_blocks`).
     """
     head = 1 if style == STYLE_HEADER and not continued else 0
     if fast and len(text) >= _FAST_MIN:
@@ -249,6 +284,11 @@ def _encode_segment(text: str, style: int, mid: int, at: Atlas, continued: bool,
         zw, rm = nt.zero_width, nt.removed
     if not text.isascii():  # symbols with a label instead of a glyph (atlas.SYMBOL_LABELS): their letters
         codes, srcw = at.expand_labels(codes, srcw)
+    if cols > 0:
+        plan = plan_blocks(text, style, cols)
+        if plan:
+            lines = text.count("\n") + text.count("\u2028") + text.count("\u2029")
+            codes, srcw = _insert_blocks(codes, srcw, head, plan + [(lines,)])
     n = len(codes) - head
     if n == 0 and (zw or rm):
         codes = np.append(codes, np.int32(_CODE_NOP))
@@ -273,12 +313,12 @@ class _Chunk:
         self.rm = [p[5] for p in parts]
 
 
-def _chunks(document: Document, at: Atlas, fast: bool = False):
-    """Yield :class:`_Chunk` objects of about ``_CHUNK`` elements (``fast``: see :func:`_encode_segment`)."""
+def _chunks(document: Document, at: Atlas, fast: bool = False, cols: int = 0):
+    """Yield :class:`_Chunk` objects of about ``_CHUNK`` elements (``fast``, ``cols``: see :func:`_encode_segment`)."""
     parts: list[tuple] = []
     size = 0
     for text, style, mid, continued in _segments(document):
-        codes, srcw, zw, rm = _encode_segment(text, style, mid, at, continued, fast)
+        codes, srcw, zw, rm = _encode_segment(text, style, mid, at, continued, fast, cols)
         if len(codes) == 0:
             continue
         parts.append((codes, srcw, style if 0 <= style <= 3 else 0, mid, zw, rm))
@@ -288,44 +328,6 @@ def _chunks(document: Document, at: Atlas, fast: bool = False):
             parts, size = [], 0
     if parts:
         yield _Chunk(parts)
-
-
-def _layout_blit_py(codes, styles, start, stop, state, page, glyphs, gwidth, lut, cell_w, cell_h, cols, rows,
-                    dense, marker, *ink):
-    """Plain-Python twin of :func:`snapglyph.raster._kernels.layout_blit` (same arguments, same result, same pixels).
-
-    It writes every cell whole, so it ignores the ink lists (pass none).
-    """
-    row, col, used, rows_used = (int(v) for v in state)
-    i = start
-    while i < stop:
-        c = int(codes[i])
-        if c <= -2:
-            if c == -2 and col > 0:
-                row, col = row + 1, 0
-            i += 1
-            continue
-        if c == -1:
-            if not dense:
-                row, col = row + 1, 0
-                i += 1
-                continue
-            g, s = marker, 4
-        else:
-            g, s = c, int(styles[i])
-        w = int(gwidth[g])
-        if col + w > cols:
-            row, col = row + 1, 0
-        if row >= rows:
-            break
-        if g != 0 or lut[s, 0] != 255:
-            page[row * cell_h:(row + 1) * cell_h, col * cell_w:(col + w) * cell_w] = lut[s][glyphs[g, :, :w * cell_w]]
-        col += w
-        used += w
-        rows_used = max(rows_used, row + 1)
-        i += 1
-    state[:] = (row, col, used, rows_used)
-    return i
 
 
 def _check(document, prof, cell, mode, family) -> tuple[Profile, Atlas, str]:
@@ -349,7 +351,7 @@ def _check(document, prof, cell, mode, family) -> tuple[Profile, Atlas, str]:
     return prof, at, note
 
 
-def iter_pages(document: Document, *, profile="claude", cell=None, mode: str = "dense", family: str | None = None,
+def iter_pages(document: Document, *, profile="claude", cell=None, mode: str = "auto", family: str | None = None,
                reuse_buffer: bool = False, engine: str = "auto") -> Iterator[Page]:
     """Lay out and draw ``document`` page by page (streaming: one page and one chunk in memory).
 
@@ -361,7 +363,7 @@ def iter_pages(document: Document, *, profile="claude", cell=None, mode: str = "
     cell : None, str or tuple of int
         See :func:`resolve_cell`.
     mode : str
-        ``"dense"`` or ``"lines"``.
+        ``"auto"`` (default), ``"dense"`` or ``"lines"`` (see the module).
     family : str or None
         ``"outline"`` or ``"bitmap"``; None for the cell's default (:func:`snapglyph.raster.atlas.default_family`).
     reuse_buffer : bool
@@ -388,7 +390,8 @@ def iter_pages(document: Document, *, profile="claude", cell=None, mode: str = "
         raise InputError(f"unknown engine {engine!r}; known: auto, numba, python")
     if engine == "python" or (engine == "auto" and "snapglyph.raster._kernels" not in sys.modules
                               and _at_most(document, SMALL_DOCUMENT)):
-        layout_blit = _layout_blit_py  # a short text: skip importing numba (about 0.5 s of start-up)
+        from ._twin import layout_blit_py as layout_blit  # a short text: skip importing numba (about 0.5 s)
+
         fast = False
     else:
         from ._kernels import layout_blit
@@ -398,62 +401,102 @@ def iter_pages(document: Document, *, profile="claude", cell=None, mode: str = "
     cw, ch = at.cell_w, at.cell_h
     width, height = prof.page_size
     cols, rows = width // cw, height // ch
-    dense = mode == "dense"
+    dense = mode != "lines"
     buf = np.full((height, width), 255, np.uint8)
-    state = np.zeros(4, np.int64)
+    state = np.zeros(_N_STATE, np.int64)
+    line_flag = np.zeros(rows * _KMAX, np.int8)
+    cont = int(at.lookup(np.array([CONT_MARK]))[0])
     acc = [0, 0, 0, 0, None, None]  # chars, replaced, zero-width, removed, first id, last id
+    shown: list[tuple[np.ndarray, np.ndarray]] = []  # (reading line, glyph index) of the page's drawn elements
     index = 0
     touched = False
 
-    def account(ck: _Chunk, a: int, b: int):
-        if b <= a:
-            return
-        w = ck.srcw[a:b]
-        acc[0] += int(np.count_nonzero(w))
-        c = ck.codes[a:b]
-        acc[1] += int(np.count_nonzero(((c == REPL_NARROW) | (c == REPL_WIDE)) & (w > 0)) + np.count_nonzero(w == 2))
-        # Segments whose first element lies in [a, b) bring their zero-width and removed counts.
-        lo, hi = np.searchsorted(ck.starts, [a, b])
-        for k in range(lo, hi):
-            acc[2] += ck.zw[k]
-            acc[3] += ck.rm[k]
-        first = max(0, int(np.searchsorted(ck.starts, a, side="right")) - 1)
-        last = int(np.searchsorted(ck.starts, b - 1, side="right")) - 1
-        for k in range(first, last + 1):
-            if ck.mids[k] >= 0:
-                if acc[4] is None:
-                    acc[4] = ck.mids[k]
-                acc[5] = ck.mids[k]
-
-    def make(pixels, full: bool) -> Page:
+    def make(pixels) -> Page:
         used_rows = int(state[3])
         fill = float(state[2]) / (used_rows * cols) if used_rows else 0.0
-        return Page(pixels, index, acc[0], acc[1], acc[2], acc[3], acc[4], acc[5], fill, (cw, ch), used_rows, note)
+        return Page(pixels, index, acc[0], acc[1], acc[2], acc[3], acc[4], acc[5], fill, (cw, ch), used_rows, note,
+                    text=_page_text(shown, line_flag, at))
 
-    for ck in _chunks(document, at, fast):
+    for ck in _chunks(document, at, fast, cols if mode == "auto" else 0):
         i, n = 0, len(ck.codes)
-        ink = at.ink_lists(width) if fast else ()  # after the chunk's glyphs were added to the atlas
+        ink = at.ink_lists(width) if fast else (None, None, None)  # after the chunk's glyphs were added to the atlas
+        out_line = np.full(n, -1, np.int32)
+        out_col = np.full(n, -1, np.int32)
         while i < n:
             j = layout_blit(ck.codes, ck.styles, i, n, state, buf, at.glyphs, at.width, STYLE_LUT, cw, ch, cols,
-                            rows, dense, MARKER, *ink)
-            account(ck, i, j)
+                            rows, dense, MARKER, *ink, out_line, out_col, line_flag, cont)
+            _account(acc, ck, i, j)
+            if j > i:
+                drawn = np.flatnonzero(out_line[i:j] >= 0) + i
+                g = ck.codes[drawn]
+                shown.append((out_line[drawn], np.where(g == -1, np.int32(MARKER), g)))
             touched = True
             if j < n:  # page full
-                page = make(buf if reuse_buffer else buf.copy(), True)
+                page = make(buf if reuse_buffer else buf.copy())
                 yield page
                 if reuse_buffer:
                     buf.fill(255)
                 else:
                     buf = np.full((height, width), 255, np.uint8)
                 index += 1
-                state[:] = 0
+                state[:4] = 0
+                state[8:] = 0
+                line_flag[:] = 0
+                shown.clear()
                 acc[:] = [0, 0, 0, 0, None, None]
                 if j == i:
                     raise RenderError("layout made no progress on an empty page (cell wider than the page?)")
             i = j
     if touched:
         h = _last_page_height(prof, width, height, max(1, int(state[3]) * ch))
-        yield make(buf[:h].copy(), False)
+        yield make(buf[:h].copy())
+
+
+def _account(acc: list, ck: _Chunk, a: int, b: int) -> None:
+    """Add the elements ``[a, b)`` of chunk ``ck`` to a page's counts ``acc`` (chars, replaced, zero-width,
+    removed, first id, last id); modifies ``acc`` in place."""
+    if b <= a:
+        return
+    w = ck.srcw[a:b]
+    acc[0] += int(np.count_nonzero(w))
+    c = ck.codes[a:b]
+    acc[1] += int(np.count_nonzero(((c == REPL_NARROW) | (c == REPL_WIDE)) & (w > 0)) + np.count_nonzero(w == 2))
+    # Segments whose first element lies in [a, b) bring their zero-width and removed counts.
+    lo, hi = np.searchsorted(ck.starts, [a, b])
+    for k in range(lo, hi):
+        acc[2] += ck.zw[k]
+        acc[3] += ck.rm[k]
+    first = max(0, int(np.searchsorted(ck.starts, a, side="right")) - 1)
+    last = int(np.searchsorted(ck.starts, b - 1, side="right")) - 1
+    for k in range(first, last + 1):
+        if ck.mids[k] >= 0:
+            if acc[4] is None:
+                acc[4] = ck.mids[k]
+            acc[5] = ck.mids[k]
+
+
+def _page_text(shown: list, line_flag: np.ndarray, at: Atlas) -> str:
+    """The text a page shows, line by line in reading order (see :attr:`Page.text`)."""
+    lines = np.flatnonzero(line_flag)
+    if len(lines) == 0:
+        return ""
+    if shown:
+        where = np.concatenate([p[0] for p in shown])
+        glyphs = np.concatenate([p[1] for p in shown])
+    else:
+        where = np.zeros(0, np.int32)
+        glyphs = np.zeros(0, np.int32)
+    order = np.argsort(where, kind="stable")
+    chars = at.glyph_chars()[glyphs[order]].astype(np.uint32)
+    body = chars.tobytes().decode("utf-32-le")
+    ends = np.cumsum(np.bincount(where, minlength=len(line_flag)))
+    mark = chr(CONT_MARK)
+    out = []
+    for ln in lines.tolist():
+        a = int(ends[ln - 1]) if ln else 0
+        s = body[a:int(ends[ln])]
+        out.append(mark + s if line_flag[ln] == 2 else s)
+    return "\n".join(out)
 
 
 def _at_most(document: Document, n: int) -> bool:
@@ -478,7 +521,7 @@ def _last_page_height(prof: Profile, width: int, height: int, used: int) -> int:
     return h
 
 
-def render_document(document: Document, *, profile="claude", cell=None, mode: str = "dense",
+def render_document(document: Document, *, profile="claude", cell=None, mode: str = "auto",
                     family: str | None = None, workers: int | None = None) -> list[Page]:
     """Render ``document`` to a list of pages with their PNGs encoded (see :func:`render` and :func:`iter_pages`)."""
     from .pool import encode_ahead
@@ -487,7 +530,7 @@ def render_document(document: Document, *, profile="claude", cell=None, mode: st
     return list(encode_ahead(pages, workers))
 
 
-def render(text_or_messages, *, profile="claude", cell=None, mode: str = "dense",
+def render(text_or_messages, *, profile="claude", cell=None, mode: str = "auto",
            family: str | None = None, workers: int | None = None) -> list[Page]:
     """Render text, messages or a document to pages.
 
@@ -523,6 +566,6 @@ def render(text_or_messages, *, profile="claude", cell=None, mode: str = "dense"
     return render_document(doc, profile=profile, cell=cell, mode=mode, family=family, workers=workers)
 
 
-def _as_document(x, mode: str = "dense") -> Document:
+def _as_document(x, mode: str = "auto") -> Document:
     from ..model.document import document_for
     return document_for(x, mode)

@@ -21,7 +21,7 @@ def warm() -> None:
     RenderError
         If a kernel returns a wrong result on the tiny input.
     """
-    from ._kernels import expand_codes, layout_blit, pack_rows
+    from ._kernels import N_STATE, expand_codes, layout_blit, pack_rows
     from ..errors import RenderError
 
     glyphs = np.zeros((4, 2, 4), np.uint8)
@@ -29,16 +29,19 @@ def warm() -> None:
     gwidth = np.ones(4, np.uint8)
     lut = np.array([[255, 170, 85, 0]] * 5, np.uint8)
     page = np.full((4, 8), 255, np.uint8)
-    state = np.zeros(4, np.int64)
-    codes = np.array([1, -1, 1, -2, 1], np.int32)
-    styles = np.zeros(5, np.uint8)
+    state = np.zeros(N_STATE, np.int64)
+    codes = np.array([1, -1, 1, -2, -4, 1, 3, 1, -1, 1, 1, 1, -5], np.int32)  # a block of 1 column, 3 cells
+    styles = np.zeros(len(codes), np.uint8)
+    out_line = np.full(len(codes), -1, np.int32)
+    out_col = np.full(len(codes), -1, np.int32)
+    line_flag = np.zeros(16, np.int8)
     ink_start = np.array([0, 0, 4, 4, 4], np.int32)
     ink_off = np.array([0, 1, 8, 9], np.int32)  # glyph 1: its 2x2 cell on a page 8 pixels wide
     ink_lvl = np.full(4, 3, np.uint8)
     for dense in (True, False):
         state[:] = 0
-        layout_blit(codes, styles, 0, 5, state, page, glyphs, gwidth, lut, 2, 2, 4, 2, dense, 1, ink_start, ink_off,
-                    ink_lvl)
+        layout_blit(codes, styles, 0, len(codes), state, page, glyphs, gwidth, lut, 2, 2, 4, 2, dense, 1, ink_start,
+                    ink_off, ink_lvl, out_line, out_col, line_flag, 2)
     cells = np.ones(0x110000, np.int8)
     table = np.arange(0x110000, dtype=np.int32)
     out = np.empty(16, np.int32)

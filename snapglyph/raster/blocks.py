@@ -1,0 +1,267 @@
+"""Block detection for the ``auto`` layout: which source lines of a segment keep their shape (one line per row).
+
+A segment's text is split into lines (after the newline rules of :func:`snapglyph.raster.text.normalize`: CRLF,
+U+2028 and U+2029 are newlines). Each line is classified, by its own text alone:
+
+``C`` code-like  indented (2+ spaces or a tab), a fence (```` ``` ```` or ``~~~``), a diff line (``@@``, ``+++``,
+                 ``---``, ``diff --git``, ``index``), a table row (``| a | b |``), a log line (a date or time stamp,
+                 a level word), a listing line (``12: ...``, ``path:12:``, ``drwxr-xr-x``, a shell prompt), or a
+                 line that reads as code (ends with ``{ } ; ( [ ,``, starts with a keyword or a closing bracket;
+                 in tool output and calls also a line holding ``=>``, ``->``, ``::``, ``==``, ``!=``, ``&&``,
+                 ``||``). In conversation text a markdown list item (``- x``, ``1. x``) is never code-like.
+``P`` prose      80+ characters and 10+ words, mostly letters and spaces.
+``B`` blank      nothing but spaces.
+``N`` neutral    anything else (a short line: a heading, a list item, a file name).
+
+Inside a fence every line is ``C``. In tool output and tool calls (``STYLE_DIM``, ``STYLE_CALL``) a neutral line
+counts as code-like (a listing of names keeps one name per row). A block is a maximal run of ``C``, ``B`` and
+(only between two ``C`` lines of the run) ``N`` lines that starts and ends with a ``C`` line and holds at least
+:data:`MIN_BLOCK_LINES` lines. Everything else is prose, laid out dense.
+
+The column count of a block (:func:`choose_columns`) follows from its line widths: the lowest band, with columns of
+at least :data:`MIN_COLW` cells that wrap at most :data:`MAX_WRAP_SHARE` of the lines.
+
+Deterministic: the same text and page width give the same blocks and columns. Nothing here reads pixels.
+"""
+
+from __future__ import annotations
+
+import re
+
+__all__ = ["MAX_WRAP_SHARE", "MIN_BLOCK_LINES", "MIN_COLW", "MIN_ROWS_PER_COLUMN", "choose_columns", "classify_lines",
+           "find_blocks", "plan_blocks", "split_lines"]
+
+MIN_BLOCK_LINES = 2
+"""A run of code-like lines shorter than this stays prose."""
+MIN_COLW = 32
+"""Fewest cells per column of a block band with more than one column."""
+MIN_ROWS_PER_COLUMN = 3
+"""A block of n lines gets at most ``n // MIN_ROWS_PER_COLUMN`` columns (two lines side by side read as a table)."""
+MAX_WRAP_SHARE = 0.5
+"""Most of a block's non-blank lines that may wrap in a band of more than one column."""
+_KMAX = 8  # = snapglyph.raster._kernels.KMAX (not imported: importing the kernels loads numba)
+
+_STYLE_HEADER = 2
+_LISTING_STYLES = (1, 3)  # STYLE_DIM (tool output), STYLE_CALL (tool calls)
+
+_FENCE = re.compile(r"^\s{0,3}(```|~~~)")
+_CODE = re.compile(
+    r"^(?:[ ]{2,}|\t)\S"                                  # indented
+    r"|^(?:@@ |\+\+\+ |--- |diff --git |index [0-9a-f]{7})"  # diff headers
+    r"|^\s*\|.*\|\s*$"                                    # table row
+    r"|^\s*\[?\d{4}-\d\d-\d\d[ T]\d|^\s*\[?\d\d:\d\d:\d\d"  # log time stamps
+    r"|^\s*\[?(?:DEBUG|INFO|WARN|WARNING|ERROR|TRACE|FATAL|CRITICAL)\b"
+    r"|^\s*\d+\s*(?:[:\t|\u2192]|\s{2})"                  # numbered listing line
+    r"|^[\w./-]+:\d+[:\s]"                                # grep hit: path:line:
+    r"|^[dlcbps-][rwxsStT-]{9}[.+@]?\s"                   # ls -l
+    r"|^(?:\$|>>>|\.\.\.|#!|%) "                          # prompts, shebang
+    r"|[{};(\[,]\s*$|^\s*[})\]]"                          # ends or starts like code
+    r"|^\s*(?:def|class|import|from|return|if|elif|else|for|while|try|except|finally|with|async|await|const|let"
+    r"|var|function|fn|pub|use|package|func|struct|impl|enum|type|interface|export|public|private|static"
+    r"|#include|#define)\b"
+)
+_CODE_TOKENS = re.compile(r"=>|->|::|==|!=|&&|\|\|")  # code-like in tool output and calls only
+_LIST_ITEM = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s")  # a markdown list item: prose in conversation text
+_DIFF_LINE = re.compile(r"^[+ -]")
+_WORD = re.compile(r"[A-Za-z]{2,}")
+
+
+def split_lines(text: str) -> list[str]:
+    """Split ``text`` into lines the way the renderer counts them: at ``\\n``, CRLF, U+2028 and U+2029.
+
+    Parameters
+    ----------
+    text : str
+
+    Returns
+    -------
+    list of str
+        ``text.count("\\n") + 1`` lines (after the newline rules); the last is empty when the text ends with a
+        newline.
+
+    Examples
+    --------
+    >>> split_lines("a\\r\\nb\\u2028c\\n")
+    ['a', 'b', 'c', '']
+    """
+    if "\r\n" in text:
+        text = text.replace("\r\n", "\n")
+    if "\u2028" in text or "\u2029" in text:
+        text = text.replace("\u2028", "\n").replace("\u2029", "\n")
+    return text.split("\n")
+
+
+def _prose(line: str) -> bool:
+    if len(line) < 80:
+        return False
+    words = _WORD.findall(line)
+    if len(words) < 10:
+        return False
+    letters = sum(len(w) for w in words) + line.count(" ")
+    return letters >= 0.8 * len(line)
+
+
+def classify_lines(lines: list[str], style: int = 0) -> str:
+    """Classify each line as ``C`` (code-like), ``P`` (prose), ``B`` (blank) or ``N`` (neutral); see the module.
+
+    Parameters
+    ----------
+    lines : list of str
+        Lines of one segment (:func:`split_lines`).
+    style : int
+        The segment's style (:mod:`snapglyph.model.document`): in tool output and tool calls a neutral line
+        counts as code-like.
+
+    Returns
+    -------
+    str
+        One letter per line.
+
+    Examples
+    --------
+    >>> classify_lines(["Here is the fix:", "```py", "x = 1", "```", "", "It works now."])
+    'NCCCBN'
+    >>> classify_lines(["README.md", "setup.py"], style=1)
+    'CC'
+    """
+    out = []
+    fenced = False
+    diff = False
+    listing = style in _LISTING_STYLES
+    for line in lines:
+        if _FENCE.match(line):
+            fenced = not fenced
+            out.append("C")
+            continue
+        if fenced:
+            out.append("C")
+            continue
+        if not line.strip():
+            out.append("B")
+            continue
+        if line.startswith("@@ ") or line.startswith("diff --git "):
+            diff = True
+        elif diff and not _DIFF_LINE.match(line):
+            diff = False
+        if diff:
+            out.append("C")
+        elif not listing and _LIST_ITEM.match(line):
+            out.append("N")
+        elif _CODE.search(line) or listing and _CODE_TOKENS.search(line):
+            out.append("C")
+        elif _prose(line):
+            out.append("P")
+        else:
+            out.append("C" if listing else "N")
+    return "".join(out)
+
+
+def find_blocks(text: str, style: int = 0) -> list[tuple[int, int]]:
+    """Return the blocks of a segment: line ranges ``[a, b)`` that keep one source line per row.
+
+    Parameters
+    ----------
+    text : str
+        The segment's source text.
+    style : int
+        The segment's style; a header segment has no blocks.
+
+    Returns
+    -------
+    list of tuple of int
+        Sorted, disjoint ranges of line indices of :func:`split_lines` ``(text)``; each starts and ends with a
+        code-like line and spans at least :data:`MIN_BLOCK_LINES` lines.
+
+    Examples
+    --------
+    >>> find_blocks("Run it:\\n$ make\\nok\\n  done\\nThat is all.")
+    [(1, 4)]
+    """
+    if style == _STYLE_HEADER or "\n" not in text and "\u2028" not in text and "\u2029" not in text:
+        return []
+    kinds = classify_lines(split_lines(text), style)
+    blocks = []
+    for m in re.finditer(r"C(?:[CBN]*C)?", kinds):
+        a, b = m.span()
+        if b - a >= MIN_BLOCK_LINES:
+            blocks.append((a, b))
+    return blocks
+
+
+def choose_columns(widths: list[int], cols: int) -> tuple[int, int]:
+    """Choose the column count and width of a block band from the block's line widths.
+
+    Of the counts k = 1..KMAX (at most one per :data:`MIN_ROWS_PER_COLUMN` lines) whose columns are at least :data:`MIN_COLW` cells wide and wrap at most
+    :data:`MAX_WRAP_SHARE` of the block's non-blank lines, the one with the lowest band (rows needed over k,
+    rounded up); the fewest columns on a tie. Measured on ../shared/data (bench/RESULTS.md, layout ``auto``): this
+    keeps 73% of ``dense``'s characters per image token with 28% of block lines wrapped; fitting 90% of the lines
+    instead kept 55%.
+
+    Parameters
+    ----------
+    widths : list of int
+        Width of each line of the block in cells (tabs expanded to multiples of 8).
+    cols : int
+        Cells per page row.
+
+    Returns
+    -------
+    k, colw : int
+        Columns (1..KMAX) and cells per column: ``colw = (cols - (k - 1)) // k`` (one blank cell between
+        columns holds the rule).
+
+    Examples
+    --------
+    >>> choose_columns([30, 42, 12, 0, 38, 40, 20, 41, 9], 182)
+    (3, 60)
+    >>> choose_columns([120, 10], 182)
+    (1, 182)
+    """
+    nonblank = sum(1 for w in widths if w > 0)
+    best_h, best_k = -1, 1
+    for k in range(1, min(_KMAX, max(1, len(widths) // MIN_ROWS_PER_COLUMN)) + 1):
+        colw = (cols - (k - 1)) // k
+        if k > 1 and colw < MIN_COLW:
+            break
+        wraps = sum(1 for w in widths if w > colw)
+        if k > 1 and wraps > MAX_WRAP_SHARE * nonblank:
+            continue
+        rows = len(widths) + sum(-(-(w - colw) // (colw - 1)) for w in widths if w > colw)
+        h = -(-rows // k)
+        if best_h < 0 or h < best_h:
+            best_h, best_k = h, k
+    return best_k, (cols - (best_k - 1)) // best_k
+
+
+def plan_blocks(text: str, style: int, cols: int) -> list[tuple[int, int, int, int]]:
+    """Return ``(a, b, k, colw)`` for each block of a segment: its line range and its columns.
+
+    Parameters
+    ----------
+    text : str
+        The segment's source text.
+    style : int
+        The segment's style.
+    cols : int
+        Cells per page row.
+
+    Returns
+    -------
+    list of tuple of int
+        See :func:`find_blocks` and :func:`choose_columns`.
+
+    Examples
+    --------
+    >>> plan_blocks("x:\\n    a = 1\\n    b = 2\\n", 0, 100)
+    [(1, 3, 1, 100)]
+    """
+    blocks = find_blocks(text, style)
+    if not blocks:
+        return []
+    lines = split_lines(text)
+    out = []
+    for a, b in blocks:
+        widths = [len(line.expandtabs(8).rstrip()) for line in lines[a:b]]
+        k, colw = choose_columns(widths, cols)
+        out.append((a, b, k, colw))
+    return out

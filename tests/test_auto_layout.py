@@ -1,0 +1,84 @@
+"""Layout ``auto`` on real transcripts: every line of every block starts a row of ``Page.text``, in order."""
+
+from __future__ import annotations
+
+import pytest
+
+from snapglyph.model.document import STYLE_DIM, STYLE_TEXT, Document, Segment, build_document
+from snapglyph.raster.atlas import SYMBOL_LABELS, atlas
+from snapglyph.raster.blocks import find_blocks, plan_blocks, split_lines
+from snapglyph.raster.render import render_document
+from snapglyph.raster.text import normalize
+from snapglyph.readers.registry import load
+
+from conftest import shared_path
+
+CONT = "\u21aa"
+FILES = [
+    "claude-code-spotter/8463c716-a2ea-4c14-9efa-87158ebd9f20.jsonl",
+    "swe-agent-traj/marshmallow-code__marshmallow-1867.traj",
+    "pi-session/before-compaction.jsonl",
+]
+
+
+def shown_lines(seg: Segment, cols: int, at) -> list[str]:
+    """The normalised text of each line of each block of ``seg`` (labels as their letters)."""
+    plan = plan_blocks(seg.text, seg.style, cols)
+    if not plan:
+        return []
+    nt = normalize(seg.text, at.label_cells)
+    at.ensure({ord(c) for c in nt.text})
+    shown = "".join(SYMBOL_LABELS[ord(c)] if c in at.label_cells else "\ufffd" if at.table[ord(c)] in (1, 2) else c
+                    for c in nt.text)
+    lines = shown.split("\n")
+    assert len(lines) == len(split_lines(seg.text))
+    return [lines[i] for a, b, _, _ in plan for i in range(a, b)]
+
+
+def check_rows(texts: list[str], want: list[str]) -> int:
+    """Walk the rows of the pages in order; each wanted line must start a row (then continue after ↪ marks)."""
+    rows = [r for t in texts for r in t.split("\n")]
+    at = 0
+    for line in want:
+        while True:
+            assert at < len(rows), f"block line {line!r} starts no row"
+            r = rows[at]
+            at += 1
+            if not r.startswith(CONT) and line.startswith(r) and (r or not line):
+                rest = line[len(r):]
+                while rest:  # a wrapped line goes on in continuation rows
+                    assert rows[at].startswith(CONT), f"{line!r} breaks without a continuation mark"
+                    part = rows[at][1:]
+                    assert rest.startswith(part) and part, f"{line!r} continues wrongly: {rows[at]!r}"
+                    rest = rest[len(part):]
+                    at += 1
+                break
+    return len(want)
+
+
+@pytest.mark.parametrize("rel", FILES)
+def test_block_lines_start_rows_on_real_transcripts(rel):
+    t = load(shared_path("data", *rel.split("/")))
+    doc = build_document(t.messages)
+    pages = render_document(doc, profile="claude", cell=(6, 12), mode="auto")
+    at = atlas((6, 12))
+    cols = 1092 // 6
+    want = [line for s in doc.segments for line in shown_lines(s, cols, at)]
+    assert len(want) > 50, "the transcript must hold blocks"
+    assert check_rows([p.text for p in pages], want) == len(want)
+    # the dense text of the same document has them run together: the check can fail
+    dense = render_document(doc, profile="claude", cell=(6, 12), mode="dense")
+    with pytest.raises(AssertionError):
+        check_rows([p.text for p in dense], want)
+
+
+def test_blocks_of_a_small_document():
+    text = ("We change two lines; the rest of this paragraph is prose that flows dense across the row as before.\n"
+            "```py\nx = 1\n\tif x:\n        y = 2\n```\nDone.")
+    assert find_blocks(text) == [(1, 6)]
+    doc = Document([Segment(text, STYLE_TEXT, 0), Segment("a.py\nb.py\nc.py\n", STYLE_DIM, 1)])
+    page, = render_document(doc, profile="claude", cell=(6, 12))
+    assert page.text == (
+        "We change two lines; the rest of this paragraph is prose that flows dense across the row as before.\u21b5\n"
+        "```py\nx = 1\n        if x:\n        y = 2\n```\nDone.\na.py\nb.py\nc.py")
+    assert page.rows == 10
