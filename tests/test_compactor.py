@@ -80,8 +80,8 @@ def test_tail_is_the_longest_that_fits(budget):
     Without the identifier ledger: with it, the plan takes a shorter tail where that makes room for the ledger's
     cap (tests/test_snapshot_notes.py)."""
     from snapglyph.compaction.estimate import TokenCosts as _Costs
-    msgs = conversation()
-    res = compact(msgs, profile="claude", dialect="anthropic", budget=budget, ledger=0)
+    msgs = conversation()  # dense: at these budgets every page fits (auto pages of these grep hits would not)
+    res = compact(msgs, profile="claude", dialect="anthropic", budget=budget, ledger=0, mode="dense")
     assert not res.dropped_ids
     first = res.tail_ids[0]
     norm, _ = normalize(msgs, dialect="anthropic")
@@ -92,7 +92,7 @@ def test_tail_is_the_longest_that_fits(budget):
     now_pages = sum(prof.image_tokens(p.width, p.height) for p in res.pages)
     now_tail = sum(costs.message(m) for m in norm if m.id >= first)
     for cut in earlier:
-        pages = render_document(build_document([m for m in msgs if 1 < m.id < cut]), profile="claude")
+        pages = render_document(build_document([m for m in msgs if 1 < m.id < cut]), profile="claude", mode="dense")
         tail = sum(costs.message(m) for m in norm if m.id >= cut)
         longer_pages = sum(prof.image_tokens(p.width, p.height) for p in pages)
         assert res.tokens_after - now_pages - now_tail + longer_pages + tail > budget, cut
