@@ -41,12 +41,12 @@ def test_render_stdin_text(tmp_path):
 
 def test_compact_twice_with_the_store(tmp_path):
     a, b = tmp_path / "a.json", tmp_path / "b.json"
-    r = run("compact", str(TRAJ), "--profile", "claude", "--budget", "9000", "--out", str(a))
+    r = run("compact", str(TRAJ), "--profile", "claude", "--budget", "9000", "--mode", "dense", "--out", str(a))
     assert r.returncode == 0, r.stderr
     line = r.stderr.strip().splitlines()[-1]
     assert line.startswith("snapglyph: head 2 / middle ") and "pages" in line and "tokens" in line
     assert (tmp_path / "a.json.store.jsonl").exists()
-    r = run("compact", str(a), "--profile", "claude", "--budget", "8000", "--out", str(b))
+    r = run("compact", str(a), "--profile", "claude", "--budget", "8000", "--mode", "dense", "--out", str(b))
     assert r.returncode == 0, r.stderr
     r = run("validate", str(b), "--dialect", "anthropic", "--profile", "claude")
     assert r.returncode == 0 and "no faults" in r.stderr

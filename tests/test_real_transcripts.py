@@ -24,7 +24,7 @@ FILES = [
 @pytest.mark.parametrize("rel,prof,dialect", FILES)
 def test_real_transcript_compacts(rel, prof, dialect):
     t = load(shared_path("data", *rel.split("/")))
-    budget = 60_000 if "traj" not in rel else 9_000
+    budget = 60_000 if "traj" not in rel else 12_000
     res = compact(t, profile=prof, dialect=dialect, budget=budget)
     assert res.pages, "the budget must force a middle"
     assert validate(res.request, dialect, profile=prof) == []
