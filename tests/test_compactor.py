@@ -373,12 +373,12 @@ def test_many_messages_compact_in_linear_time():
 
 def test_an_edited_tail_message_keeps_its_id():
     msgs = conversation()
-    res = compact(msgs, profile="claude", dialect="openai", budget=30_000, ledger=0)  # a tail with tool results
+    res = compact(msgs, profile="claude", dialect="openai", budget=30_000, ledger=0, mode="dense")  # tool results in the tail
     body = json.loads(json.dumps(res.request))
     # edit the text of a tool result in the tail (as an agent clearing old output would), then append a message
     tool_i = next(i for i, m in enumerate(body["messages"]) if m["role"] == "tool")
     body["messages"][tool_i]["content"] = "[output cleared]"
     body["messages"].append({"role": "user", "content": "next"})
-    again = compact(body, profile="claude", dialect="openai", budget=30_000, store=res.store)
+    again = compact(body, profile="claude", dialect="openai", budget=30_000, store=res.store, mode="dense")
     ids = again.head_ids + again.middle_ids + again.tail_ids
     assert ids == list(range(len(msgs) + 1))
