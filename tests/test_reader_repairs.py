@@ -114,3 +114,20 @@ def test_cli_says_what_was_repaired(tmp_path, capsys):
     assert main(["render", str(tmp_path / "s.jsonl"), "--out", str(tmp_path / "pages")]) == 0
     err = capsys.readouterr().err
     assert "snapglyph: note: line 7: its parent 3f1b-phantom is not in the file (a phantom parent)" in err
+
+
+def test_pi_parent_missing_from_the_file_is_crossed():
+    """A pi v2+ entry whose parentId names no entry: the earlier entries are kept (they were dropped silently)."""
+    def session(phantom_at=None):
+        lines = ['{"type":"session","version":3,"id":"s1"}']
+        for k in range(8):
+            role, content = ("user", f"q{k}") if k % 2 == 0 else ("assistant", [{"type": "text", "text": f"a{k}"}])
+            parent = "feedbeef" if k == phantom_at else (f"e{k - 1}" if k else None)
+            lines.append(json.dumps({"type": "message", "id": f"e{k}", "parentId": parent,
+                                     "message": {"role": role, "content": content}}))
+        return "\n".join(lines) + "\n"
+    clean, t = load_text(session(), name="p.jsonl"), load_text(session(phantom_at=5), name="p.jsonl")
+    assert [m.text() for m in clean.messages] == ["q0", "a1", "q2", "a3", "q4", "a5", "q6", "a7"]
+    assert [m.text() for m in t.messages] == [m.text() for m in clean.messages]    # was a5..a7 only
+    assert t.notes == ["entry 6 after the header: its parent feedbeef is not in the file; the conversation "
+                       "continues at the entry before it"]

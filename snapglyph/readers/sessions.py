@@ -303,7 +303,8 @@ def read_pi(entries: list[dict], path: str | None = None) -> tuple[list[Message]
     """Read a pi coding-agent session (``~/.pi/agent/sessions/*.jsonl``), already parsed into entries.
 
     Version 1 files are linear; version 2+ files are a tree, and the conversation is the path from the last entry
-    with an ``id`` back through ``parentId``. ``compaction`` and ``branch_summary`` entries become user messages
+    with an ``id`` back through ``parentId``; a ``parentId`` naming no entry of the file is crossed by file order
+    (the path goes on at the entry before), and said in ``meta["repairs"]`` (the loader's ``Transcript.notes``). ``compaction`` and ``branch_summary`` entries become user messages
     holding their summary (``meta["compaction"]`` / ``meta["branch_summary"]``) in place; the history they
     summarize stays too. ``custom_message`` entries and ``bashExecution`` messages become user messages (pi sends
     them to the model as user text; ``!!`` commands marked ``excludeFromContext`` are skipped). Thinking
@@ -330,6 +331,7 @@ def read_pi(entries: list[dict], path: str | None = None) -> tuple[list[Message]
     """
     header = next((e for e in entries if e.get("type") == "session"), {})
     body = [e for e in entries if e.get("type") != "session"]
+    repairs: list[str] = []
     if any("id" in e for e in body):
         byid = {e["id"]: i for i, e in enumerate(body) if "id" in e}
         leaf = max(byid.values())
@@ -339,6 +341,11 @@ def read_pi(entries: list[dict], path: str | None = None) -> tuple[list[Message]
             path_idx.append(i)
             parent = body[i].get("parentId")
             i = byid.get(parent) if parent else None
+            if parent and i is None:  # a parent not in the file: go on at the entry before, in file order
+                i = next((j for j in range(path_idx[-1] - 1, -1, -1) if "id" in body[j] and j not in seen), None)
+                if i is not None:
+                    repairs.append(f"entry {path_idx[-1] + 1} after the header: its parent {parent} is not in the "
+                                   f"file; the conversation continues at the entry before it")
         chosen = [body[i] for i in sorted(path_idx)]
     else:
         chosen = body
@@ -377,5 +384,5 @@ def read_pi(entries: list[dict], path: str | None = None) -> tuple[list[Message]
         if e.get("id"):
             out[-1].meta["entry_id"] = e["id"]
     meta = {"session": {k: v for k, v in header.items() if k != "type"}, "entries": len(entries),
-            "branch_entries": len(chosen), "skipped": dict(skipped)}
+            "branch_entries": len(chosen), "skipped": dict(skipped), "repairs": repairs}
     return out, [], model, meta
