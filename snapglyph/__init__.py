@@ -9,11 +9,20 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
-from .errors import (BudgetError, FontError, FormatError, InputError, LimitError, ProviderError, RenderError,
-                     ServeError, SnapglyphError, StoreError, UnknownProfileError, ValidationError)
+from .errors import (BudgetError, FontError, FormatError, InputError, InternalError, LimitError, ProviderError,
+                     RenderError, ServeError, SnapglyphError, StoreError, UnknownProfileError, ValidationError)
 
 _LAZY = {
-    "CompactResult": "compaction.compactor",
+    "CompactResult": "compaction.result",
+    "CostRow": "report",
+    "LadderResult": "compaction.tiers",
+    "OverflowResult": "providers.overflow",
+    "Page": "raster.render",
+    "TierReport": "compaction.tiers",
+    "Transcript": "readers.registry",
+    "from_request": "readers.registry",
+    "load": "readers.registry",
+    "load_text": "readers.registry",
     "Document": "model.document",
     "Fault": "providers.validation",
     "SnapshotParts": "compaction.snapshot",
@@ -40,7 +49,8 @@ _LAZY = {
 }
 
 __all__ = sorted([
-    "BudgetError", "FontError", "FormatError", "InputError", "LimitError", "ProviderError", "RenderError",
+    "BudgetError", "FontError", "FormatError", "InputError", "InternalError", "LimitError", "ProviderError",
+    "RenderError",
     "ServeError", "SnapglyphError", "StoreError", "UnknownProfileError", "ValidationError", "render", *_LAZY,
 ])
 

@@ -1,22 +1,98 @@
-"""Every tuning constant of snapglyph, each with the measurement or rule behind it.
+"""Every tuning constant of snapglyph, each with the measurement or the reason behind it.
 
-Constants are imported where used (``from .._config import EXACT_RENDERS``); change one here and the whole package
-follows. Provider rules (image limits, token costs) are not tuning: they live with their sources in
-:mod:`snapglyph.providers.profiles`.
+Constants are imported where they are used (``from .._config import EXACT_RENDERS``); change one here and the
+whole package follows. Provider rules (image limits, token costs, page geometry) are not tuning: they live with
+their sources in :mod:`snapglyph.providers.profiles`. Format choices fixed by the kernels (4 ink levels for the
+2-bit PNG, tab stops every 8 cells) stay beside the kernels, which take only arrays and scalars.
 """
 
 from __future__ import annotations
 
-__all__ = ["DEFAULT_MAX_TOKENS", "EXACT_RENDERS", "LEDGER_SHARE", "USER_SHARE", "USER_TEXT_MAX"]
+__all__ = ["BLOB_MIN_CHARS", "CHUNK", "DEFAULT_BUDGET", "DEFAULT_MAX_TOKENS", "EXACT_RENDERS", "FAST_MIN",
+           "INLINE_MAX", "KEEP_IMAGES", "LEDGER_SHARE", "MAX_ID_RANGE", "MESSAGE_OVERHEAD", "PROTECT_LAST", "SMALL_DOCUMENT", "SPLIT",
+           "SUMMARY_ROUNDS", "TOOL_PART_OVERHEAD", "USER_SHARE",
+           "USER_TEXT_MAX", "ZLIB_LEVEL"]
+
+# --- compaction -----------------------------------------------------------------------------------------------
+
+DEFAULT_BUDGET = 100_000
+"""Token budget of a whole request when the caller gives none (``compact``, ``compact_ladder``, ``cost_report``,
+the CLI, the demo): below the 128k-200k windows of the profiles' current models, with room for their output."""
 
 DEFAULT_MAX_TOKENS = 4096
-"""Output tokens reserved inside the budget when the caller gives none."""
+"""Output tokens reserved inside the budget when the caller gives none (the common default ``max_tokens`` of the
+SDK examples; enough for a tool call with a file edit)."""
 
 EXACT_RENDERS = 24
-"""Cut points the compactor renders exactly when the page-count bounds leave them open (the rest are settled by
-the bounds alone). Measured on the 40k-message stress conversation of the compactor tests: the bounds settle all
-but a handful of cut points; 24 keeps the worst case at 40 s -> 2.5 s per compaction (commit e711782) while every
-longer tail is still priced in ``test_longest_tail_that_fits``."""
+"""Cut points the compactor renders exactly when the page-count bounds leave them open; the rest are settled by
+the bounds alone. The bounds differ by one page's height at most, so only cut points whose last page straddles the
+budget are open: on 9 compactions of three real transcripts in ``../shared/data`` (Claude Code 323
+and 903 messages, a Codex rollout of 173; budgets 20k/40k/60k, profile claude) 0, 0, 0, 0, 0, 0, 0, 0 and 3. 24 caps the worst case of a conversation of many tiny messages (the 40,000-message
+test compacts in about 3 s) while ``test_tail_is_the_longest_that_fits`` still finds the longest tail at every
+budget it prices."""
+
+MESSAGE_OVERHEAD = 4
+"""Tokens charged per message for role and framing (OpenAI's documented chat overhead is 3-4 per message)."""
+
+TOOL_PART_OVERHEAD = 3
+"""Tokens charged per tool call or tool result beside its text (call id and framing). An estimate in line with
+:data:`MESSAGE_OVERHEAD`, not measured per provider; provider-reported usage calibrates the total
+(:func:`snapglyph.calibrate`)."""
+
+SUMMARY_ROUNDS = 3
+"""Rounds of the summary tier: a summary's own length can drop one more page, whose messages the next summary
+then covers; the loop stops as soon as the dropped set no longer changes, so this only bounds the caller's
+summarizer calls."""
+
+KEEP_IMAGES = 4
+"""Images the image-drop tier keeps (the newest): a choice, not a measurement; a few recent screenshots are what
+a computer-use agent acts on, older ones are recallable from the store."""
+
+PROTECT_LAST = 8
+"""Newest messages the free tiers never touch (a choice: about two to four rounds of call, result and answer)."""
+
+MAX_ID_RANGE = 100_000
+"""Longest message-id range one recall request may ask for (a guard against ``#0-#999999999`` building a huge
+set; far above any real transcript's length)."""
+
+# --- documents and rendering -----------------------------------------------------------------------------------
+
+BLOB_MIN_CHARS = 256
+"""Shortest base64 run drawn as a ``[base64 N KB]`` placeholder: 192 bytes decoded. Hashes and ids (a SHA-256 is
+64 hex or 44 base64 characters) stay as text, where a model may need them."""
+
+INLINE_MAX = 120
+"""Longest one-line string argument (in characters) drawn inline on a tool call's line; longer ones get their own
+text (a page row at 6x12 on the claude profile holds 182 cells, so the call line stays one row)."""
+
+SMALL_DOCUMENT = 20_000
+"""Documents of at most this many characters are laid out in plain Python when numba is not loaded yet: a
+one-page render then starts without importing numba (about 0.5 s of start-up on an idle machine). Measured
+2026-12-01 in fresh processes rendering a SWE-agent trajectory's text to claude pages, median of 3, on 2 shared
+cores at load average 12-14: plain Python 1.5 / 2.3 / 3.4 / 4.9 / 6.9 s against numba (import, cached kernels)
+5.9 / 10.8 / 10.2 / 10.8 / 9.2 s for 2k / 10k / 20k / 40k / 80k characters. Under that load the cross-over lies
+above 80k; 20k is kept as the conservative bound where the twin wins on any machine (its cost grows with the
+text, numba's start-up does not)."""
+
+FAST_MIN = 4096
+"""Segments of at least this many characters are normalized with the compiled pass when the numba engine runs;
+shorter ones in plain Python (commit cad1f37). Measured 2026-12-01 per segment of a SWE-agent trajectory's text,
+kernels loaded, load average 12-14: compiled / plain Python 74 / 72 us at 256 characters, 120 / 74 at 1024,
+172 / 93 at 2048, 161 / 176 at 4096, 855 / 831 at 16384: the compiled pass stops losing at about 4096."""
+
+CHUNK = 1 << 16
+"""Stream elements gathered into one chunk before the layout kernel runs over it (codes int32, styles and weights
+uint8: under 1 MB per chunk); not measured against other sizes."""
+
+SPLIT = 1 << 18
+"""Longest piece of a segment normalized at once, in characters (see :func:`snapglyph.raster.render.split_point`).
+Measured peak memory of ``snapglyph render`` on 10 M characters: 251 MB with 1 << 20, 222 MB with 1 << 18, 220 MB
+with 1 << 16; the pages of the bench text were byte-identical for all three (a cut after a newline is invisible
+on the page)."""
+
+ZLIB_LEVEL = 1
+"""Deflate level of the PNG IDAT stream (1: fastest; on glyph pages it costs about 10% in size against level 6 and
+is ~4x faster with zlib)."""
 
 LEDGER_SHARE = 0.10
 """Default cap of the identifier ledger (:mod:`snapglyph.compaction.ledger`): this share of the image tokens of the

@@ -13,7 +13,7 @@ import sys
 from pathlib import Path
 from typing import Sequence
 
-from ._config import LEDGER_SHARE
+from ._config import DEFAULT_BUDGET, LEDGER_SHARE
 from .errors import InputError, SnapglyphError
 from .providers.dialects import DIALECTS
 
@@ -381,7 +381,7 @@ def _parser() -> argparse.ArgumentParser:
     c.add_argument("--dialect", choices=list(DIALECTS), default=None,
                    help="wire format of the request written: OpenAI chat completions, Anthropic messages, OpenAI "
                         "Responses or Gemini generateContent (default: the profile's own, e.g. anthropic for claude)")
-    c.add_argument("--budget", type=int, default=100_000,
+    c.add_argument("--budget", type=int, default=DEFAULT_BUDGET,
                    help="most tokens the whole request may cost, reserved output included (default: 100000)")
     c.add_argument("--max-tokens", type=int, default=None,
                    help="output tokens reserved inside the budget, written as the request's output limit "
@@ -414,7 +414,7 @@ def _parser() -> argparse.ArgumentParser:
     k.add_argument("--profile", "-p", action="append", default=None, metavar="NAME",
                    help=f"profile, repeat for several: {names} (default: claude)")
     k.add_argument("--model", default=None, help="add the profile picked from a model name (default: none)")
-    k.add_argument("--budget", type=int, default=100_000,
+    k.add_argument("--budget", type=int, default=DEFAULT_BUDGET,
                    help="budget for the middle, as compact --budget (default: 100000)")
     k.add_argument("--mode", default="auto", choices=["auto", "dense", "lines"],
                    help="layout mode (default: auto)")
@@ -430,7 +430,7 @@ def _parser() -> argparse.ArgumentParser:
     d = sub.add_parser("demo", help="compact a bundled real transcript into ./snapglyph-demo/")
     d.add_argument("--out", default="snapglyph-demo", help="output folder (default: ./snapglyph-demo)")
     prof_opts(d)
-    d.add_argument("--budget", type=int, default=100_000, help="token budget of the request (default: 100000)")
+    d.add_argument("--budget", type=int, default=DEFAULT_BUDGET, help="token budget of the request (default: 100000)")
     d.set_defaults(func=cmd_demo)
 
     f = sub.add_parser("fonts", help="list the bundled fonts, cell sizes and coverage")

@@ -15,6 +15,7 @@ import json
 import time
 from pathlib import Path
 
+from ._config import DEFAULT_BUDGET
 from .errors import InputError
 
 __all__ = ["demo_transcript", "run_demo"]
@@ -35,7 +36,7 @@ def demo_transcript() -> Path:
     return p
 
 
-def run_demo(out: Path, *, profile_name: str = "claude", budget: int = 100_000) -> int:
+def run_demo(out: Path, *, profile_name: str = "claude", budget: int = DEFAULT_BUDGET) -> int:
     """Compact the bundled transcript at ``budget`` tokens and write pages, request, store and report to ``out``.
 
     Returns the exit status (0). Raises the errors of :func:`snapglyph.compaction.compactor.compact`.

@@ -17,6 +17,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 from typing import Any, Sequence
 
+from ._config import DEFAULT_BUDGET
 from .errors import InputError
 from .compaction.estimate import TokenCosts
 from .model.messages import Message
@@ -82,7 +83,7 @@ def _row(prof: Any, scope: str, msgs: Sequence[Message], pages: Sequence[Any], t
 
 
 def cost_report(messages: "Sequence[Message] | str", *, profiles: Sequence[str] = ("claude",),
-                budget: int = 100_000, mode: str = "auto") -> list[CostRow]:
+                budget: int = DEFAULT_BUDGET, mode: str = "auto") -> list[CostRow]:
     """Text tokens against image tokens for the whole transcript and for the middle chosen at ``budget``.
 
     Parameters

@@ -40,12 +40,12 @@ def _slow(text: str, style: int, at) -> tuple[np.ndarray, np.ndarray, int, int]:
 
 
 def _fast(text: str, style: int, at) -> tuple[np.ndarray, np.ndarray, int, int]:
-    old = render_mod._FAST_MIN
-    render_mod._FAST_MIN = 0
+    old = render_mod.FAST_MIN
+    render_mod.FAST_MIN = 0
     try:
         return render_mod._encode_segment(text, style, 0, at, False, fast=True)
     finally:
-        render_mod._FAST_MIN = old
+        render_mod.FAST_MIN = old
 
 
 def _assert_same(text: str, style: int = STYLE_TEXT) -> None:
@@ -92,7 +92,7 @@ def _long_doc() -> Document:
     line = ("x\tab\t漢字\tcafe\u0301\t\x1b[1mbold\x1b[0m\t\U0001F468\u200d\U0001F469\t10%\r100%\tend ✅\ufe0f ❌\t🚀"
             "\U0001F468\u200d\U0001F680\n")
     big = (line + "\tdef f():\n\t\treturn 1\n" + "word " * 30 + "\n") * 60  # over 4096 characters
-    assert len(big) > render_mod._FAST_MIN
+    assert len(big) > render_mod.FAST_MIN
     return Document([Segment(" #1 user ", STYLE_HEADER, 1), Segment(big, STYLE_TEXT, 1),
                      Segment(" #2 tool ", STYLE_HEADER, 2), Segment(big.replace("漢", "K"), STYLE_DIM, 2)])
 

@@ -26,7 +26,7 @@ from __future__ import annotations
 import functools
 from typing import Any, Callable, Sequence
 
-from .._config import LEDGER_SHARE, USER_SHARE
+from .._config import DEFAULT_BUDGET, LEDGER_SHARE, USER_SHARE
 from ..errors import BudgetError, InputError, InternalError
 from ..model.ids import format_ranges, id_ranges
 from ..model.messages import Message
@@ -45,7 +45,7 @@ __all__ = ["CompactResult", "compact", "expand_snapshots"]
 
 
 def compact(messages: Any, *, profile: "str | Profile" = "claude", dialect: str | None = None,
-            budget: int = 100_000, store: SourceStore | None = None, model: str | None = None,
+            budget: int = DEFAULT_BUDGET, store: SourceStore | None = None, model: str | None = None,
             max_tokens: int | None = None, tools: Sequence[dict] | None = None,
             cell: tuple[int, int] | None = None, mode: str = "auto",
             summarize: Callable[[list[Message]], str] | None = None, family: str | None = None,

@@ -18,6 +18,7 @@ import bisect
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Callable, Sequence
 
+from .._config import SUMMARY_ROUNDS
 from ..errors import BudgetError, InputError
 from ..model.ids import format_ranges
 from ..model.messages import Message
@@ -261,7 +262,7 @@ def add_summary(fit: Fit, plan: "Plan", budget: int, summarize: Callable[[list[M
                 Callable[[str], int]) -> None:
     """Let the caller's ``summarize`` stand in for the pages dropped; drop more pages to make room for its text.
 
-    Up to three rounds: a summary's length can drop another page, whose messages the next summary then covers.
+    Up to :data:`~snapglyph._config.SUMMARY_ROUNDS` rounds: a summary's length can drop another page, whose messages the next summary then covers.
 
     Raises
     ------
@@ -271,7 +272,7 @@ def add_summary(fit: Fit, plan: "Plan", budget: int, summarize: Callable[[list[M
         The summary does not fit beside the head and the newest round.
     """
     pages, mid_ids, mid = plan.pages, plan.middle_ids, plan.middle
-    for _ in range(3):
+    for _ in range(SUMMARY_ROUNDS):
         gone = set(dropped_ids(mid_ids, fit.kept, pages))
         text = summarize([m for m in mid if m.id in gone])
         if not isinstance(text, str) or not text.strip():

@@ -8,20 +8,19 @@ from __future__ import annotations
 
 from typing import Any, Sequence
 
+from .._config import MESSAGE_OVERHEAD, TOOL_PART_OVERHEAD
 from ..model.messages import Message, Part
 from ..providers.profiles import Profile
 
 __all__ = ["MESSAGE_OVERHEAD", "TokenCosts"]
 
-MESSAGE_OVERHEAD = 4
-"""Tokens charged per message for role and framing (OpenAI's documented chat overhead is 3-4 per message)."""
 
 
 class TokenCosts:
     """What messages, texts and pages cost, in tokens, under one reader profile.
 
     Text is counted with :func:`snapglyph.providers.tokens.count_for_profile` (the profile's encoding where available
-    offline, times its safety factor); a message adds :data:`MESSAGE_OVERHEAD` and 3 tokens per tool call or
+    offline, times its safety factor); a message adds :data:`MESSAGE_OVERHEAD` and :data:`~snapglyph._config.TOOL_PART_OVERHEAD` tokens per tool call or
     result; an image costs the profile's :meth:`~snapglyph.providers.profiles.Profile.image_tokens` (an image of unknown size
     costs the most one image can).
 
@@ -60,9 +59,9 @@ class TokenCosts:
             elif p.kind == "tool_call":
                 texts.append(p.name)
                 texts.append(p.arguments)
-                n += 3
+                n += TOOL_PART_OVERHEAD
             elif p.kind == "tool_result":
-                n += 3
+                n += TOOL_PART_OVERHEAD
                 for q in p.content:
                     if q.kind == "text":
                         texts.append(q.text)

@@ -184,9 +184,9 @@ class SourceStore:
         target = Path(path) if path is not None else self.path
         if target is None:
             raise StoreError("no path to save the source store to")
-        target.parent.mkdir(parents=True, exist_ok=True)
         tmp = None
         try:
+            target.parent.mkdir(parents=True, exist_ok=True)  # in the try: a file in the way is an OSError too
             fd, tmp = tempfile.mkstemp(prefix=target.name + ".", suffix=".tmp", dir=target.parent)
             with os.fdopen(fd, "w", encoding="utf-8") as f:
                 if self.conversation is not None:

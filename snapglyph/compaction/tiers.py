@@ -18,6 +18,7 @@ import re
 from dataclasses import dataclass, field, replace
 from typing import Any, Callable, Sequence
 
+from .._config import DEFAULT_BUDGET, KEEP_IMAGES, PROTECT_LAST
 from ..model.document import placeholder_for_image
 from ..errors import InputError
 from ..model.messages import Message, Part, images_in
@@ -194,8 +195,8 @@ class LadderResult:
         return iter((self.request, self.store))
 
 
-def compact_ladder(messages: Any, *, profile: Any = "claude", dialect: str | None = None, budget: int = 100_000,
-                   store: SourceStore | None = None, keep_images: int = 4, protect_last: int = 8,
+def compact_ladder(messages: Any, *, profile: Any = "claude", dialect: str | None = None, budget: int = DEFAULT_BUDGET,
+                   store: SourceStore | None = None, keep_images: int = KEEP_IMAGES, protect_last: int = PROTECT_LAST,
                    summarize: Callable[[list[Message]], str] | None = None, **kw: Any) -> LadderResult:
     """Apply the tiers cheapest first until the request fits ``budget`` tokens.
 

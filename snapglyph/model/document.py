@@ -28,6 +28,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Iterable, Sequence
 
+from .._config import BLOB_MIN_CHARS
 from .messages import Message, Part
 from .tool_calls import call_lines
 
@@ -53,7 +54,7 @@ STYLE_HEADER = 2
 STYLE_CALL = 3
 """Tool call name and arguments: full ink (a renderer may draw it like STYLE_TEXT)."""
 
-_BLOB_RE = re.compile(r"(data:([\w.+-]+/[\w.+-]+);base64,)?([A-Za-z0-9+/]{256,}={0,2})")
+_BLOB_RE = re.compile(r"(data:([\w.+-]+/[\w.+-]+);base64,)?([A-Za-z0-9+/]{%d,}={0,2})" % BLOB_MIN_CHARS)
 
 
 @dataclass(frozen=True)
@@ -121,7 +122,7 @@ def replace_blobs(text: str) -> str:
     str
         The text with each blob replaced; sizes are the decoded size in kilobytes (1 KB = 1024 bytes).
     """
-    if len(text) < 256:
+    if len(text) < BLOB_MIN_CHARS:
         return text
 
     def sub(m: re.Match) -> str:

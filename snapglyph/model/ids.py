@@ -9,6 +9,7 @@ from __future__ import annotations
 import re
 from typing import Iterable, Sequence
 
+from .._config import MAX_ID_RANGE
 from ..errors import InputError
 
 __all__ = ["RANGE_PATTERN", "format_ranges", "id_ranges", "merge_ranges", "parse_ids", "parse_ranges"]
@@ -134,7 +135,7 @@ def parse_ids(spec: "str | Iterable[int]") -> list[int]:
             raise InputError(f"not a message id or range: {chunk!r} (use 12, #12, 3-9 or #3-#9)")
         a = int(m.group(1))
         b = int(m.group(2)) if m.group(2) else a
-        if b < a or b - a > 100_000:
+        if b < a or b - a > MAX_ID_RANGE:
             raise InputError(f"bad message id range: {chunk!r}")
         out.update(range(a, b + 1))
     if not out:

@@ -23,8 +23,7 @@ from typing import Any
 
 __all__ = ["INLINE_MAX", "call_lines"]
 
-INLINE_MAX = 120
-"""Longest one-line string argument (in characters) drawn inline on the call line; longer ones get their own text."""
+from .._config import INLINE_MAX
 
 _BARE = re.compile(r"[^\s'\"]+")
 

@@ -184,7 +184,7 @@ def gemini_body(messages: Sequence[Message], *, max_tokens: int, tools: Sequence
     Parameters
     ----------
     messages : sequence of Message
-        Normalised for ``dialect="gemini"``; system messages become ``systemInstruction``.
+        Normalized for ``dialect="gemini"``; system messages become ``systemInstruction``.
     max_tokens : int
         Output tokens reserved: ``generationConfig.maxOutputTokens``.
     tools : sequence of dict

@@ -23,6 +23,8 @@ import re
 from dataclasses import dataclass
 from typing import Any, Callable
 
+from ..errors import InputError
+
 __all__ = ["OverflowResult", "check_silent_truncation", "detect"]
 
 
@@ -60,7 +62,14 @@ _N = r"(\d[\d,]*)"
 
 
 def _int(s: str | None) -> int | None:
-    return None if s is None else int(s.replace(",", ""))
+    """A number as a provider wrote it (``"13,392"``), or None: the boundary where a ``ValueError`` of ``int()`` (an
+    empty match, or more than 4300 digits in hostile text) becomes "no number"."""
+    if s is None:
+        return None
+    try:
+        return int(s.replace(",", ""))
+    except ValueError:
+        return None
 
 
 # Rate limits and request-bytes limits: never an overflow (pi-mono overflow.ts excludes "Too many tokens").
@@ -396,13 +405,13 @@ def check_silent_truncation(sent_tokens: int, reported_prompt_tokens: int | None
 
     Raises
     ------
-    ValueError
-        If ``sent_tokens`` is negative or ``ratio`` is not in (0, 1].
+    InputError
+        If ``sent_tokens`` is negative or ``ratio`` is not in (0, 1] (a ``ValueError`` too).
     """
     if sent_tokens < 0:
-        raise ValueError(f"sent_tokens must be >= 0, got {sent_tokens}")
+        raise InputError(f"sent_tokens must be >= 0, got {sent_tokens}")
     if not 0 < ratio <= 1:
-        raise ValueError(f"ratio must be in (0, 1], got {ratio}")
+        raise InputError(f"ratio must be in (0, 1], got {ratio}")
     if reported_prompt_tokens is None or sent_tokens - reported_prompt_tokens < min_gap:
         return None
     flagged = reported_prompt_tokens < ratio * sent_tokens

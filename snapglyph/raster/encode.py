@@ -22,13 +22,11 @@ import zlib
 
 import numpy as np
 
+from .._config import ZLIB_LEVEL
 from ..errors import InputError
 
 __all__ = ["DEFLATE", "ZLIB_LEVEL", "data_url", "exact_depth", "png_bytes"]
 
-ZLIB_LEVEL = 1
-"""Deflate level used for IDAT (1: fastest; on glyph pages it costs about 10% in size against level 6 and is ~4x
-faster with zlib)."""
 
 try:
     from isal import isal_zlib as _deflate_lib

@@ -38,6 +38,7 @@ from typing import Iterator
 
 import numpy as np
 
+from .._config import CHUNK, FAST_MIN, SMALL_DOCUMENT, SPLIT
 from .atlas import CELLS, CONT_MARK, MARKER, REPL_NARROW, REPL_WIDE, Atlas, atlas
 from ..model.document import STYLE_HEADER, Document
 from ..errors import InputError, RenderError
@@ -60,21 +61,11 @@ STYLE_LUT = np.array([
 """Pixel value of each (style, atlas level); every value is a multiple of 85 (2-bit PNG)."""
 
 PNG_DEPTH = 2
-SMALL_DOCUMENT = 20_000
-"""Documents of at most this many characters are laid out in plain Python when numba is not loaded yet: a
-one-page render then starts without importing numba."""
-_CHUNK = 1 << 16
-SPLIT = 1 << 18
-"""Longest piece of a segment normalized at once, in characters (see :func:`split_point`). Measured peak memory of
-``snapglyph render`` on 10 M characters: 251 MB with 1 << 20, 222 MB with 1 << 18, 220 MB with 1 << 16; the pages
-of the bench text were byte-identical for all three (a cut after a newline is invisible on the page)."""
 _CODE_NOP = -3  # = _kernels.CODE_NOP, CODE_BLOCK, CODE_BLOCK_END (not imported: importing the kernels loads numba)
 _CODE_BLOCK = -4
 _CODE_BLOCK_END = -5
 _N_STATE = 16
 _KMAX = 8
-_FAST_MIN = 4096
-"""Segments of at least this many characters are normalized with the compiled pass when the numba engine runs."""
 _WIDE_RE = re.compile("[\u1100-\u115f\u2e80-\u303e\u3041-\ua4cf\uac00-\ud7a3\uf900-\ufaff\ufe30-\ufe4f"
                       "\uff00-\uff60\uffe0-\uffe6\U00020000-\U0003fffd]")
 
@@ -253,12 +244,12 @@ def _encode_segment(text: str, style: int, mid: int, at: Atlas, continued: bool,
     ``srcw`` is 1 for an element that stands for a source character, 2 for the first letter of a symbol's label
     (a source character, counted as replaced), 0 for synthetic elements (tab fill, placeholders, label letters).
 
-    ``fast`` uses :func:`snapglyph.raster.text.normalize_codes` (compiled; for segments of at least :data:`_FAST_MIN`
+    ``fast`` uses :func:`snapglyph.raster.text.normalize_codes` (compiled; for segments of at least :data:`FAST_MIN`
     characters), else :func:`snapglyph.raster.text.normalize` in plain Python; both give the same arrays.
     ``cols > 0`` (layout ``auto``, ``cols`` cells per row) marks the segment's blocks (:func:`_insert_blocks`).
     """
     head = 1 if style == STYLE_HEADER and not continued else 0
-    if fast and len(text) >= _FAST_MIN:
+    if fast and len(text) >= FAST_MIN:
         from ._kernels import CODE_UNSEEN
 
         codes, srcw, zw, rm, unseen = normalize_codes(text, at.table, head, at.label_len)
@@ -297,7 +288,7 @@ def _encode_segment(text: str, style: int, mid: int, at: Atlas, continued: bool,
 
 
 class _Chunk:
-    """About ``_CHUNK`` stream elements: per element codes, styles and source weights; per segment the rest."""
+    """About ``CHUNK`` stream elements: per element codes, styles and source weights; per segment the rest."""
 
     def __init__(self, parts: list) -> None:
         if len(parts) == 1:
@@ -314,7 +305,7 @@ class _Chunk:
 
 
 def _chunks(document: Document, at: Atlas, fast: bool = False, cols: int = 0):
-    """Yield :class:`_Chunk` objects of about ``_CHUNK`` elements (``fast``, ``cols``: see :func:`_encode_segment`)."""
+    """Yield :class:`_Chunk` objects of about ``CHUNK`` elements (``fast``, ``cols``: see :func:`_encode_segment`)."""
     parts: list[tuple] = []
     size = 0
     for text, style, mid, continued in _segments(document):
@@ -323,7 +314,7 @@ def _chunks(document: Document, at: Atlas, fast: bool = False, cols: int = 0):
             continue
         parts.append((codes, srcw, style if 0 <= style <= 3 else 0, mid, zw, rm))
         size += len(codes)
-        if size >= _CHUNK:
+        if size >= CHUNK:
             yield _Chunk(parts)
             parts, size = [], 0
     if parts:

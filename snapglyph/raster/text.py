@@ -38,6 +38,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from ..errors import InternalError
+
 __all__ = ["Normalized", "cell_table", "char_cells", "normalize", "normalize_codes"]
 
 _SURROGATE = re.compile("[\ud800-\udfff]")
@@ -161,7 +163,7 @@ def _terminal(s: str) -> tuple[str, list[tuple[int, int]], int]:
 
     for m in _TOKEN.finditer(s):
         if m.start() != pos:  # pragma: no cover - the token pattern matches every character
-            raise AssertionError(f"terminal tokenizer skipped {s[pos:m.start()]!r}")
+            raise InternalError(f"terminal tokenizer skipped {s[pos:m.start()]!r}")
         kind = m.lastgroup
         text = m.group(0)
         pos = m.end()
@@ -197,7 +199,7 @@ def _terminal(s: str) -> tuple[str, list[tuple[int, int]], int]:
                     syn_line[:] = [True] * cur
                     continue
     if pos != len(s):  # pragma: no cover
-        raise AssertionError("terminal tokenizer stopped early")
+        raise InternalError("terminal tokenizer stopped early")
     flush(False)
     return "".join(out), synthetic, removed
 
