@@ -402,7 +402,7 @@ def _parser() -> argparse.ArgumentParser:
                    help="first omit uneventful old tool results and drop old images (originals go to the store)")
     c.add_argument("--allow-empty-middle", action="store_true",
                    help="write the request even when every page of the middle is dropped (its messages are then "
-                        "only recallable from the store); without it that is an error (exit 1)")
+                        "only recallable from the store); without it that is an error (exit 2)")
     c.add_argument("--keep-images", type=_non_negative, default=4,
                    help="newest images kept by --free-tiers (default: 4)")
     page_opts(c)

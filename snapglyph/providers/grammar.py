@@ -322,8 +322,7 @@ def param_faults(body: dict, dialect: str) -> list[str]:
     --------
     >>> param_faults({"model": "claude-sonnet-4-5", "messages": []}, "anthropic")
     ['max_tokens: Field required']
-    >>> param_faults({"model": "gpt-5.4", "messages": [], "max_completion_tokens": 10, "stop_sequences": ["x"]},
-    ...              "openai")
+    >>> param_faults({"model": "gpt-4.1", "messages": [], "max_tokens": 10, "stop_sequences": ["x"]}, "openai")
     ['stop_sequences: Extra inputs are not permitted']
     """
     out = [f"{k}: Extra inputs are not permitted" for k in body if k not in PARAMS[dialect]]

@@ -23,8 +23,8 @@ from ..model.messages import Message, Part, images_in
 if TYPE_CHECKING:  # pragma: no cover
     from .profiles import Profile
 
-__all__ = ["Breach", "ImageInfo", "breaches", "image_target", "images_over", "check_messages", "has_big_image", "image_allowance", "request_bytes",
-           "request_fits"]
+__all__ = ["Breach", "ImageInfo", "breaches", "check_messages", "has_big_image", "image_allowance", "image_target",
+           "images_over", "request_bytes", "request_fits"]
 
 
 @dataclass(frozen=True)

@@ -146,6 +146,8 @@ def carry_params(params: dict | None, source_dialect: str | None, dialect: str) 
     out: dict = {}
     dropped: list[str] = []
     src = source_dialect or dialect
+    if dialect not in PARAMS or src not in PARAMS:  # gemini bodies: written whole by providers.gemini
+        return out, dropped
     for k, v in (params or {}).items():
         if k in _WRITTEN:
             continue

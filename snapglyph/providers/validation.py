@@ -1,23 +1,35 @@
 """Check a request body against a dialect's grammar and a reader profile's limits, as the provider would.
 
-Grammar rules (each one a documented 400 from the provider; sources read 2026-11-30, quoted in
-``../shared/reference/providers.md`` part C):
+Three layers, each a 400 from the provider (sources read 2026-11-30 and 2026-12-01, quoted in
+``../shared/reference/providers.md`` part C and in :mod:`snapglyph.providers.grammar`):
 
-Anthropic messages (platform.claude.com/docs/en/agents-and-tools/tool-use/handle-tool-calls, /docs/en/api/messages)
-  every ``tool_use`` answered by a ``tool_result`` in the next message; every ``tool_result`` answering a
-  ``tool_use`` of the previous message; tool results first in their user message; tool use ids unique; no image in
-  an assistant message; no empty or whitespace-only text block; no empty content; tools defined when tool blocks
-  are present. (A 2024 report of "first message must use the user role" is not in current docs, so it is not
-  checked.)
-OpenAI chat completions (platform.openai.com/docs/api-reference/chat)
-  a ``tool`` message only as a response to a preceding ``tool_calls``; every ``tool_call_id`` answered before the
-  next non-tool message; images only in user messages; tool message content text only.
-OpenAI Responses (platform.openai.com/docs/api-reference/responses)
-  every ``function_call`` with a ``function_call_output`` and no output without its call; images only in user
-  messages.
-Gemini ``generateContent`` (ai.google.dev/api/generate-content, read 2026-12-01)
-  the rules listed in :mod:`snapglyph.providers.gemini` (every ``functionCall`` answered, in order, by the
+Parameters and parts (:mod:`snapglyph.providers.grammar`)
+  only the top-level parameters the endpoint takes, the required ones present (Anthropic ``max_tokens``, a
+  ``model``), ``max_completion_tokens`` for OpenAI reasoning models; every content part of a type the dialect
+  and the role take, with its required fields (an Anthropic ``image``/``tool_use`` block in an OpenAI request, an
+  ``image_url`` part in an Anthropic one, an unknown block type are all faults); Anthropic's id and tool name
+  patterns.
+Images
+  every base64 image's bytes are an image a provider takes and the media type it is labelled with
+  (:func:`snapglyph.model.images.check_image`; Pillow reads the header only).
+Conversation
+  Anthropic (platform.claude.com/docs/en/agents-and-tools/tool-use/handle-tool-calls, /docs/en/api/messages):
+  the first message a user message (the 400 "first message must use the user role" reported in 2024; snapglyph
+  requests always open with one); every ``tool_use`` answered by a ``tool_result`` in the next message; every
+  ``tool_result`` answering a ``tool_use`` of the previous message; tool results first in their user message; tool
+  use ids unique; no image in an assistant message; no empty or whitespace-only text; no empty content; tools
+  defined when tool blocks are present. OpenAI chat completions (platform.openai.com/docs/api-reference/chat): a
+  ``tool`` message only as a response to a preceding ``tool_calls``; every ``tool_call_id`` answered before the
+  next non-tool message, and unique in its message; images only in user messages; tool message content text
+  only. OpenAI Responses (platform.openai.com/docs/api-reference/responses): every ``function_call`` with a
+  ``function_call_output``, no output without its call, call ids unique; images only in user messages and
+  function call outputs. Gemini ``generateContent`` (ai.google.dev/api/generate-content, read 2026-12-01): the
+  rules listed in :mod:`snapglyph.providers.gemini` (every ``functionCall`` answered, in order, by the
   ``functionResponse`` parts of the next ``user`` content; roles ``user``/``model``; no empty parts).
+
+The official SDKs' request types (``anthropic.types.message_create_params``, ``openai.types.chat`` and
+``openai.types.responses``) are a second oracle in the tests (``tests/sdk_oracle.py``); this module is stricter
+than they are where the API is (roles, pairing, image bytes, patterns).
 """
 
 from __future__ import annotations
@@ -371,6 +383,15 @@ def validate(request: dict, dialect: str, profile: Any = None) -> list[Fault]:
     ------
     InputError
         For an unknown dialect or a request that is not a dict.
+
+    Examples
+    --------
+    >>> body = {"model": "claude-sonnet-4-5", "max_tokens": 100,
+    ...         "messages": [{"role": "user", "content": [{"type": "image_url", "image_url": {"url": "x"}}]}]}
+    >>> [str(f) for f in validate(body, "anthropic")]
+    ["messages[0]: content.0.type: unknown content block type 'image_url'"]
+    >>> validate({**body, "messages": [{"role": "user", "content": "hi"}]}, "anthropic")
+    []
     """
     if not isinstance(request, dict):
         raise InputError(f"a request body must be a JSON object, not {type(request).__name__}")

@@ -243,7 +243,10 @@ def compact_body(body: dict, dialect: str, *, profile: str, budget: int, store: 
         its tail no longer fits.
     """
     from ..compaction.sticky import compact_sticky
+    # allow_empty_middle: a proxy sending the newest messages (the rest named as not shown, kept in the store)
+    # recovers the session; refusing would relay the overflow instead (issue 12 item 12 is about the CLI's silence)
     kw = dict(profile=profile, dialect=dialect, budget=budget, store=store, max_tokens=max_tokens_of(body),
+              allow_empty_middle=True,
               model=body.get("model") if isinstance(body.get("model"), str) else None)
     res, new_cut = compact_sticky(body, cut=cut, **kw)
     req = res.request
