@@ -182,6 +182,10 @@ def _reuse(conv: Any, cut: Cut, budget: int, settings: tuple) -> CompactResult:
     plan = Plan(h, c, pages, cap, middle, True, 0)
     fit = Fit(conv.norm[c:], sum(conv.per[c:]), [], kept, conv.fixed + sum(conv.per[:h]), conv.snapshot_text_cost,
               conv.costs.pages)
+    for name, value in (("pages", pages), ("middle_ids", plan.middle_ids), ("budget", budget),
+                        ("order", list(range(len(pages))))):
+        if hasattr(fit, name):                       # newer Fit fields: drop the oldest first, as the cut was made
+            setattr(fit, name, value)
     if fit.total() > budget:
         raise CutNoLongerFits(f"the tail from #{cut.first_tail} no longer fits: {fit.total()} tokens > "
                               f"{budget}", needed=fit.total(), budget=budget)
