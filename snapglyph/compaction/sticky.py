@@ -135,15 +135,15 @@ def compact_sticky(messages: Any, *, cut: Cut | None = None, profile: "str | Pro
     ...     return [Message(0, "user", [Part("text", text="the task")])] + [
     ...         Message(i, "assistant" if i % 2 else "user", [Part("text", text=f"step {i} " + "word " * 300)])
     ...         for i in range(1, n)]
-    >>> kw = dict(dialect="anthropic", max_tokens=100, budget=3000)
-    >>> first, cut = compact_sticky(conv(12), **{**kw, "budget": 2600})
+    >>> kw = dict(dialect="anthropic", max_tokens=100, budget=3800)
+    >>> first, cut = compact_sticky(conv(12), **{**kw, "budget": 3400})
     >>> again, same = compact_sticky(conv(13), cut=cut, **kw)          # one message more: the same cut
     >>> same == cut, [p.png for p in again.pages] == [p.png for p in first.pages], len(again.tail_ids)
-    (True, True, 4)
+    (True, True, 2)
     >>> compact_sticky(conv(16), cut=cut, **kw)
     Traceback (most recent call last):
     ...
-    snapglyph.compaction.sticky.CutNoLongerFits: the tail from #9 no longer fits: 4166 tokens > 3000
+    snapglyph.compaction.sticky.CutNoLongerFits: the tail from #11 no longer fits: 3804 tokens > 3800
     """
     if cut is None:
         res = compact(messages, profile=profile, dialect=dialect, budget=budget, store=store, model=model,
