@@ -9,8 +9,9 @@ alternating order, so load on the machine hits both paths alike:
 - stream: a streamed answer of ``--stream-chars`` characters (Anthropic SSE, one event per 12 characters), its
   bytes per second from request to last byte.
 
-Reported: median and interquartile range of each path, and the median of the per-round difference (proxy minus
-direct). ``--write`` puts the table in ``bench/RESULTS.md`` between ``<!-- serve:start -->`` and
+Reported: median and interquartile range of each path, the median of the per-round difference (proxy minus
+direct), and the CPU time the proxy process used per round (``/proc``, Linux), which a loaded machine inflates less
+than wall time. ``--write`` puts the table in ``bench/RESULTS.md`` between ``<!-- serve:start -->`` and
 ``<!-- serve:end -->`` with the commit, date, machine and load.
 
     python bench/serve.py --rounds 200 --write
@@ -90,6 +91,15 @@ def _stream(c: httpx.Client, url: str, body: bytes) -> float:
     return n / (time.perf_counter() - t) / 1e6
 
 
+def _cpu(pid: int) -> float | None:
+    """CPU seconds (user + system) a process used so far (Linux ``/proc``), else ``None``."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().split(")")[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    except (OSError, IndexError, ValueError):
+        return None
+
+
 def _q(xs: list[float]) -> tuple[float, float, float]:
     q = statistics.quantiles(xs, n=4)
     return q[0], statistics.median(xs), q[2]
@@ -111,13 +121,23 @@ def measure(rounds: int, stream_chars: int, stream_every: int = 10) -> dict:
                 for _ in range(5):                                       # warm both connections
                     for c, u in paths.values():
                         _first_byte(c, u, small)
+                cpu = {"ttfb": 0.0, "stream": 0.0}
+
+                def timed(kind: str, who: str, fn, body: bytes) -> None:
+                    c0 = _cpu(proxy.pid) if who == "proxy" else None
+                    out[kind][who].append(fn(*paths[who], body))
+                    if c0 is not None:
+                        cpu[kind] += _cpu(proxy.pid) - c0
+
                 for r in range(rounds):
                     order = ("direct", "proxy") if r % 2 == 0 else ("proxy", "direct")
                     for who in order:
-                        out["ttfb"][who].append(_first_byte(*paths[who], small))
+                        timed("ttfb", who, _first_byte, small)
                     if r % stream_every == 0:
                         for who in order:
-                            out["stream"][who].append(_stream(*paths[who], big))
+                            timed("stream", who, _stream, big)
+                if _cpu(proxy.pid) is not None:
+                    out["cpu"] = {k: cpu[k] * 1000 / max(1, len(out[k]["proxy"])) for k in cpu}
         finally:
             proxy.terminate()
             proxy.wait(10)
@@ -141,6 +161,9 @@ def table(out: dict, stream_chars: int) -> str:
     rows.append(f"| stream of {stream_chars} characters ({len(sd)} rounds) | {qd[1]:.1f} MB/s "
                 f"({qd[0]:.1f}-{qd[2]:.1f}) | {qp[1]:.1f} MB/s ({qp[0]:.1f}-{qp[2]:.1f}) | "
                 f"{statistics.median(ratio):.2f}x the direct throughput |")
+    if out.get("cpu") is not None:
+        rows.append(f"| CPU time of the proxy process per request (`/proc`) | | {out['cpu']['ttfb']:.2f} ms per "
+                    f"small request, {out['cpu']['stream']:.0f} ms per stream | |")
     return "\n".join(rows)
 
 

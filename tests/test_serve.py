@@ -242,10 +242,10 @@ def _anthropic_turn(a, msgs: list, n: int, stream: bool) -> str:
 def _openai_turn(o, msgs: list, n: int, stream: bool) -> str:
     msgs.append({"role": "user", "content": f"turn {n}: here is the next log, what stands out?\n{_log_text(n)}"})
     if stream:
-        chunks = o.chat.completions.create(model="gpt-5.4", max_tokens=256, messages=msgs, stream=True)
+        chunks = o.chat.completions.create(model="gpt-4o", max_tokens=256, messages=msgs, stream=True)
         text = "".join(c.choices[0].delta.content or "" for c in chunks if c.choices)
     else:
-        text = o.chat.completions.create(model="gpt-5.4", max_tokens=256, messages=msgs).choices[0].message.content
+        text = o.chat.completions.create(model="gpt-4o", max_tokens=256, messages=msgs).choices[0].message.content
     msgs.append({"role": "assistant", "content": text})
     return text
 
@@ -253,8 +253,10 @@ def _openai_turn(o, msgs: list, n: int, stream: bool) -> str:
 @pytest.mark.parametrize("dialect", ["anthropic", "openai"])
 def test_long_session_recovers_and_keeps_pages_byte_identical(tmp_path, dialect, caplog_serve):
     turns = 18
+    # gpt-4o reads pages by the tile rule (765 tokens a page), which the simulator applies too
     with Simulator(lambda d, b: answer(f"noted, turn {len(b.get('messages', []))}"), provider=dialect,
-                   context_window=3500) as sim, _proxy(sim, tmp_path) as bg:
+                   context_window=6000, image_profile={"openai": "openai-tiles"}) as sim, \
+            _proxy(sim, tmp_path) as bg:
         client = _ant(bg.url) if dialect == "anthropic" else _oai(bg.url)
         turn = _anthropic_turn if dialect == "anthropic" else _openai_turn
         msgs = [{"role": "system", "content": "You read logs."}] if dialect == "openai" else []
@@ -265,9 +267,9 @@ def test_long_session_recovers_and_keeps_pages_byte_identical(tmp_path, dialect,
         status = httpx.get(bg.url + "/snapglyph/status").json()
     ok = [e for e in sim.log if e["kind"] == "ok"]
     assert len(ok) == turns and [e["kind"] for e in sim.log].count("overflow") == 1
-    assert all(e["prompt_tokens"] <= 3500 for e in ok)
+    assert all(e["prompt_tokens"] <= 6000 for e in ok)
     (conv,) = status["conversations"]
-    assert conv["dialect"] == dialect and conv["cuts"] >= 1 and conv["window"] == 3500
+    assert conv["dialect"] == dialect and conv["cuts"] >= 1 and conv["window"] == 6000
     # after the first overflow every request is compacted; between cuts the pages are byte-identical and the
     # verbatim tail grows by one turn per request
     first = next(i for i, e in enumerate(sim.log) if e["kind"] == "overflow")
@@ -278,3 +280,152 @@ def test_long_session_recovers_and_keeps_pages_byte_identical(tmp_path, dialect,
     assert cuts + 1 == conv["cuts"] and same >= 2 * cuts and same >= 4
     lines = [r.getMessage() for r in caplog_serve.records if r.name == "snapglyph.serve"]
     assert sum(" recovered " in line for line in lines) == 1 and sum(" sticky " in line for line in lines) == same
+
+
+def _grown(n: int) -> list:
+    msgs = [{"role": "user", "content": "Task: watch the worker logs I paste and tell me what stands out."}]
+    for k in range(n):
+        msgs += [{"role": "assistant", "content": f"noted {k}"},
+                 {"role": "user", "content": f"turn {k}: next log\n{_log_text(k)}"}]
+    return msgs
+
+
+def test_overflow_inside_a_started_stream_is_relayed_and_the_next_request_compacted(tmp_path, caplog_serve):
+    with Simulator(lambda d, b: answer("noted"), provider="anthropic", context_window=100_000) as sim, \
+            _proxy(sim, tmp_path) as bg:
+        a = _ant(bg.url)
+        sim.fail_mid_stream = 1
+        with pytest.raises(anthropic.APIStatusError) as e:
+            with a.messages.stream(model="claude-sonnet-4-6", max_tokens=64, messages=_grown(8)) as s:
+                s.get_final_message()
+        assert "prompt is too long" in str(e.value)
+        assert httpx.get(bg.url + "/snapglyph/status").json()["conversations"][0]["pending"] is True
+        m = a.messages.create(model="claude-sonnet-4-6", max_tokens=64, messages=_grown(9))
+        assert m.content[0].text == "noted"
+        assert _pages(sim.log[-1]["raw"]) and len(json.loads(sim.log[-1]["raw"])["messages"]) < 19
+    lines = [r.getMessage() for r in caplog_serve.records if r.name == "snapglyph.serve"]
+    assert "overflow inside the stream (anthropic)" in lines[0] and " compacted " in lines[1]
+
+
+def test_second_overflow_is_relayed_as_it_came(tmp_path):
+    with Simulator(lambda d, b: answer("noted"), provider="openai", context_window=100_000) as sim, \
+            _proxy(sim, tmp_path) as bg:
+        first = overflow_body("openai", prompt=9000, output=64, window=6000)
+        second = overflow_body("openai", prompt=6100, output=64, window=6000)
+        sim.inject(*first)
+        sim.inject(*second)
+        r = httpx.post(bg.url + "/v1/chat/completions", json={"model": "gpt-4o", "max_tokens": 64,
+                                                             "messages": _grown(10)}, timeout=60)
+        assert (r.status_code, r.content) == (400, sim.log[-1]["sent"]) and "6100" in r.text
+        assert _pages(sim.log[-1]["raw"]) and not _pages(sim.log[-2]["raw"])      # the resend was compacted
+        conv = httpx.get(bg.url + "/snapglyph/status").json()["conversations"][0]
+        assert conv["pending"] is True and conv["cut"] is None and conv["window"] == 6000
+
+
+def test_model_that_refuses_images_gets_the_request_unchanged(tmp_path, caplog_serve):
+    with Simulator(lambda d, b: answer("noted"), provider="openai", context_window=100_000) as sim, \
+            _proxy(sim, tmp_path) as bg:
+        sim.inject(*overflow_body("openai", prompt=9000, output=64, window=6000))
+        sim.inject(400, {"error": {"message": "Invalid content type. image_url is only supported by certain "
+                                              "models.", "type": "invalid_request_error", "param": None,
+                                   "code": None}})
+        last = overflow_body("openai", prompt=9000, output=64, window=6000)
+        sim.inject(*last)
+        raw = json.dumps({"model": "gpt-4o", "max_tokens": 64, "messages": _grown(10)}).encode()
+        r = httpx.post(bg.url + "/v1/chat/completions", content=raw, timeout=60)
+        assert r.status_code == 400 and r.content == sim.log[-1]["sent"] and sim.log[-1]["raw"] == raw
+        conv = httpx.get(bg.url + "/snapglyph/status").json()["conversations"][0]
+        assert conv["no_images"] == "the upstream refused images for this model"
+        sim.inject(*last)
+        r = httpx.post(bg.url + "/v1/chat/completions", content=raw, timeout=60)
+        assert r.status_code == 400 and sim.log[-1]["raw"] == raw                  # never compacted again
+    assert "the upstream refused images" in caplog_serve.records[-1].getMessage()
+
+
+def test_twenty_concurrent_conversations(tmp_path):
+    with Simulator(lambda d, b: answer(f"answer to {len(b['messages'])}"), provider="anthropic",
+                   context_window=100_000) as sim, _proxy(sim, tmp_path) as bg:
+        results: dict = {}
+
+        def client(k: int) -> None:
+            a = _ant(bg.url)
+            msgs = [{"role": "user", "content": f"conversation {k}: count the words"}]
+            for turn in range(3):
+                if (k + turn) % 2:
+                    with a.messages.stream(model="claude-sonnet-4-6", max_tokens=32, messages=msgs) as s:
+                        text = s.get_final_message().content[0].text
+                else:
+                    text = a.messages.create(model="claude-sonnet-4-6", max_tokens=32, messages=msgs).content[0].text
+                msgs += [{"role": "assistant", "content": text}, {"role": "user", "content": f"k={k} t={turn}"}]
+            results[k] = msgs
+
+        threads = [threading.Thread(target=client, args=(k,)) for k in range(20)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join(60)
+    assert sorted(results) == list(range(20))
+    assert all([m["content"] for m in r if m["role"] == "assistant"] == ["answer to 1", "answer to 3", "answer to 5"]
+               for r in results.values())
+    assert len(sim.log) == 60 and all(e["kind"] == "ok" for e in sim.log)
+    firsts = {json.loads(e["raw"])["messages"][0]["content"] for e in sim.log}
+    assert firsts == {f"conversation {k}: count the words" for k in range(20)}
+
+
+def test_dry_run_passes_everything_through(tmp_path, caplog_serve):
+    with Simulator(lambda d, b: answer("noted"), provider="anthropic", context_window=3000) as sim, \
+            _proxy(sim, tmp_path, dry_run=True) as bg:
+        raw = json.dumps({"model": "claude-sonnet-4-6", "max_tokens": 64, "messages": _grown(8)}).encode()
+        r = httpx.post(bg.url + "/v1/messages", content=raw, timeout=60)
+        assert r.status_code == 400 and r.content == sim.log[-1]["sent"] and len(sim.log) == 1
+        assert httpx.get(bg.url + "/snapglyph/status").json()["conversations"] == []
+    line = caplog_serve.records[-1].getMessage()
+    assert " passed " in line and "dry run: overflow (anthropic); would send recovered:" in line
+
+
+def test_compact_at_compacts_before_the_provider_refuses(tmp_path):
+    with Simulator(lambda d, b: answer("noted"), provider="anthropic", context_window=100_000) as sim, \
+            _proxy(sim, tmp_path, window=6000, compact_at=0.5) as bg:
+        a = _ant(bg.url)
+        a.messages.create(model="claude-sonnet-4-6", max_tokens=64, messages=_grown(1))
+        assert not _pages(sim.log[-1]["raw"])
+        a.messages.create(model="claude-sonnet-4-6", max_tokens=64, messages=_grown(10))
+        assert _pages(sim.log[-1]["raw"]) and sim.log[-1]["prompt_tokens"] < 0.5 * 6000
+        assert [e["kind"] for e in sim.log] == ["ok", "ok"]
+
+
+def test_a_killed_proxy_resumes_its_conversations(tmp_path):
+    """A proxy process recovers from an overflow and is killed (SIGKILL); a new proxy on the same state folder
+    compacts the conversation's next request with the same cut: the same pages, byte for byte."""
+    import subprocess
+    import sys
+    import time
+
+    import snapglyph.compaction.sticky as sticky
+    state = tmp_path / "state"
+    with Simulator(lambda d, b: answer("noted"), provider="anthropic", context_window=6000) as sim:
+        sock = bind("127.0.0.1", 0)
+        port = sock.getsockname()[1]
+        sock.close()
+        p = subprocess.Popen([sys.executable, "-m", "snapglyph.cli", "serve", "--upstream", sim.base_url,
+                              "--port", str(port), "--state", str(state)], stderr=subprocess.DEVNULL)
+        try:
+            url = f"http://127.0.0.1:{port}"
+            for _ in range(1200):
+                try:
+                    httpx.get(url + "/snapglyph/status", timeout=1)
+                    break
+                except httpx.TransportError:
+                    time.sleep(0.05)
+            _ant(url).messages.create(model="claude-sonnet-4-6", max_tokens=64, messages=_grown(12))
+        finally:
+            p.kill()
+            p.wait(10)
+        before = _pages(sim.log[-1]["raw"])
+        sticky._PAGE_CACHE.clear()                      # nothing rendered survives but the state folder
+        with _proxy(sim, tmp_path) as bg:
+            _ant(bg.url).messages.create(model="claude-sonnet-4-6", max_tokens=64, messages=_grown(14))
+            conv = httpx.get(bg.url + "/snapglyph/status").json()["conversations"][0]
+    assert [e["kind"] for e in sim.log] == ["overflow", "ok", "ok"]
+    assert before and _pages(sim.log[-1]["raw"]) == before and conv["cuts"] == 1
+    assert len(json.loads(sim.log[-1]["raw"])["messages"]) == len(json.loads(sim.log[-2]["raw"])["messages"]) + 4

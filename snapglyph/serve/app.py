@@ -262,7 +262,14 @@ class Proxy:
         if resp.status_code >= 400 and ctx.action == "recovered":
             raw = await resp.aread()
             await resp.aclose()
-            ov = detect(resp.status_code, decode_body(raw, resp.headers.get("content-encoding")))
+            text = decode_body(raw, resp.headers.get("content-encoding"))
+            ov = detect(resp.status_code, text)
+            if ov is None and image_refusal(text.decode("utf-8", "replace")):
+                async with self._lock(ctx.key):
+                    self.planner.refuse_images(ctx.key, "the upstream refused images for this model")
+                ctx.note = "relayed unchanged: the upstream refused images for this model"
+                ctx.sent, ctx.action = ctx.raw, "passed"
+                return await self._resend(ctx)
             if ov is not None:
                 await anyio.to_thread.run_sync(lambda: self.planner.second_overflow(ctx.key, ov, ctx.outcome))
                 ctx.note = f"second overflow relayed ({ov.provider})"

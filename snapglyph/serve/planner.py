@@ -195,7 +195,7 @@ class Planner:
 
     def _sticky(self, conv: Conversation, dialect: str, body: dict, profile: str, *, save: bool) -> Outcome | None:
         """The earlier cut, when its tail still fits the budget and the messages before it are unchanged."""
-        cut = Cut(conv.cut, conv.prefix, conv.dropped) if conv.cut is not None else None
+        cut = Cut(conv.cut, conv.prefix, conv.kept) if conv.cut is not None else None
         try:
             new_body, res, _ = compact_body(body, dialect, profile=conv.profile or profile, budget=conv.budget,
                                             store=self._store(conv.key), cut=cut)
@@ -230,7 +230,7 @@ class Planner:
             with self._lock:
                 conv = self._conv(key, dialect, body, profile)
                 conv.window, conv.ratio, conv.budget = ceiling.window, ceiling.ratio, ceiling.tokens
-                conv.cut, conv.prefix, conv.dropped, conv.pending = cut.first_tail, cut.prefix, cut.dropped, False
+                conv.cut, conv.prefix, conv.kept, conv.pending = cut.first_tail, cut.prefix, cut.kept, False
                 conv.cuts += 1
                 conv.history = (conv.history + [{"cut": cut.first_tail, "tokens_before": res.tokens_before,
                                                  "tokens_after": res.tokens_after, "pages": len(res.pages)}])[-20:]

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import fnmatch
 import functools
-import hashlib
 import json
 import re
 from dataclasses import dataclass
@@ -19,7 +18,7 @@ from ..errors import SnapglyphError, UnknownProfileError
 from ..providers.overflow import OverflowResult
 
 __all__ = ["DEFAULT_TEXT_ONLY", "MARGIN", "ROUTES", "Budget", "budget_for", "compact_body", "conversation_of",
-           "estimate", "image_refusal", "max_tokens_of", "pick_profile", "prefix_fingerprint", "text_only"]
+           "estimate", "image_refusal", "max_tokens_of", "pick_profile", "text_only"]
 
 ROUTES = {"/v1/messages": "anthropic", "/v1/messages/count_tokens": "anthropic",
           "/v1/chat/completions": "openai", "/chat/completions": "openai",
@@ -139,13 +138,6 @@ def max_tokens_of(body: dict, default: int = 4096) -> int:
         if isinstance(v, int) and not isinstance(v, bool) and v > 0:
             return v
     return default
-
-
-def prefix_fingerprint(messages: list, cut: int) -> str:
-    """Fingerprint of the non-system messages with ids below ``cut`` (16 hex digits)."""
-    from ..compaction.store import message_to_dict
-    data = [message_to_dict(m) for m in messages if m.id < cut and m.role != "system"]
-    return hashlib.sha256(json.dumps(data, ensure_ascii=True, sort_keys=True).encode()).hexdigest()[:16]
 
 
 @dataclass(frozen=True)

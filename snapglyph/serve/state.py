@@ -61,8 +61,8 @@ class Conversation:
         Message id of the first verbatim tail message of the current cut; ``None`` before the first compaction.
     prefix : str
         Fingerprint of the messages before the cut, so a history edited by the client is never given old pages.
-    dropped : int
-        Oldest pages of the cut's middle not shown (kept the same while the cut is reused).
+    kept : int
+        Pages of the cut's middle that are sent (the same while the cut is reused; -1: the cut is not reused).
     pending : bool
         Compact the next request before sending it (set by an overflow inside a stream that had started).
     no_images : str
@@ -81,7 +81,7 @@ class Conversation:
     budget: int | None = None
     cut: int | None = None
     prefix: str = ""
-    dropped: int = 0
+    kept: int = 0
     pending: bool = False
     no_images: str = ""
     requests: int = 0
