@@ -1,16 +1,10 @@
 """A slow, obviously correct renderer in plain Python, for pixel-exact comparison with the numba kernels.
 
-<<<<<<< HEAD
-It shares only the inputs with the fast path (text normalization, the glyph atlas, the table of symbol labels and
-the profile geometry) and imports nothing from ``snapglyph.raster._kernels`` or ``snapglyph.raster.render``: layout, wrapping,
-paging, styles, label substitution and blitting are written again here, one character and one pixel at a time.
-=======
-It shares only the inputs with the fast path (text normalisation, the glyph atlas, the table of symbol labels,
+It shares only the inputs with the fast path (text normalization, the glyph atlas, the table of symbol labels,
 the block plan of the ``auto`` layout and the profile geometry) and imports nothing from
 ``snapglyph.raster._kernels``, ``snapglyph.raster._twin`` or ``snapglyph.raster.render``: layout, wrapping, block
 bands and their columns, paging, styles, label substitution and blitting are written again here, one character and
 one pixel at a time. It also writes each page's text (rows in reading order) for comparison with ``Page.text``.
->>>>>>> f5e8e4d (Layout auto (issue 10 item 2) and Page.text (item 6): content-aware bands, blocks kept one line per row in k columns with a 1-px rule and a continuation mark; kernel, Python twin and reference renderer extended, pixel-equal; auto the default of render/compact/CLI)
 """
 
 from __future__ import annotations
