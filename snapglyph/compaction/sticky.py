@@ -102,7 +102,7 @@ def compact_sticky(messages: Any, *, cut: Cut | None = None, profile: "str | Pro
                    dialect: str | None = None, budget: int = 100_000, store: SourceStore | None = None,
                    model: str | None = None, max_tokens: int = DEFAULT_MAX_TOKENS,
                    cell: tuple[int, int] | None = None, mode: str = "dense",
-                   family: str | None = None) -> tuple[CompactResult, Cut]:
+                   family: str | None = None, allow_empty_middle: bool = False) -> tuple[CompactResult, Cut]:
     """Compact ``messages`` with the earlier ``cut`` if its tail still fits ``budget``; with ``cut=None`` make a
     new cut (:func:`snapglyph.compact`).
 
@@ -112,7 +112,7 @@ def compact_sticky(messages: Any, *, cut: Cut | None = None, profile: "str | Pro
         As for :func:`snapglyph.compact`; the whole conversation, grown since the earlier compaction.
     cut : Cut, optional
         The cut returned by an earlier call for this conversation.
-    profile, dialect, budget, store, model, max_tokens, cell, mode, family
+    profile, dialect, budget, store, model, max_tokens, cell, mode, family, allow_empty_middle
         As for :func:`snapglyph.compact` (use the same render settings as the earlier call).
 
     Returns
@@ -147,7 +147,8 @@ def compact_sticky(messages: Any, *, cut: Cut | None = None, profile: "str | Pro
     """
     if cut is None:
         res = compact(messages, profile=profile, dialect=dialect, budget=budget, store=store, model=model,
-                      max_tokens=max_tokens, cell=cell, mode=mode, family=family)
+                      max_tokens=max_tokens, cell=cell, mode=mode, family=family,
+                      allow_empty_middle=allow_empty_middle)
         first = res.tail_ids[0] if res.tail_ids else 0
         from .conversation import to_messages
         kept = -1 if res.paged or res.passthrough else len(res.pages)
