@@ -88,7 +88,7 @@ def _skipped(rel: Path) -> bool:
     return any(part.startswith(".") for part in rel.parts) or rel.name.startswith(("LICENSE", "SOURCE", "README"))
 
 
-def price_transcript(path: str, profiles: Sequence[str] = ("claude",), mode: str = "dense") -> dict:
+def price_transcript(path: str, profiles: Sequence[str] = ("claude",), mode: str = "auto") -> dict:
     """Price one transcript: a row of the corpus table (never raises: a failure is the row's ``error``).
 
     Parameters
@@ -99,7 +99,7 @@ def price_transcript(path: str, profiles: Sequence[str] = ("claude",), mode: str
     profiles : sequence of str
         Profile names.
     mode : str
-        Layout mode, ``dense`` or ``lines``.
+        Layout mode: ``auto`` (default), ``dense`` or ``lines``.
 
     Returns
     -------
@@ -221,7 +221,7 @@ class CorpusResult:
         return "\n".join(lines)
 
 
-def corpus_cost(paths: Sequence, *, profiles: Sequence[str] = ("claude",), mode: str = "dense",
+def corpus_cost(paths: Sequence, *, profiles: Sequence[str] = ("claude",), mode: str = "auto",
                 workers: int | None = None, scheduler: str | None = None) -> CorpusResult:
     """Price every transcript of ``paths`` on a Dask cluster.
 
