@@ -135,7 +135,7 @@ class Simulator:
         self.provider = provider
         self.context_window = int(context_window)
         self.per_message = per_message
-        self.image_profile = {"openai": "openai", "anthropic": "claude", **(image_profile or {})}
+        self.image_profile = {"openai": "openai", "responses": "openai", "anthropic": "claude", **(image_profile or {})}
         self._script = script
         self._step = 0
         self._ids = itertools.count(1)

@@ -13,7 +13,7 @@ def test_all_is_sorted_and_resolves():
     for name in snapglyph.__all__:
         assert getattr(snapglyph, name) is not None, name
     assert callable(snapglyph.render) and callable(snapglyph.compact) and callable(snapglyph.validate)
-    assert callable(snapglyph.recall) and callable(snapglyph.providers.overflow.detect)
+    assert callable(snapglyph.recall) and callable(snapglyph.overflow.detect)
 
 
 def test_render_path_imports_no_sdk_or_tokenizer():
@@ -39,7 +39,7 @@ def test_returned_types_are_exported():
         ret = str(inspect.signature(getattr(snapglyph, fn)).return_annotation)
         doc = inspect.getdoc(getattr(snapglyph, fn)) or ""
         assert typ in ret or typ in doc, (fn, typ, ret)
-    assert snapglyph.providers.overflow.detect.__annotations__["return"] == "OverflowResult | None"
+    assert snapglyph.overflow.detect.__annotations__["return"] == "OverflowResult | None"
     assert "OverflowResult" in snapglyph.__all__
 
 
