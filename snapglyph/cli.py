@@ -11,7 +11,7 @@ import contextlib
 import json
 import sys
 from pathlib import Path
-from typing import Sequence
+from typing import Any, Sequence
 
 from ._config import DEFAULT_BUDGET, LEDGER_SHARE
 from .errors import InputError, SnapglyphError
@@ -342,42 +342,42 @@ def cmd_serve(args: argparse.Namespace) -> int:
     return 0
 
 
-def _parser() -> argparse.ArgumentParser:
-    from . import __version__
-    from .providers.profiles import profile_names
-    names = ", ".join(profile_names())
-    p = _Parser(prog="snapglyph", description="Render the old middle of an agent conversation as "
-                                "dense glyph pages and rebuild the request: head + pages + tail.")
-    p.add_argument("--version", action="version", version=f"snapglyph {__version__}")
-    sub = p.add_subparsers(dest="command", required=True, parser_class=_Parser)
+def _profile_options(sp: argparse.ArgumentParser, names: str) -> None:
+    """--profile and --model (``names``: the profile list shown in the help)."""
+    sp.add_argument("--profile", "-p", default=None, metavar="NAME",
+                    help=f"reader profile: {names} (default: claude, or the one --model picks)")
+    sp.add_argument("--model", default=None,
+                    help="pick the profile from a model name (claude-*, gpt-*, gemini-*, qwen*, pixtral*) "
+                         "unless --profile is given (default: none)")
 
-    def prof_opts(sp: argparse.ArgumentParser) -> None:
-        sp.add_argument("--profile", "-p", default=None, metavar="NAME",
-                        help=f"reader profile: {names} (default: claude, or the one --model picks)")
-        sp.add_argument("--model", default=None,
-                        help="pick the profile from a model name (claude-*, gpt-*, gemini-*, qwen*, pixtral*) "
-                             "unless --profile is given (default: none)")
 
-    def page_opts(sp: argparse.ArgumentParser) -> None:
-        sp.add_argument("--cell", default=None, help="cell size: 5x8, 6x12, 8x16 or WxH (default: the profile's)")
-        sp.add_argument("--family", choices=["outline", "bitmap"], default=None,
-                        help="font family (default: bitmap below 10 px cell height, else outline)")
-        sp.add_argument("--mode", default="auto", choices=["auto", "dense", "lines"],
-                        help="layout mode (default: auto)")
+def _page_options(sp: argparse.ArgumentParser) -> None:
+    """--cell, --family and --mode."""
+    sp.add_argument("--cell", default=None, help="cell size: 5x8, 6x12, 8x16 or WxH (default: the profile's)")
+    sp.add_argument("--family", choices=["outline", "bitmap"], default=None,
+                    help="font family (default: bitmap below 10 px cell height, else outline)")
+    sp.add_argument("--mode", default="auto", choices=["auto", "dense", "lines"],
+                    help="layout mode (default: auto)")
 
+
+def _add_render(sub: Any, names: str) -> None:
+    """The ``render`` subcommand."""
     r = sub.add_parser("render", help="render a transcript or text file to PNG pages + manifest.json")
     r.add_argument("input", help="transcript file, .txt file, or - for standard input")
-    prof_opts(r)
+    _profile_options(r, names)
     r.add_argument("--out", "-o", default="pages",
                    help="output folder; pages an earlier run left there are replaced (default: ./pages)")
     r.add_argument("--workers", type=_workers, default=None,
                    help="threads encoding PNGs beside layout (default: the number of cores; 1: serial)")
-    page_opts(r)
+    _page_options(r)
     r.set_defaults(func=cmd_render)
 
+
+def _add_compact(sub: Any, names: str) -> None:
+    """The ``compact`` subcommand."""
     c = sub.add_parser("compact", help="compact a conversation into a request: head + page images + tail")
     c.add_argument("input", help="transcript or request JSON file, or - for standard input")
-    prof_opts(c)
+    _profile_options(c, names)
     c.add_argument("--dialect", choices=list(DIALECTS), default=None,
                    help="wire format of the request written: OpenAI chat completions, Anthropic messages, OpenAI "
                         "Responses or Gemini generateContent (default: the profile's own, e.g. anthropic for claude)")
@@ -405,9 +405,12 @@ def _parser() -> argparse.ArgumentParser:
                         "only recallable from the store); without it that is an error (exit 2)")
     c.add_argument("--keep-images", type=_non_negative, default=4,
                    help="newest images kept by --free-tiers (default: 4)")
-    page_opts(c)
+    _page_options(c)
     c.set_defaults(func=cmd_compact)
 
+
+def _add_cost(sub: Any, names: str) -> None:
+    """The ``cost`` subcommand (one transcript or a corpus)."""
     k = sub.add_parser("cost", help="text tokens vs image tokens per profile, whole transcript and middle")
     k.add_argument("input", nargs="+", help="transcript file, .txt file, or - for standard input; several files, "
                    "a folder, a glob or @LIST (a file of paths) price a corpus on Dask, one row per transcript")
@@ -427,9 +430,12 @@ def _parser() -> argparse.ArgumentParser:
                    help="corpus: run on an existing Dask cluster (tcp://host:8786) instead of a local one")
     k.set_defaults(func=cmd_cost)
 
+
+def _add_inspect(sub: Any, names: str) -> None:
+    """The small subcommands: ``demo``, ``fonts``, ``formats``, ``validate`` and ``recall``."""
     d = sub.add_parser("demo", help="compact a bundled real transcript into ./snapglyph-demo/")
     d.add_argument("--out", default="snapglyph-demo", help="output folder (default: ./snapglyph-demo)")
-    prof_opts(d)
+    _profile_options(d, names)
     d.add_argument("--budget", type=int, default=DEFAULT_BUDGET, help="token budget of the request (default: 100000)")
     d.set_defaults(func=cmd_demo)
 
@@ -444,7 +450,7 @@ def _parser() -> argparse.ArgumentParser:
     v.add_argument("file", help="a request body (JSON file)")
     v.add_argument("--dialect", choices=list(DIALECTS), required=True,
                    help="the request's wire format (required)")
-    prof_opts(v)
+    _profile_options(v, names)
     v.set_defaults(func=cmd_validate)
 
     rc = sub.add_parser("recall", help="print the source of messages shown as pages")
@@ -453,6 +459,9 @@ def _parser() -> argparse.ArgumentParser:
     rc.add_argument("ids", help="message ids: 12 or #12 or 3-9 or 3,5,7")
     rc.set_defaults(func=cmd_recall)
 
+
+def _add_serve(sub: Any) -> None:
+    """The ``serve`` subcommand (the proxy)."""
     s = sub.add_parser("serve", help="a local proxy that compacts a conversation when the provider says too long")
     s.add_argument("--upstream", required=True, help="the provider's base URL, e.g. https://api.anthropic.com")
     s.add_argument("--port", type=_non_negative, default=8787, help="port to listen on (default: 8787)")
@@ -467,8 +476,20 @@ def _parser() -> argparse.ArgumentParser:
     s.add_argument("--text-only", default=None, metavar="PATTERNS",
                    help="comma-separated model patterns never sent pages (default: a built-in list)")
     s.set_defaults(func=cmd_serve)
-    return p
 
+def _parser() -> argparse.ArgumentParser:
+    from . import __version__
+    from .providers.profiles import profile_names
+    names = ", ".join(profile_names())
+    p = _Parser(prog="snapglyph", description="Render the old middle of an agent conversation as "
+                                "dense glyph pages and rebuild the request: head + pages + tail.")
+    p.add_argument("--version", action="version", version=f"snapglyph {__version__}")
+    sub = p.add_subparsers(dest="command", required=True, parser_class=_Parser)
+
+    for add in (_add_render, _add_compact, _add_cost, _add_inspect):
+        add(sub, names)
+    _add_serve(sub)
+    return p
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the ``snapglyph`` command line; returns the exit status (0 ok, 2 on an expected error)."""
