@@ -1,13 +1,14 @@
 """Numba kernels: arrays and scalars in, arrays modified in place. No closures, no Python objects.
 
-Every kernel is a module-level function compiled through the one alias :data:`jit`
-(``numba.njit(cache=True, nogil=True)``), so numba's on-disk cache serves every process. ``python -m snapglyph.raster.warm``
-compiles (or loads) each of them once.
+Every kernel is a module-level function compiled through the one alias :data:`jit` (``numba.njit(cache=True,
+nogil=True)``), so numba's on-disk cache serves every process; ``python -m snapglyph.raster.warm`` compiles (or loads)
+each once. Stream codes and the layout state are defined in :mod:`snapglyph.raster._codes`.
 
-Stream codes (the ``codes`` array of :func:`layout_blit`): a value ``>= 0`` is a glyph index into the atlas;
-``CODE_NEWLINE`` is a source newline; ``CODE_ROW_START`` starts a new row unless the cursor is at a row start;
-any other value below -2 is a no-op (it carries accounting only). :func:`expand_codes` also writes
-``CODE_UNSEEN - cp`` for a code point with no glyph index yet; the caller replaces those before layout.
+:func:`layout_blit` reads as its steps: prose runs (:func:`_prose_run`) and blocks (:func:`_enter_block`, then
+:func:`_block_run` in a band opened by :func:`_open_band`, then :func:`_close_block`), each glyph drawn by
+:func:`_cell`. Steps taken once per element stay inside a run's loop: a call that passes arrays pays reference
+counting on every call (a per-glyph step split out measured 1.5x slower, a per-character step of
+:func:`expand_codes` 13x).
 """
 
 from __future__ import annotations
@@ -15,62 +16,26 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-__all__ = ["CODE_BLOCK", "CODE_BLOCK_END", "CODE_NEWLINE", "CODE_NOP", "CODE_ROW_START", "CODE_UNSEEN", "KMAX",
-           "N_STATE", "STYLE_MARKER", "block_rows", "expand_codes", "jit", "layout_blit", "new_page_state",
-           "pack_rows"]
+from ._codes import (CODE_BLOCK, CODE_BLOCK_END, CODE_NEWLINE, CODE_ROW_START, CODE_UNSEEN, S_BAND_OPEN, S_CELLS,
+                     S_COL, S_COLUMN, S_COLUMNS, S_COLW, S_EXTRA, S_FIRST_LINE, S_HEIGHT, S_IN_BLOCK, S_K, S_RESUME,
+                     S_ROW, S_ROW_IN_COLUMN, S_ROWS_USED, S_TOP, STYLE_MARKER)
+
+__all__ = ["block_rows", "expand_codes", "jit", "layout_blit", "pack_rows"]
 
 jit = njit(cache=True, nogil=True)
 """The one JIT decorator every kernel uses."""
 
-CODE_NEWLINE = -1
-CODE_ROW_START = -2
-CODE_NOP = -3
-CODE_BLOCK = -4
-"""Opens a block; the next two elements are its column count ``k`` and column width ``colw`` in cells."""
-CODE_BLOCK_END = -5
-N_STATE = 16
-"""Length of the ``state`` array of :func:`layout_blit`."""
-KMAX = 8
-"""Most columns a block band may have (``line_flag`` holds ``rows * KMAX`` lines)."""
-CODE_UNSEEN = -16
-""":func:`expand_codes` writes ``CODE_UNSEEN - cp`` for a code point ``cp`` whose glyph index is not known yet."""
-STYLE_MARKER = 4
-"""Style row of the pixel table used for the dense-mode newline marker."""
-
-
-def new_page_state(state) -> None:
-    """Reset ``state`` (int64 array (N_STATE,)) for a new page, keeping the block fields (indices 4-7)."""
-    state[:4] = 0
-    state[8:] = 0
-
 
 @jit
 def block_rows(codes, i, stop, colw, gwidth, cont):
-    """Count the rows a block needs in a column of ``colw`` cells, from ``codes[i]`` to its ``CODE_BLOCK_END``.
+    """Rows (int) a block needs in a column of ``colw`` cells (``>= 3``), from ``codes[i]`` (int32 stream codes)
+    to its ``CODE_BLOCK_END`` or ``stop``; 0 for an empty block.
 
-    The wrapping rule of :func:`layout_blit` inside a block: a source newline ends a row; a glyph that does not fit
-    the rest of the row starts a continuation row whose first cell holds the continuation mark.
-
-    Parameters
-    ----------
-    codes : int32 array (n,)
-        Stream codes (see :func:`layout_blit`).
-    i, stop : int
-        First element to count and the end of the stream slice.
-    colw : int
-        Cells per column (``>= 3``).
-    gwidth : uint8 array (n_glyphs,)
-        Cells per glyph (1 or 2).
-    cont : int
-        1 if the first row is a continuation row (its first cell holds the mark), else 0.
-
-    Returns
-    -------
-    int
-        Rows needed (0 for an empty block).
+    The wrapping rule of :func:`_block_run`: a source newline ends a row; a glyph (``gwidth``: uint8 cells per
+    glyph) that does not fit the rest of the row starts a continuation row whose first cell holds the continuation
+    mark. ``cont`` is 1 if the first row is a continuation row, else 0.
     """
-    b = 0
-    col = 1 if cont else 0
+    b, col = 0, 1 if cont else 0
     while i < stop:
         c = codes[i]
         if c == CODE_BLOCK_END:
@@ -91,12 +56,12 @@ def block_rows(codes, i, stop, colw, gwidth, cont):
 
 
 @jit
-def _cell(page, flat, width, g, s, row, col, glyphs, gwidth, lut, cell_w, cell_h, ink_start, ink_off, ink_lvl):
+def _cell(page, flat, g, s, row, col, glyphs, gwidth, lut, cell_w, cell_h, ink_start, ink_off, ink_lvl):
     """Draw glyph ``g`` in style ``s`` with its top-left cell at (``row``, ``col``); modifies ``page`` in place."""
     y0 = row * cell_h
     x0 = col * cell_w
     if lut[s, 0] == 255:
-        base = y0 * width + x0
+        base = y0 * page.shape[1] + x0
         for k in range(ink_start[g], ink_start[g + 1]):
             flat[base + ink_off[k]] = lut[s, ink_lvl[k]]
     else:
@@ -106,204 +71,28 @@ def _cell(page, flat, width, g, s, row, col, glyphs, gwidth, lut, cell_w, cell_h
 
 
 @jit
-def _open_band(codes, i, stop, state, page, gwidth, lut, cell_w, cell_h, rows):
-    """Start a block band at the cursor row (after the current row when it holds anything); return False when the
-    page has no row left. Sets the band fields of ``state`` and draws the column rules."""
-    row = state[0]
-    if state[1] > 0:
-        row += 1
-    free = rows - row
-    if free <= 0:
-        return False
-    k = state[5]
-    colw = state[6]
-    n = block_rows(codes, i, stop, colw, gwidth, state[7])
-    if n <= k * free:
-        bh = (n + k - 1) // k
-    else:
-        bh = free
-    ncu = 0
-    if bh > 0:
-        ncu = min(k, (n + bh - 1) // bh)
-    for j in range(1, ncu):
-        x = (j * (colw + 1) - 1) * cell_w + cell_w // 2
-        for y in range(row * cell_h, (row + bh) * cell_h):
-            page[y, x] = lut[STYLE_MARKER, 3]
-    state[0] = row
-    state[1] = 0
-    if row + bh > state[3]:
-        state[3] = row + bh
-    state[8] = 1
-    state[9] = row
-    state[10] = bh
-    state[11] = 0
-    state[12] = 0
-    state[14] = row + state[13]
-    state[15] = ncu
-    return True
-
-
-@jit
-def layout_blit(codes, styles, start, stop, state, page, glyphs, gwidth, lut, cell_w, cell_h, cols, rows, dense,
-                marker, ink_start, ink_off, ink_lvl, out_line, out_col, line_flag, cont):
-    """Lay out ``codes[start:stop]`` from the cursor in ``state`` and draw them into ``page``, until the page is full.
-
-    A glyph in a style whose background (level 0) is white is drawn from its ink list alone (the pixels of level
-    ``> 0``; about 12 per character of real text instead of the 72 of a 6x12 cell): the page must be white (255)
-    in every cell not drawn yet, which holds because the cursor only moves forward and pages start white. Other
-    styles (inverted headers) write their cells whole.
-
-    Blocks (layout ``auto``): ``CODE_BLOCK, k, colw`` opens a block whose lines are laid out one source line per
-    row in ``k`` side-by-side columns of ``colw`` cells (one blank cell between columns, holding a 1-px rule in the
-    marker's grey), read top to bottom then left to right, until ``CODE_BLOCK_END``. The block's rows (counted by
-    :func:`block_rows`) fill a band of ``ceil(rows / k)`` rows, or the rest of the page, in which case the block
-    goes on in a new band on the next page. A line longer than its column goes on in a continuation row that starts
-    with glyph ``cont`` (in the marker's style). Prose after the block starts below the band.
-
-    Parameters
-    ----------
-    codes : int32 array (n,)
-        Glyph indices (``>= 0``), ``CODE_NEWLINE`` (-1), ``CODE_ROW_START`` (-2), ``CODE_BLOCK`` (-4, followed by
-        two elements ``k`` and ``colw``) or ``CODE_BLOCK_END`` (-5); any other value below -2 is skipped.
-    styles : uint8 array (n,)
-        Style of each element: a row of ``lut``.
-    start, stop : int
-        The slice of ``codes`` to place.
-    state : int64 array (N_STATE,)
-        Cursor and band state; modified in place. ``[row, col, cells_used, rows_used]``, then the block fields kept
-        across pages ``[in_block, k, colw, resume_continuation]`` and the band fields of the page ``[band_open,
-        top, height, column, row_in_column, extra_lines, first_line, columns_used]``. A new page resets indices
-        0-3 and 8-15 (:func:`new_page_state`).
-    page : uint8 array (height, width), C-contiguous
-        The page; modified in place. White (255) in every cell not drawn yet.
-    glyphs : uint8 array (n_glyphs, cell_h, 2*cell_w)
-        Atlas levels.
-    gwidth : uint8 array (n_glyphs,)
-        Cells per glyph (1 or 2).
-    lut : uint8 array (n_styles, n_levels)
-        Pixel value of each (style, level).
-    cell_w, cell_h : int
-        Cell size in pixels.
-    cols, rows : int
-        Cells per row and rows per page.
-    dense : bool
-        True: a newline outside a block draws ``marker`` (style ``STYLE_MARKER``); False: it starts a new row.
-    marker : int
-        Glyph index of the newline marker.
-    ink_start : int32 array (>= max glyph index + 2,)
-        Glyph ``g``'s ink pixels are ``ink_off[ink_start[g]:ink_start[g + 1]]``
-        (see :meth:`snapglyph.raster.atlas.Atlas.ink_lists`).
-    ink_off : int32 array (k,)
-        Offset of each ink pixel from its cell's top-left pixel in the flattened page: ``y * width + x``.
-    ink_lvl : uint8 array (k,)
-        Level (``> 0``) of each ink pixel.
-    out_line, out_col : int32 arrays (n,)
-        For each element drawn, its reading line on the page (rows in reading order: a band's columns one after
-        the other) and its cell within that line; elements not drawn are left as they are. Modified in place.
-    line_flag : int8 array (rows * max k,)
-        Per reading line of the page: 1 if the line exists, 2 if it is a continuation line (starts with ``cont``).
-        Modified in place.
-    cont : int
-        Glyph index of the continuation mark.
-
-    Returns
-    -------
-    int
-        Index of the first element not placed: ``stop`` when all were placed, else the page is full.
-    """
-    flat = page.reshape(-1)
-    width = page.shape[1]
-    i = start
+def _prose_run(codes, styles, i, stop, state, page, flat, glyphs, gwidth, lut, cell_w, cell_h, cols, rows, dense,
+               marker, ink_start, ink_off, ink_lvl, out_line, out_col, line_flag):
+    """Lay out prose from ``codes[i]`` until a ``CODE_BLOCK``, ``stop`` or a full page, wrapping at the row end; a
+    newline draws ``marker`` when ``dense``, else starts a new row. Returns ``(next index, page full)``."""
     while i < stop:
         c = codes[i]
         if c == CODE_BLOCK:
-            state[4] = 1
-            state[5] = codes[i + 1]
-            state[6] = codes[i + 2]
-            state[7] = 0
-            state[8] = 0
-            i += 3
-            continue
-        if state[4] == 1:
-            if state[8] == 0:
-                if not _open_band(codes, i, stop, state, page, gwidth, lut, cell_w, cell_h, rows):
-                    break
-                if state[7] == 1:  # the block goes on mid-line from the previous page
-                    line = state[14]
-                    _cell(page, flat, width, cont, STYLE_MARKER, state[9], 0, glyphs, gwidth, lut, cell_w, cell_h,
-                          ink_start, ink_off, ink_lvl)
-                    line_flag[line] = 2
-                    state[1] = 1
-                    state[2] += 1
-                    state[7] = 0
-            if c == CODE_BLOCK_END:
-                if state[15] > 0:
-                    state[13] += (state[15] - 1) * state[10]
-                state[0] = state[9] + state[10]
-                state[1] = 0
-                state[4] = 0
-                state[8] = 0
-                i += 1
-                continue
-            if c < -1:
-                i += 1
-                continue
-            if state[11] >= state[15]:
-                break
-            bh = state[10]
-            if c == CODE_NEWLINE:
-                line = state[14] + state[11] * bh + state[12]
-                if line_flag[line] == 0:
-                    line_flag[line] = 1
-                state[12] += 1
-                state[1] = 0
-                if state[12] == bh:
-                    state[11] += 1
-                    state[12] = 0
-                i += 1
-                continue
-            w = np.int64(gwidth[c])
-            colw = state[6]
-            x0 = state[11] * (colw + 1)
-            if state[1] + w > colw:
-                state[12] += 1
-                if state[12] == bh:
-                    state[11] += 1
-                    state[12] = 0
-                if state[11] >= state[15]:
-                    state[7] = 1
-                    break
-                x0 = state[11] * (colw + 1)
-                line_flag[state[14] + state[11] * bh + state[12]] = 2
-                _cell(page, flat, width, cont, STYLE_MARKER, state[9] + state[12], x0, glyphs, gwidth, lut, cell_w,
-                      cell_h, ink_start, ink_off, ink_lvl)
-                state[1] = 1
-                state[2] += 1
-            line = state[14] + state[11] * bh + state[12]
-            _cell(page, flat, width, c, styles[i], state[9] + state[12], x0 + state[1], glyphs, gwidth, lut, cell_w,
-                  cell_h, ink_start, ink_off, ink_lvl)
-            if line_flag[line] == 0:
-                line_flag[line] = 1
-            out_line[i] = line
-            out_col[i] = state[1]
-            state[1] += w
-            state[2] += w
-            i += 1
-            continue
-        row = state[0]
-        col = state[1]
-        if c <= -2:
+            return i, False
+        row = state[S_ROW]
+        col = state[S_COL]
+        if c <= CODE_ROW_START:
             if c == CODE_ROW_START and col > 0:
-                state[0] = row + 1
-                state[1] = 0
+                state[S_ROW] = row + 1
+                state[S_COL] = 0
             i += 1
             continue
         if c == CODE_NEWLINE:
             if not dense:
-                if row < rows and line_flag[row + state[13]] == 0:
-                    line_flag[row + state[13]] = 1
-                state[0] = row + 1
-                state[1] = 0
+                if row < rows and line_flag[row + state[S_EXTRA]] == 0:
+                    line_flag[row + state[S_EXTRA]] = 1
+                state[S_ROW] = row + 1
+                state[S_COL] = 0
                 i += 1
                 continue
             g = marker
@@ -316,22 +105,241 @@ def layout_blit(codes, styles, start, stop, state, page, glyphs, gwidth, lut, ce
             row += 1
             col = 0
         if row >= rows:
-            state[0] = row
-            state[1] = col
-            break
-        _cell(page, flat, width, g, s, row, col, glyphs, gwidth, lut, cell_w, cell_h, ink_start, ink_off, ink_lvl)
-        line = row + state[13]
+            state[S_ROW] = row
+            state[S_COL] = col
+            return i, True
+        _cell(page, flat, g, s, row, col, glyphs, gwidth, lut, cell_w, cell_h, ink_start, ink_off, ink_lvl)
+        line = row + state[S_EXTRA]
         if line_flag[line] == 0:
             line_flag[line] = 1
         out_line[i] = line
         out_col[i] = col
-        state[0] = row
-        state[1] = col + w
-        state[2] += w
-        if row + 1 > state[3]:
-            state[3] = row + 1
+        state[S_ROW] = row
+        state[S_COL] = col + w
+        state[S_CELLS] += w
+        state[S_ROWS_USED] = max(state[S_ROWS_USED], row + 1)
         i += 1
+    return i, False
+
+
+@jit
+def _enter_block(codes, i, state):
+    """``CODE_BLOCK, k, colw`` at ``codes[i]``: enter a block (its band opens at its first element)."""
+    state[S_IN_BLOCK] = 1
+    state[S_K] = codes[i + 1]
+    state[S_COLW] = codes[i + 2]
+    state[S_RESUME] = 0
+    state[S_BAND_OPEN] = 0
+
+
+@jit
+def _open_band(codes, i, stop, state, page, flat, glyphs, gwidth, lut, cell_w, cell_h, rows, ink_start, ink_off,
+               ink_lvl, line_flag, cont):
+    """Open the block's band at the cursor row (after the current row when it holds anything): ``ceil(n / k)`` rows
+    for the block's ``n`` rows left (:func:`block_rows`), or the rest of the page. Sets the band fields of
+    ``state``, draws the column rules and, where the block goes on mid-line from the previous page, the
+    continuation mark. Returns False when the page has no row left."""
+    row = state[S_ROW]
+    if state[S_COL] > 0:
+        row += 1
+    free = rows - row
+    if free <= 0:
+        return False
+    k = state[S_K]
+    colw = state[S_COLW]
+    n = block_rows(codes, i, stop, colw, gwidth, state[S_RESUME])
+    bh = (n + k - 1) // k if n <= k * free else free
+    ncu = min(k, (n + bh - 1) // bh) if bh > 0 else 0
+    for j in range(1, ncu):
+        x = (j * (colw + 1) - 1) * cell_w + cell_w // 2
+        for y in range(row * cell_h, (row + bh) * cell_h):
+            page[y, x] = lut[STYLE_MARKER, 3]
+    state[S_ROW] = row
+    state[S_COL] = 0
+    state[S_ROWS_USED] = max(state[S_ROWS_USED], row + bh)
+    state[S_BAND_OPEN] = 1
+    state[S_TOP] = row
+    state[S_HEIGHT] = bh
+    state[S_COLUMN] = 0
+    state[S_ROW_IN_COLUMN] = 0
+    state[S_FIRST_LINE] = row + state[S_EXTRA]
+    state[S_COLUMNS] = ncu
+    if state[S_RESUME] == 1:
+        _cell(page, flat, cont, STYLE_MARKER, row, 0, glyphs, gwidth, lut, cell_w, cell_h, ink_start, ink_off, ink_lvl)
+        line_flag[state[S_FIRST_LINE]] = 2
+        state[S_COL] = 1
+        state[S_CELLS] += 1
+        state[S_RESUME] = 0
+    return True
+
+
+@jit
+def _close_block(state):
+    """``CODE_BLOCK_END``: count the band's extra columns as reading lines; prose goes on below the band."""
+    if state[S_COLUMNS] > 0:
+        state[S_EXTRA] += (state[S_COLUMNS] - 1) * state[S_HEIGHT]
+    state[S_ROW] = state[S_TOP] + state[S_HEIGHT]
+    state[S_COL] = 0
+    state[S_IN_BLOCK] = 0
+    state[S_BAND_OPEN] = 0
+
+
+@jit
+def _next_band_row(state):
+    """Move the band cursor to the next row, or to the top of the next column after the band's last row."""
+    state[S_ROW_IN_COLUMN] += 1
+    if state[S_ROW_IN_COLUMN] == state[S_HEIGHT]:
+        state[S_COLUMN] += 1
+        state[S_ROW_IN_COLUMN] = 0
+
+
+@jit
+def _block_run(codes, styles, i, stop, state, page, flat, glyphs, gwidth, lut, cell_w, cell_h, rows, ink_start,
+               ink_off, ink_lvl, out_line, out_col, line_flag, cont):
+    """Lay out a block from ``codes[i]`` in its band (opened here on a new page) until ``CODE_BLOCK_END`` (included),
+    a ``CODE_BLOCK``, ``stop`` or a full band: one source line per row; a glyph that does not fit the column's row
+    goes on in a continuation row that starts with glyph ``cont``. Returns ``(next index, page full)``."""
+    if state[S_BAND_OPEN] == 0 and not _open_band(codes, i, stop, state, page, flat, glyphs, gwidth, lut, cell_w,
+                                                  cell_h, rows, ink_start, ink_off, ink_lvl, line_flag, cont):
+        return i, True
+    colw = state[S_COLW]
+    bh = state[S_HEIGHT]
+    while i < stop:
+        c = codes[i]
+        if c == CODE_BLOCK:
+            return i, False
+        if c == CODE_BLOCK_END:
+            _close_block(state)
+            return i + 1, False
+        if c < CODE_NEWLINE:
+            i += 1
+            continue
+        if state[S_COLUMN] >= state[S_COLUMNS]:
+            return i, True
+        line = state[S_FIRST_LINE] + state[S_COLUMN] * bh + state[S_ROW_IN_COLUMN]
+        if c == CODE_NEWLINE:
+            if line_flag[line] == 0:
+                line_flag[line] = 1
+            _next_band_row(state)
+            state[S_COL] = 0
+            i += 1
+            continue
+        w = np.int64(gwidth[c])
+        if state[S_COL] + w > colw:  # a continuation row
+            _next_band_row(state)
+            if state[S_COLUMN] >= state[S_COLUMNS]:
+                state[S_RESUME] = 1
+                return i, True
+            line = state[S_FIRST_LINE] + state[S_COLUMN] * bh + state[S_ROW_IN_COLUMN]
+            line_flag[line] = 2
+            _cell(page, flat, cont, STYLE_MARKER, state[S_TOP] + state[S_ROW_IN_COLUMN], state[S_COLUMN] * (colw + 1),
+                  glyphs, gwidth, lut, cell_w, cell_h, ink_start, ink_off, ink_lvl)
+            state[S_COL] = 1
+            state[S_CELLS] += 1
+        _cell(page, flat, c, styles[i], state[S_TOP] + state[S_ROW_IN_COLUMN], state[S_COLUMN] * (colw + 1)
+              + state[S_COL], glyphs, gwidth, lut, cell_w, cell_h, ink_start, ink_off, ink_lvl)
+        if line_flag[line] == 0:
+            line_flag[line] = 1
+        out_line[i] = line
+        out_col[i] = state[S_COL]
+        state[S_COL] += w
+        state[S_CELLS] += w
+        i += 1
+    return i, False
+
+
+@jit
+def layout_blit(codes, styles, start, stop, state, page, glyphs, gwidth, lut, cell_w, cell_h, cols, rows, dense,
+                marker, ink_start, ink_off, ink_lvl, out_line, out_col, line_flag, cont):
+    """Lay out ``codes[start:stop]`` from the cursor in ``state`` and draw them into ``page``, until the page is full.
+
+    A glyph in a style whose background (level 0) is white is drawn from its ink list alone (the pixels of level
+    ``> 0``; about 12 per character of real text instead of the 72 of a 6x12 cell): the page must be white (255)
+    in every cell not drawn yet, which holds because the cursor only moves forward and pages start white. Other
+    styles (inverted headers) write their cells whole.
+
+    Blocks (layout ``auto``) are laid out in bands as :mod:`snapglyph.raster._codes` describes; a line longer than
+    its column goes on in a continuation row that starts with glyph ``cont`` (in the marker's style).
+
+    Parameters
+    ----------
+    codes : int32 array (n,)
+        Stream codes (:mod:`snapglyph.raster._codes`): glyph indices (``>= 0``), ``CODE_NEWLINE``,
+        ``CODE_ROW_START``, ``CODE_BLOCK, k, colw``, ``CODE_BLOCK_END``; any other value below -2 is skipped.
+    styles : uint8 array (n,)
+        Style of each element: a row of ``lut``.
+    start, stop : int
+        The slice of ``codes`` to place.
+    state : int64 array (N_STATE,)
+        Cursor, block and band state (the ``S_*`` indices of :mod:`snapglyph.raster._codes`); modified in place.
+    page : uint8 array (height, width), C-contiguous
+        The page; modified in place. White (255) in every cell not drawn yet.
+    glyphs, gwidth : uint8 arrays (n_glyphs, cell_h, 2*cell_w) and (n_glyphs,)
+        Atlas levels; cells per glyph (1 or 2).
+    lut : uint8 array (n_styles, n_levels)
+        Pixel value of each (style, level).
+    cell_w, cell_h, cols, rows : int
+        Cell size in pixels; cells per row and rows per page.
+    dense : bool
+        True: a newline outside a block draws ``marker`` (style ``STYLE_MARKER``); False: it starts a new row.
+    marker, cont : int
+        Glyph indices of the newline marker and of the continuation mark.
+    ink_start, ink_off, ink_lvl : int32 array (>= max glyph index + 2,), int32 and uint8 arrays (k,)
+        Glyph ``g``'s ink pixels (:meth:`snapglyph.raster.atlas.Atlas.ink_lists`) are ``ink_start[g]`` to
+        ``ink_start[g + 1]``: offset from the cell's top-left pixel in the flattened page (``y * width + x``), level.
+    out_line, out_col : int32 arrays (n,)
+        For each element drawn, its reading line on the page (rows in reading order: a band's columns one after
+        the other) and its cell within that line; elements not drawn are left as they are. Modified in place.
+    line_flag : int8 array (rows * KMAX,)
+        Per reading line of the page: 1 if the line exists, 2 if it is a continuation line (starts with ``cont``).
+        Modified in place.
+
+    Returns
+    -------
+    int
+        Index of the first element not placed: ``stop`` when all were placed, else the page is full.
+    """
+    flat = page.reshape(-1)
+    i = start
+    while i < stop:
+        if codes[i] == CODE_BLOCK:
+            _enter_block(codes, i, state)
+            i += 3
+            continue
+        if state[S_IN_BLOCK] == 1:
+            i, full = _block_run(codes, styles, i, stop, state, page, flat, glyphs, gwidth, lut, cell_w, cell_h, rows,
+                                 ink_start, ink_off, ink_lvl, out_line, out_col, line_flag, cont)
+        else:
+            i, full = _prose_run(codes, styles, i, stop, state, page, flat, glyphs, gwidth, lut, cell_w, cell_h, cols,
+                                 rows, dense, marker, ink_start, ink_off, ink_lvl, out_line, out_col, line_flag)
+        if full:
+            break
     return i
+
+
+@jit
+def _write_tab(out_codes, out_srcw, o, col, space, syn):
+    """Write a tab at ``o`` as spaces (code ``space``) up to the next multiple of 8 cells after ``col``; the first
+    keeps the tab's source weight. Returns the spaces written."""
+    fill = 8 - col % 8
+    for j in range(fill):
+        out_codes[o + j] = space
+        out_srcw[o + j] = 0
+    out_srcw[o] = 1 - syn
+    return fill
+
+
+@jit
+def _zwj_target(cps, i):
+    """For a ZWJ at ``cps[i]``: the index of the pictograph it joins (after any U+FE0F or skin-tone modifiers), or
+    -1 if none follows."""
+    n = cps.shape[0]
+    j = i + 1
+    while j < n and (cps[j] == 0xFE0F or 0x1F3FB <= cps[j] <= 0x1F3FF):
+        j += 1
+    if j < n and (0x2600 <= cps[j] <= 0x27BF or 0x1F000 <= cps[j] <= 0x1FAFF):
+        return j
+    return -1
 
 
 @jit
@@ -377,26 +385,14 @@ def expand_codes(cps, spans, cells, table, out_codes, out_srcw, start, label_len
     unseen : int
         Elements written as ``CODE_UNSEEN - cp``.
     """
-    n = cps.shape[0]
-    k = spans.shape[0]
-    p = 0
-    o = start
-    col = 0
-    zw = 0
-    unseen = 0
-    drop = -1
-    space = table[32]
-    if space < 0:
-        space = CODE_UNSEEN - 32
+    n, k = cps.shape[0], spans.shape[0]
+    p, o, col, zw, unseen, drop = 0, start, 0, 0, 0, -1
+    space = table[32] if table[32] >= 0 else CODE_UNSEEN - 32
     for i in range(n):
         cp = cps[i]
-        while p < k and spans[p, 1] <= i:
+        while p < k and spans[p, 1] <= i:  # syn: 1 inside a span of synthetic elements
             p += 1
-        w = 1
-        if p < k and spans[p, 0] <= i:
-            syn = 1
-        else:
-            syn = 0
+        syn = 1 if p < k and spans[p, 0] <= i else 0
         if cp == 10:
             out_codes[o] = CODE_NEWLINE
             out_srcw[o] = 1 - syn
@@ -404,16 +400,13 @@ def expand_codes(cps, spans, cells, table, out_codes, out_srcw, start, label_len
             col = 0
             continue
         if cp == 9:
-            fill = 8 - col % 8
-            for j in range(fill):
-                out_codes[o + j] = space
-                out_srcw[o + j] = 0
-            out_srcw[o] = 1 - syn
+            fill = _write_tab(out_codes, out_srcw, o, col, space, syn)
             if space < 0:
                 unseen += fill
             o += fill
             col += fill
             continue
+        w = 1
         if cp >= 0x300:
             w = cells[cp]
             if w < 0:
@@ -424,19 +417,16 @@ def expand_codes(cps, spans, cells, table, out_codes, out_srcw, start, label_len
             if w == 0 and syn == 0:
                 zw += 1
                 if cp == 0x200D:
-                    j = i + 1
-                    while j < n and (cps[j] == 0xFE0F or 0x1F3FB <= cps[j] <= 0x1F3FF):
-                        j += 1
-                    if j < n and (0x2600 <= cps[j] <= 0x27BF or 0x1F000 <= cps[j] <= 0x1FAFF):
+                    j = _zwj_target(cps, i)
+                    if j >= 0:
                         drop = j
                 continue
         g = table[cp]
         if g < 0:
             g = CODE_UNSEEN - np.int64(cp)
             unseen += 1
-        elif label_len is not None:
-            if g < label_len.shape[0] and label_len[g] > 0:
-                w = label_len[g]
+        elif label_len is not None and g < label_len.shape[0] and label_len[g] > 0:
+            w = label_len[g]
         out_codes[o] = g
         out_srcw[o] = 1 - syn
         o += 1

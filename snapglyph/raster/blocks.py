@@ -28,6 +28,8 @@ from __future__ import annotations
 
 import re
 
+from ._codes import KMAX as _KMAX
+
 __all__ = ["MAX_WRAP_SHARE", "MIN_BLOCK_LINES", "MIN_COLW", "MIN_ROWS_PER_COLUMN", "choose_columns", "classify_lines",
            "find_blocks", "plan_blocks", "split_lines"]
 
@@ -39,7 +41,6 @@ MIN_ROWS_PER_COLUMN = 3
 """A block of n lines gets at most ``n // MIN_ROWS_PER_COLUMN`` columns (two lines side by side read as a table)."""
 MAX_WRAP_SHARE = 0.5
 """Most of a block's non-blank lines that may wrap in a band of more than one column."""
-_KMAX = 8  # = snapglyph.raster._kernels.KMAX (not imported: importing the kernels loads numba)
 
 _STYLE_HEADER = 2
 _LISTING_STYLES = (1, 3)  # STYLE_DIM (tool output), STYLE_CALL (tool calls)

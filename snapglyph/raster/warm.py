@@ -21,8 +21,9 @@ def warm() -> None:
     RenderError
         If a kernel returns a wrong result on the tiny input.
     """
-    from ._kernels import N_STATE, expand_codes, layout_blit, pack_rows
     from ..errors import RenderError
+    from ._codes import N_STATE
+    from ._kernels import expand_codes, layout_blit, pack_rows
 
     glyphs = np.zeros((4, 2, 4), np.uint8)
     glyphs[1] = 3
