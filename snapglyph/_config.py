@@ -85,7 +85,7 @@ CHUNK = 1 << 16
 uint8: under 1 MB per chunk); not measured against other sizes."""
 
 SPLIT = 1 << 18
-"""Longest piece of a segment normalized at once, in characters (see :func:`snapglyph.raster.render.split_point`).
+"""Longest piece of a segment normalized at once, in characters (see :func:`snapglyph.raster.stream.split_point`).
 Measured peak memory of ``snapglyph render`` on 10 M characters: 251 MB with 1 << 20, 222 MB with 1 << 18, 220 MB
 with 1 << 16; the pages of the bench text were byte-identical for all three (a cut after a newline is invisible
 on the page)."""

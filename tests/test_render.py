@@ -115,7 +115,7 @@ def test_symbols_without_glyph_read_as_labels(engine, cell, monkeypatch):
     """✅ and ❌ (no glyph in any bundled font) are drawn as their labels [ok] and [x], pixel for pixel, and count as
     replaced; the compiled normalization pass (long segments) gives the same pixels."""
     if engine == "numba":
-        monkeypatch.setattr(sys.modules["snapglyph.raster.render"], "FAST_MIN", 0)
+        monkeypatch.setattr(sys.modules["snapglyph.raster.stream"], "FAST_MIN", 0)
 
     def page(text):
         pages = list(iter_pages(Document.from_text(text), profile=SMALL, cell=cell, engine=engine))

@@ -18,9 +18,10 @@ from PIL import Image
 from snapglyph.errors import InputError
 from snapglyph.model.document import Document
 from snapglyph.raster import encode
+from snapglyph._config import SPLIT
 from snapglyph.raster.encode import png_bytes
 from snapglyph.raster.pool import encode_ahead, resolve_workers
-from snapglyph.raster.render import SPLIT, iter_pages, render
+from snapglyph.raster.render import iter_pages, render
 from snapglyph.readers.registry import load
 from snapglyph.readers.textfile import TextFileDocument, is_plain_text_file
 

@@ -13,7 +13,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-import importlib
+from snapglyph.raster import stream as stream_mod
 from snapglyph.raster.atlas import atlas
 from snapglyph.model.document import STYLE_DIM, STYLE_HEADER, STYLE_TEXT, Document, Segment
 from snapglyph.providers.profiles import profile
@@ -21,8 +21,6 @@ from snapglyph.raster.render import iter_pages
 from snapglyph.raster.text import cell_table, char_cells, normalize, normalize_codes
 
 from reference_renderer import reference_pages
-
-render_mod = importlib.import_module("snapglyph.raster.render")  # the module (the package exports a render function)
 
 # Pieces that exercise every rule: tabs, wide CJK and fullwidth, combining marks, ZWJ emoji with modifiers, Hangul
 # jamo, controls and escapes (CR, backspace, erase-line fill, inline-image placeholder), line separators, lone
@@ -36,16 +34,16 @@ texts = st.lists(st.one_of(st.sampled_from(PIECES), st.text(max_size=8)), max_si
 
 
 def _slow(text: str, style: int, at) -> tuple[np.ndarray, np.ndarray, int, int]:
-    return render_mod._encode_segment(text, style, 0, at, False, fast=False)
+    return stream_mod.encode_segment(text, style, at, False, fast=False)
 
 
 def _fast(text: str, style: int, at) -> tuple[np.ndarray, np.ndarray, int, int]:
-    old = render_mod.FAST_MIN
-    render_mod.FAST_MIN = 0
+    old = stream_mod.FAST_MIN
+    stream_mod.FAST_MIN = 0
     try:
-        return render_mod._encode_segment(text, style, 0, at, False, fast=True)
+        return stream_mod.encode_segment(text, style, at, False, fast=True)
     finally:
-        render_mod.FAST_MIN = old
+        stream_mod.FAST_MIN = old
 
 
 def _assert_same(text: str, style: int = STYLE_TEXT) -> None:
@@ -92,7 +90,7 @@ def _long_doc() -> Document:
     line = ("x\tab\t漢字\tcafe\u0301\t\x1b[1mbold\x1b[0m\t\U0001F468\u200d\U0001F469\t10%\r100%\tend ✅\ufe0f ❌\t🚀"
             "\U0001F468\u200d\U0001F680\n")
     big = (line + "\tdef f():\n\t\treturn 1\n" + "word " * 30 + "\n") * 60  # over 4096 characters
-    assert len(big) > render_mod.FAST_MIN
+    assert len(big) > stream_mod.FAST_MIN
     return Document([Segment(" #1 user ", STYLE_HEADER, 1), Segment(big, STYLE_TEXT, 1),
                      Segment(" #2 tool ", STYLE_HEADER, 2), Segment(big.replace("漢", "K"), STYLE_DIM, 2)])
 

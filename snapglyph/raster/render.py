@@ -1,12 +1,11 @@
 """Render text or a document to pages: ``render(text | messages | Document, profile=...) -> list[Page]``.
 
-Pipeline per segment: :func:`snapglyph.raster.text.normalize` -> codepoints -> glyph indices from the :class:`Atlas`
-(rasterised on first use) -> the numba kernel :func:`snapglyph.raster._kernels.layout_blit`, which places each glyph and
-draws its ink pixels into the current page array until the page is full. With the numba engine, long segments go
-through :func:`snapglyph.raster.text.normalize_codes` instead (the same stream codes, tabs and zero-width characters done
-in one compiled pass). A symbol with no glyph but a label (:data:`snapglyph.raster.atlas.SYMBOL_LABELS`: ✅ -> ``[ok]``)
-then becomes its label's letters (:meth:`snapglyph.raster.atlas.Atlas.expand_labels`; tab stops already counted the
-label's cells). Pages stream: :func:`iter_pages` holds one page and one chunk of about 64 K characters.
+Pipeline: :mod:`snapglyph.raster.stream` turns the document's segments into stream codes (normalized text ->
+glyph indices from the :class:`Atlas`, rasterised on first use; a symbol with no glyph but a label,
+:data:`snapglyph.raster.atlas.SYMBOL_LABELS` ✅ -> ``[ok]``, as its label's letters; blocks marked) in chunks of about
+64 K elements; :func:`iter_pages` feeds each chunk to the numba kernel :func:`snapglyph.raster._kernels.layout_blit`
+(or its plain-Python twin for short documents), which places each glyph and draws its ink pixels into the current
+page array until the page is full. Pages stream: :func:`iter_pages` holds one page and one chunk.
 
 Layout modes:
 
@@ -32,22 +31,22 @@ from __future__ import annotations
 
 import re
 import sys
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Iterator
 
 import numpy as np
 
-from .._config import CHUNK, FAST_MIN, SMALL_DOCUMENT, SPLIT
-from .atlas import CELLS, CONT_MARK, MARKER, REPL_NARROW, REPL_WIDE, Atlas, atlas
-from ..model.document import STYLE_HEADER, Document
+from .._config import SMALL_DOCUMENT
 from ..errors import InputError, RenderError
+from ..model.document import Document
 from ..providers.profiles import Profile
 from ..providers.profiles import profile as _profile
-from .blocks import plan_blocks
-from .text import normalize, normalize_codes
+from ._codes import CODE_NEWLINE, KMAX, N_STATE, S_CELLS, S_ROWS_USED, new_page_state
+from .atlas import CELLS, CONT_MARK, MARKER, REPL_NARROW, REPL_WIDE, Atlas, atlas
+from .stream import Chunk, chunks
 
-__all__ = ["MODES", "Page", "STYLE_LUT", "iter_pages", "render", "render_document", "resolve_cell"]
+__all__ = ["MODES", "STYLE_LUT", "Page", "iter_pages", "render", "render_document", "resolve_cell"]
 
 MODES = ("auto", "dense", "lines")
 
@@ -61,11 +60,6 @@ STYLE_LUT = np.array([
 """Pixel value of each (style, atlas level); every value is a multiple of 85 (2-bit PNG)."""
 
 PNG_DEPTH = 2
-_CODE_NOP = -3  # = _kernels.CODE_NOP, CODE_BLOCK, CODE_BLOCK_END (not imported: importing the kernels loads numba)
-_CODE_BLOCK = -4
-_CODE_BLOCK_END = -5
-_N_STATE = 16
-_KMAX = 8
 _WIDE_RE = re.compile("[\u1100-\u115f\u2e80-\u303e\u3041-\ua4cf\uac00-\ud7a3\uf900-\ufaff\ufe30-\ufe4f"
                       "\uff00-\uff60\uffe0-\uffe6\U00020000-\U0003fffd]")
 
@@ -184,143 +178,6 @@ def resolve_cell(cell, prof: Profile) -> tuple[int, int]:
     return cw, ch
 
 
-def split_point(text: str) -> int:
-    """Where a segment of more than :data:`SPLIT` characters is cut: after the last newline in the second half of
-    its first :data:`SPLIT` characters, else at :data:`SPLIT` characters.
-
-    Parameters
-    ----------
-    text : str
-        More than :data:`SPLIT` characters (only the first :data:`SPLIT` are read).
-
-    Returns
-    -------
-    int
-        Length of the first piece, ``SPLIT // 2 < n <= SPLIT``.
-
-    Examples
-    --------
-    >>> split_point("a" * 200_000 + "\\n" + "b" * 200_000)
-    200001
-    """
-    cut = text.rfind("\n", SPLIT // 2, SPLIT)
-    return SPLIT if cut < 0 else cut + 1
-
-
-def _segments(document: Document):
-    """Yield (text, style, message_id), splitting texts over 1 M characters at a newline where one exists."""
-    for seg in document.segments:
-        t = seg.text
-        if not isinstance(t, str):
-            raise InputError(f"segment text must be a str, not {type(t).__name__}")
-        while len(t) > SPLIT:
-            cut = split_point(t)
-            yield t[:cut], seg.style, seg.message_id, True
-            t = t[cut:]
-        yield t, seg.style, seg.message_id, False
-
-
-def _insert_blocks(codes: np.ndarray, srcw: np.ndarray, head: int, plan) -> tuple[np.ndarray, np.ndarray]:
-    """Insert ``CODE_BLOCK, k, colw`` before the first element of each planned block's first line and
-    ``CODE_BLOCK_END`` after its last line's newline (or at the end). ``plan`` holds :func:`plan_blocks` tuples
-    over the segment's lines; a plan whose line count differs from the stream's is not applied."""
-    nl = np.flatnonzero(codes == -1)
-    if len(nl) != plan[-1][-1]:
-        return codes, srcw
-    at, vals = [], []
-    for a, b, k, colw in plan[:-1]:
-        first = head if a == 0 else int(nl[a - 1]) + 1
-        end = int(nl[b - 1]) + 1 if b - 1 < len(nl) else len(codes)
-        at += [first, first, first, end]
-        vals += [_CODE_BLOCK, k, colw, _CODE_BLOCK_END]
-    codes = np.insert(codes, at, np.array(vals, np.int32))
-    srcw = np.insert(srcw, at, np.zeros(len(vals), np.uint8))
-    return codes, srcw
-
-
-def _encode_segment(text: str, style: int, mid: int, at: Atlas, continued: bool, fast: bool = False, cols: int = 0):
-    """Normalize one segment; return (codes int32, srcw uint8, zero-width count, removed count).
-
-    ``srcw`` is 1 for an element that stands for a source character, 2 for the first letter of a symbol's label
-    (a source character, counted as replaced), 0 for synthetic elements (tab fill, placeholders, label letters).
-
-    ``fast`` uses :func:`snapglyph.raster.text.normalize_codes` (compiled; for segments of at least :data:`FAST_MIN`
-    characters), else :func:`snapglyph.raster.text.normalize` in plain Python; both give the same arrays.
-    ``cols > 0`` (layout ``auto``, ``cols`` cells per row) marks the segment's blocks (:func:`_insert_blocks`).
-    """
-    head = 1 if style == STYLE_HEADER and not continued else 0
-    if fast and len(text) >= FAST_MIN:
-        from ._kernels import CODE_UNSEEN
-
-        codes, srcw, zw, rm, unseen = normalize_codes(text, at.table, head, at.label_len)
-        if head:
-            codes[0] = -2
-        if unseen:
-            miss = codes <= CODE_UNSEEN
-            cps = CODE_UNSEEN - codes[miss]
-            at.ensure(np.unique(cps).tolist())
-            codes[miss] = at.table[cps]
-    else:
-        nt = normalize(text, at.label_cells)
-        s = nt.text
-        ascii_ = s.isascii()
-        cps = np.frombuffer(s.encode("ascii" if ascii_ else "utf-32-le"), np.uint8 if ascii_ else np.uint32)
-        body = at.lookup(cps)
-        body[cps == 10] = -1
-        codes = np.concatenate([np.full(head, -2, np.int32), body]) if head else body
-        srcw = np.ones(len(codes), np.uint8)
-        srcw[:head] = 0
-        for a, b in nt.synthetic:
-            srcw[head + a:head + b] = 0
-        zw, rm = nt.zero_width, nt.removed
-    if not text.isascii():  # symbols with a label instead of a glyph (atlas.SYMBOL_LABELS): their letters
-        codes, srcw = at.expand_labels(codes, srcw)
-    if cols > 0:
-        plan = plan_blocks(text, style, cols)
-        if plan:
-            lines = text.count("\n") + text.count("\u2028") + text.count("\u2029")
-            codes, srcw = _insert_blocks(codes, srcw, head, plan + [(lines,)])
-    n = len(codes) - head
-    if n == 0 and (zw or rm):
-        codes = np.append(codes, np.int32(_CODE_NOP))
-        srcw = np.append(srcw, np.uint8(0))
-    return codes, srcw, zw, rm
-
-
-class _Chunk:
-    """About ``CHUNK`` stream elements: per element codes, styles and source weights; per segment the rest."""
-
-    def __init__(self, parts: list) -> None:
-        if len(parts) == 1:
-            self.codes, self.srcw = parts[0][0], parts[0][1]
-        else:
-            self.codes = np.concatenate([p[0] for p in parts])
-            self.srcw = np.concatenate([p[1] for p in parts])
-        sizes = [len(p[0]) for p in parts]
-        self.starts = np.cumsum([0] + sizes[:-1]).astype(np.int64)
-        self.styles = np.repeat(np.array([p[2] for p in parts], np.uint8), sizes)
-        self.mids = [p[3] for p in parts]
-        self.zw = [p[4] for p in parts]
-        self.rm = [p[5] for p in parts]
-
-
-def _chunks(document: Document, at: Atlas, fast: bool = False, cols: int = 0):
-    """Yield :class:`_Chunk` objects of about ``CHUNK`` elements (``fast``, ``cols``: see :func:`_encode_segment`)."""
-    parts: list[tuple] = []
-    size = 0
-    for text, style, mid, continued in _segments(document):
-        codes, srcw, zw, rm = _encode_segment(text, style, mid, at, continued, fast, cols)
-        if len(codes) == 0:
-            continue
-        parts.append((codes, srcw, style if 0 <= style <= 3 else 0, mid, zw, rm))
-        size += len(codes)
-        if size >= CHUNK:
-            yield _Chunk(parts)
-            parts, size = [], 0
-    if parts:
-        yield _Chunk(parts)
-
-
 def _check(document, prof, cell, mode, family) -> tuple[Profile, Atlas, str]:
     if not isinstance(document, Document):
         raise InputError(f"document must be a Document, not {type(document).__name__}")
@@ -372,78 +229,109 @@ def iter_pages(document: Document, *, profile="claude", cell=None, mode: str = "
     Raises
     ------
     InputError
-        For a bad document, mode, cell or profile.
+        For a bad document, mode, cell, profile or engine.
     FontError
         If a bundled font is missing.
+
+    Examples
+    --------
+    >>> [(p.index, p.rows, p.chars) for p in iter_pages(Document.from_text("ab\\ncd"), mode="lines")]
+    [(0, 2, 5)]
     """
     prof, at, note = _check(document, profile, cell, mode, family)
+    layout, fast = _engine(document, engine)
+    pager = _Pager(prof, at, note, layout, mode != "lines", reuse_buffer)
+    for ck in chunks(document, at, fast, pager.cols if mode == "auto" else 0):
+        yield from pager.lay_out(ck, fast)
+    if pager.touched:
+        yield pager.last_page(prof)
+
+
+def _engine(document: Document, engine: str):
+    """The layout function for ``engine`` (see :func:`iter_pages`) and whether segments use the compiled
+    normalization."""
     if engine not in ("auto", "numba", "python"):
         raise InputError(f"unknown engine {engine!r}; known: auto, numba, python")
     if engine == "python" or (engine == "auto" and "snapglyph.raster._kernels" not in sys.modules
                               and _at_most(document, SMALL_DOCUMENT)):
-        from ._twin import layout_blit_py as layout_blit  # a short text: skip importing numba (about 0.5 s)
+        # a short text: skip importing numba (about 0.5 s)
+        from ._twin import layout_blit_py
 
-        fast = False
-    else:
-        from ._kernels import layout_blit
+        return layout_blit_py, False
+    from ._kernels import layout_blit
 
-        fast = True
+    return layout_blit, True
 
-    cw, ch = at.cell_w, at.cell_h
-    width, height = prof.page_size
-    cols, rows = width // cw, height // ch
-    dense = mode != "lines"
-    buf = np.full((height, width), 255, np.uint8)
-    state = np.zeros(_N_STATE, np.int64)
-    line_flag = np.zeros(rows * _KMAX, np.int8)
-    cont = int(at.lookup(np.array([CONT_MARK]))[0])
-    acc = [0, 0, 0, 0, None, None]  # chars, replaced, zero-width, removed, first id, last id
-    shown: list[tuple[np.ndarray, np.ndarray]] = []  # (reading line, glyph index) of the page's drawn elements
-    index = 0
-    touched = False
 
-    def make(pixels) -> Page:
-        used_rows = int(state[3])
-        fill = float(state[2]) / (used_rows * cols) if used_rows else 0.0
-        return Page(pixels, index, acc[0], acc[1], acc[2], acc[3], acc[4], acc[5], fill, (cw, ch), used_rows, note,
-                    text=_page_text(shown, line_flag, at))
+class _Pager:
+    """The page being drawn: its pixel buffer, the layout state and what it shows (the steps of
+    :func:`iter_pages`)."""
 
-    for ck in _chunks(document, at, fast, cols if mode == "auto" else 0):
+    def __init__(self, prof: Profile, at: Atlas, note: str, layout, dense: bool, reuse_buffer: bool) -> None:
+        self.at, self.note, self.layout, self.dense, self.reuse = at, note, layout, dense, reuse_buffer
+        self.width, self.height = prof.page_size
+        self.cols, self.rows = self.width // at.cell_w, self.height // at.cell_h
+        self.buf = np.full((self.height, self.width), 255, np.uint8)
+        self.state = np.zeros(N_STATE, np.int64)
+        self.line_flag = np.zeros(self.rows * KMAX, np.int8)
+        self.cont = int(at.lookup(np.array([CONT_MARK]))[0])
+        self.acc: list = [0, 0, 0, 0, None, None]  # chars, replaced, zero-width, removed, first id, last id
+        self.shown: list[tuple[np.ndarray, np.ndarray]] = []  # (reading line, glyph index) of the drawn elements
+        self.index = 0
+        self.touched = False
+
+    def lay_out(self, ck: Chunk, fast: bool) -> Iterator[Page]:
+        """Place chunk ``ck`` from the cursor on, yielding each page it fills."""
+        at = self.at
         i, n = 0, len(ck.codes)
-        ink = at.ink_lists(width) if fast else (None, None, None)  # after the chunk's glyphs were added to the atlas
+        ink = at.ink_lists(self.width) if fast else (None, None, None)  # after the chunk's glyphs were added
         out_line = np.full(n, -1, np.int32)
         out_col = np.full(n, -1, np.int32)
         while i < n:
-            j = layout_blit(ck.codes, ck.styles, i, n, state, buf, at.glyphs, at.width, STYLE_LUT, cw, ch, cols,
-                            rows, dense, MARKER, *ink, out_line, out_col, line_flag, cont)
-            _account(acc, ck, i, j)
+            j = self.layout(ck.codes, ck.styles, i, n, self.state, self.buf, at.glyphs, at.width, STYLE_LUT,
+                            at.cell_w, at.cell_h, self.cols, self.rows, self.dense, MARKER, *ink, out_line, out_col,
+                            self.line_flag, self.cont)
+            _account(self.acc, ck, i, j)
             if j > i:
                 drawn = np.flatnonzero(out_line[i:j] >= 0) + i
                 g = ck.codes[drawn]
-                shown.append((out_line[drawn], np.where(g == -1, np.int32(MARKER), g)))
-            touched = True
+                self.shown.append((out_line[drawn], np.where(g == CODE_NEWLINE, np.int32(MARKER), g)))
+            self.touched = True
             if j < n:  # page full
-                page = make(buf if reuse_buffer else buf.copy())
-                yield page
-                if reuse_buffer:
-                    buf.fill(255)
-                else:
-                    buf = np.full((height, width), 255, np.uint8)
-                index += 1
-                state[:4] = 0
-                state[8:] = 0
-                line_flag[:] = 0
-                shown.clear()
-                acc[:] = [0, 0, 0, 0, None, None]
+                yield self.page(self.buf if self.reuse else self.buf.copy())
+                self.next_page()
                 if j == i:
                     raise RenderError("layout made no progress on an empty page (cell wider than the page?)")
             i = j
-    if touched:
-        h = _last_page_height(prof, width, height, max(1, int(state[3]) * ch))
-        yield make(buf[:h].copy())
+
+    def page(self, pixels: np.ndarray) -> Page:
+        """The current page with ``pixels`` and its counts."""
+        used_rows = int(self.state[S_ROWS_USED])
+        fill = float(self.state[S_CELLS]) / (used_rows * self.cols) if used_rows else 0.0
+        acc = self.acc
+        return Page(pixels, self.index, acc[0], acc[1], acc[2], acc[3], acc[4], acc[5], fill,
+                    (self.at.cell_w, self.at.cell_h), used_rows, self.note,
+                    text=_page_text(self.shown, self.line_flag, self.at))
+
+    def next_page(self) -> None:
+        """Start a new, white page (the block fields of the layout state carry over)."""
+        if self.reuse:
+            self.buf.fill(255)
+        else:
+            self.buf = np.full((self.height, self.width), 255, np.uint8)
+        self.index += 1
+        new_page_state(self.state)
+        self.line_flag[:] = 0
+        self.shown.clear()
+        self.acc[:] = [0, 0, 0, 0, None, None]
+
+    def last_page(self, prof: Profile) -> Page:
+        """The last page, trimmed (:func:`_last_page_height`)."""
+        used = max(1, int(self.state[S_ROWS_USED]) * self.at.cell_h)
+        return self.page(self.buf[:_last_page_height(prof, self.width, self.height, used)].copy())
 
 
-def _account(acc: list, ck: _Chunk, a: int, b: int) -> None:
+def _account(acc: list, ck: Chunk, a: int, b: int) -> None:
     """Add the elements ``[a, b)`` of chunk ``ck`` to a page's counts ``acc`` (chars, replaced, zero-width,
     removed, first id, last id); modifies ``acc`` in place."""
     if b <= a:

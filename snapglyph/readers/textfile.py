@@ -2,7 +2,7 @@
 
 :func:`snapglyph.readers.registry.load` reads a whole file into one ``str`` (40 M characters: 40-160 MB, plus the
 bytes read). For a file that ``load`` would read as plain text (format ``"text"``), :class:`TextFileDocument`
-yields the same segments the renderer would cut from that one string (:func:`snapglyph.raster.render.split_point`),
+yields the same segments the renderer would cut from that one string (:func:`snapglyph.raster.stream.split_point`),
 so the pages are byte-identical, while at most about one mebibyte of text is held at a time.
 """
 
@@ -100,7 +100,7 @@ class TextFileDocument(Document):
     """A :class:`snapglyph.model.document.Document` of one plain text file, read lazily.
 
     Every iteration over :attr:`segments` reads the file again, one mebibyte at a time, and yields pieces of at most
-    :data:`snapglyph.raster.render.SPLIT` characters cut where the renderer would cut the whole text; all in style
+    :data:`snapglyph._config.SPLIT` characters cut where the renderer would cut the whole text; all in style
     ``STYLE_TEXT`` with message id -1. Render it with :func:`snapglyph.raster.render.iter_pages` as any document.
 
     Parameters
@@ -135,7 +135,8 @@ class TextFileDocument(Document):
     @property
     def segments(self) -> Iterator[Segment]:  # type: ignore[override]
         """The file's text as segments (a fresh pass over the file on each access)."""
-        from ..raster.render import SPLIT, split_point
+        from .._config import SPLIT
+        from ..raster.stream import split_point
 
         buf = ""
         for text in _texts(self.path):

@@ -1,0 +1,262 @@
+"""Document -> stream codes, in chunks: the input of the layout kernel (:mod:`snapglyph.raster._codes`).
+
+Per segment: cut at :data:`snapglyph._config.SPLIT` characters (:func:`split_point`), normalized
+(:func:`snapglyph.raster.text.normalize` in plain Python, or :func:`snapglyph.raster.text.normalize_codes` compiled
+for segments of at least :data:`snapglyph._config.FAST_MIN` characters), mapped to glyph indices of the
+:class:`~snapglyph.raster.atlas.Atlas`, a symbol with a label drawn as its label's letters, and (layout ``auto``) its
+blocks marked (:func:`insert_blocks`). :func:`chunks` groups segments into :class:`Chunk` objects of about
+:data:`snapglyph._config.CHUNK` elements, so the renderer holds one chunk at a time.
+
+A module of its own because it is a stage of the pipeline with its own inputs and outputs (text in, arrays out):
+:mod:`snapglyph.raster.render` only pages what it yields.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import numpy as np
+
+from .._config import CHUNK, FAST_MIN, SPLIT
+from ..errors import InputError
+from ..model.document import STYLE_HEADER, Document
+from ._codes import CODE_BLOCK, CODE_BLOCK_END, CODE_NEWLINE, CODE_NOP, CODE_ROW_START, CODE_UNSEEN
+from .atlas import Atlas
+from .blocks import plan_blocks
+from .text import normalize, normalize_codes
+
+__all__ = ["Chunk", "chunks", "encode_segment", "insert_blocks", "segments", "split_point"]
+
+
+def split_point(text: str) -> int:
+    """Where a segment of more than :data:`SPLIT` characters is cut: after the last newline in the second half of
+    its first :data:`SPLIT` characters, else at :data:`SPLIT` characters.
+
+    Parameters
+    ----------
+    text : str
+        More than :data:`SPLIT` characters (only the first :data:`SPLIT` are read).
+
+    Returns
+    -------
+    int
+        Length of the first piece, ``SPLIT // 2 < n <= SPLIT``.
+
+    Examples
+    --------
+    >>> split_point("a" * 200_000 + "\\n" + "b" * 200_000)
+    200001
+    """
+    cut = text.rfind("\n", SPLIT // 2, SPLIT)
+    return SPLIT if cut < 0 else cut + 1
+
+
+def segments(document: Document) -> Iterator[tuple[str, int, int, bool]]:
+    """Yield ``(text, style, message_id, continued)`` per piece of each segment of ``document``: a text of more
+    than :data:`SPLIT` characters is cut at :func:`split_point`; ``continued`` is True for every piece but the last.
+
+    Raises
+    ------
+    InputError
+        For a segment whose text is not a ``str``.
+
+    Examples
+    --------
+    >>> list(segments(Document.from_text("hi")))
+    [('hi', 0, -1, False)]
+    """
+    for seg in document.segments:
+        t = seg.text
+        if not isinstance(t, str):
+            raise InputError(f"segment text must be a str, not {type(t).__name__}")
+        while len(t) > SPLIT:
+            cut = split_point(t)
+            yield t[:cut], seg.style, seg.message_id, True
+            t = t[cut:]
+        yield t, seg.style, seg.message_id, False
+
+
+def insert_blocks(codes: np.ndarray, srcw: np.ndarray, head: int, plan: list) -> tuple[np.ndarray, np.ndarray]:
+    """Mark a segment's planned blocks in its stream.
+
+    Inserts ``CODE_BLOCK, k, colw`` before the first element of each block's first line and ``CODE_BLOCK_END``
+    after its last line's newline (or at the end), each with source weight 0.
+
+    Parameters
+    ----------
+    codes, srcw : int32 and uint8 arrays (n,)
+        The segment's stream codes and source weights (not modified).
+    head : int
+        Elements before the text (1 for a header's ``CODE_ROW_START``, else 0).
+    plan : list of tuple
+        :func:`snapglyph.raster.blocks.plan_blocks` tuples ``(first_line, end_line, k, colw)``, then ``(lines,)``:
+        the segment's line count. A plan whose line count differs from the stream's newlines is not applied.
+
+    Returns
+    -------
+    tuple of numpy.ndarray
+        The new ``codes`` and ``srcw`` (the same arrays where the plan does not apply).
+
+    Examples
+    --------
+    >>> codes, srcw = np.array([5, -1, 6, -1, 7], np.int32), np.ones(5, np.uint8)
+    >>> insert_blocks(codes, srcw, 0, [(0, 2, 2, 10), (2,)])[0].tolist()
+    [-4, 2, 10, 5, -1, 6, -1, -5, 7]
+    """
+    nl = np.flatnonzero(codes == CODE_NEWLINE)
+    if len(nl) != plan[-1][-1]:
+        return codes, srcw
+    at, vals = [], []
+    for a, b, k, colw in plan[:-1]:
+        first = head if a == 0 else int(nl[a - 1]) + 1
+        end = int(nl[b - 1]) + 1 if b - 1 < len(nl) else len(codes)
+        at += [first, first, first, end]
+        vals += [CODE_BLOCK, k, colw, CODE_BLOCK_END]
+    codes = np.insert(codes, at, np.array(vals, np.int32))
+    srcw = np.insert(srcw, at, np.zeros(len(vals), np.uint8))
+    return codes, srcw
+
+
+def _fast_codes(text: str, head: int, at: Atlas) -> tuple[np.ndarray, np.ndarray, int, int]:
+    """Stream codes of ``text`` by the compiled pass; unseen code points are added to the atlas."""
+    codes, srcw, zw, rm, unseen = normalize_codes(text, at.table, head, at.label_len)
+    if head:
+        codes[0] = CODE_ROW_START
+    if unseen:
+        miss = codes <= CODE_UNSEEN
+        cps = CODE_UNSEEN - codes[miss]
+        at.ensure(np.unique(cps).tolist())
+        codes[miss] = at.table[cps]
+    return codes, srcw, zw, rm
+
+
+def _python_codes(text: str, head: int, at: Atlas) -> tuple[np.ndarray, np.ndarray, int, int]:
+    """Stream codes of ``text`` by :func:`snapglyph.raster.text.normalize` in plain Python."""
+    nt = normalize(text, at.label_cells)
+    s = nt.text
+    ascii_ = s.isascii()
+    cps = np.frombuffer(s.encode("ascii" if ascii_ else "utf-32-le"), np.uint8 if ascii_ else np.uint32)
+    body = at.lookup(cps)
+    body[cps == 10] = CODE_NEWLINE
+    codes = np.concatenate([np.full(head, CODE_ROW_START, np.int32), body]) if head else body
+    srcw = np.ones(len(codes), np.uint8)
+    srcw[:head] = 0
+    for a, b in nt.synthetic:
+        srcw[head + a:head + b] = 0
+    return codes, srcw, nt.zero_width, nt.removed
+
+
+def encode_segment(text: str, style: int, at: Atlas, continued: bool, fast: bool = False,
+                   cols: int = 0) -> tuple[np.ndarray, np.ndarray, int, int]:
+    """Normalize one segment and map it to stream codes.
+
+    Parameters
+    ----------
+    text : str
+    style : int
+        The segment's style; a header (``STYLE_HEADER``) that is not a continued piece starts with
+        ``CODE_ROW_START``.
+    at : Atlas
+        Glyphs are added to it where needed (modified in place).
+    continued : bool
+        True for a piece that continues the previous one (see :func:`segments`).
+    fast : bool
+        Use the compiled :func:`snapglyph.raster.text.normalize_codes` for a segment of at least :data:`FAST_MIN`
+        characters (both paths give the same arrays).
+    cols : int
+        Cells per row to mark the segment's blocks for layout ``auto`` (:func:`insert_blocks`); 0 for none.
+
+    Returns
+    -------
+    codes : int32 array
+        Stream codes; a lone ``CODE_NOP`` for a segment that shows nothing but had characters removed.
+    srcw : uint8 array
+        1 for an element that stands for a source character, 2 for the first letter of a symbol's label (a source
+        character, counted as replaced), 0 for synthetic elements (tab fill, placeholders, label letters, blocks).
+    zero_width, removed : int
+        Source characters dropped as zero-width, and removed as escapes or controls.
+
+    Examples
+    --------
+    >>> from snapglyph.raster.atlas import atlas
+    >>> codes, srcw, zw, rm = encode_segment("a\\tb", 0, atlas((6, 12)), False)
+    >>> len(codes), srcw.tolist(), zw, rm
+    (9, [1, 1, 0, 0, 0, 0, 0, 0, 1], 0, 0)
+    """
+    head = 1 if style == STYLE_HEADER and not continued else 0
+    if fast and len(text) >= FAST_MIN:
+        codes, srcw, zw, rm = _fast_codes(text, head, at)
+    else:
+        codes, srcw, zw, rm = _python_codes(text, head, at)
+    if not text.isascii():  # symbols with a label instead of a glyph (atlas.SYMBOL_LABELS): their letters
+        codes, srcw = at.expand_labels(codes, srcw)
+    if cols > 0:
+        plan = plan_blocks(text, style, cols)
+        if plan:
+            lines = text.count("\n") + text.count("\u2028") + text.count("\u2029")
+            codes, srcw = insert_blocks(codes, srcw, head, plan + [(lines,)])
+    if len(codes) == head and (zw or rm):
+        codes = np.append(codes, np.int32(CODE_NOP))
+        srcw = np.append(srcw, np.uint8(0))
+    return codes, srcw, zw, rm
+
+
+class Chunk:
+    """About :data:`CHUNK` stream elements of consecutive segments.
+
+    Attributes
+    ----------
+    codes, srcw, styles : int32, uint8 and uint8 arrays (n,)
+        Per element: stream code, source weight (:func:`encode_segment`) and style.
+    starts : int64 array (segments,)
+        Index of each segment's first element.
+    mids, zw, rm : list of int
+        Per segment: message id, zero-width and removed counts.
+
+    Examples
+    --------
+    >>> ck = Chunk([(np.array([7, 8], np.int32), np.ones(2, np.uint8), 0, 3, 0, 1)])
+    >>> ck.styles.tolist(), ck.starts.tolist(), ck.mids, ck.rm
+    ([0, 0], [0], [3], [1])
+    """
+
+    def __init__(self, parts: list) -> None:
+        """``parts``: one ``(codes, srcw, style, message_id, zero_width, removed)`` tuple per segment."""
+        if len(parts) == 1:
+            self.codes, self.srcw = parts[0][0], parts[0][1]
+        else:
+            self.codes = np.concatenate([p[0] for p in parts])
+            self.srcw = np.concatenate([p[1] for p in parts])
+        sizes = [len(p[0]) for p in parts]
+        self.starts = np.cumsum([0] + sizes[:-1]).astype(np.int64)
+        self.styles = np.repeat(np.array([p[2] for p in parts], np.uint8), sizes)
+        self.mids = [p[3] for p in parts]
+        self.zw = [p[4] for p in parts]
+        self.rm = [p[5] for p in parts]
+
+
+def chunks(document: Document, at: Atlas, fast: bool = False, cols: int = 0) -> Iterator[Chunk]:
+    """Yield the stream of ``document`` as :class:`Chunk` objects of about :data:`CHUNK` elements.
+
+    Segments that give no element are skipped; a style outside 0-3 is drawn as 0 (``fast``, ``cols``: see
+    :func:`encode_segment`).
+
+    Examples
+    --------
+    >>> from snapglyph.raster.atlas import atlas
+    >>> [(len(ck.codes), ck.mids) for ck in chunks(Document.from_text("hello"), atlas((6, 12)))]
+    [(5, [-1])]
+    """
+    parts: list[tuple] = []
+    size = 0
+    for text, style, mid, continued in segments(document):
+        codes, srcw, zw, rm = encode_segment(text, style, at, continued, fast, cols)
+        if len(codes) == 0:
+            continue
+        parts.append((codes, srcw, style if 0 <= style <= 3 else 0, mid, zw, rm))
+        size += len(codes)
+        if size >= CHUNK:
+            yield Chunk(parts)
+            parts, size = [], 0
+    if parts:
+        yield Chunk(parts)
