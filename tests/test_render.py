@@ -109,6 +109,29 @@ def test_accounting_and_ids():
     assert all(0 < p.fill <= 1 for p in pages)
 
 
+def test_stray_codes_are_no_ops_in_kernel_and_twin():
+    """A code below -2 outside a block (a stray ``CODE_BLOCK_END``, ``CODE_NOP``, -6) is skipped by the kernel and
+    by its twin alike (the twin used to loop forever on -5 and -6 in prose)."""
+    from snapglyph.raster._kernels import layout_blit
+    from snapglyph.raster._twin import layout_blit_py
+
+    glyphs = np.zeros((4, 2, 4), np.uint8)
+    glyphs[1] = 3
+    lut = np.array([[255, 170, 85, 0]] * 5, np.uint8)
+    ink = (np.array([0, 0, 4, 4, 4], np.int32), np.array([0, 1, 8, 9], np.int32), np.full(4, 3, np.uint8))
+    codes = np.array([1, -5, 1, -6, 1, -3, 1], np.int32)
+    results = []
+    for fn in (layout_blit, layout_blit_py):
+        page, state = np.full((4, 8), 255, np.uint8), np.zeros(16, np.int64)
+        out_line, out_col = np.full(7, -1, np.int32), np.full(7, -1, np.int32)
+        j = fn(codes, np.zeros(7, np.uint8), 0, 7, state, page, glyphs, np.ones(4, np.uint8), lut, 2, 2, 4, 2, True,
+               1, *ink, out_line, out_col, np.zeros(16, np.int8), 2)
+        results.append((j, out_line.tolist(), out_col.tolist(), state.tolist(), page.tolist()))
+    assert results[0] == results[1]
+    assert results[0][:3] == (7, [0, -1, 0, -1, 0, -1, 0], [0, -1, 1, -1, 2, -1, 3])
+    assert results[0][4][0] == [0, 0, 0, 0, 0, 0, 0, 0]
+
+
 @pytest.mark.parametrize("engine", ["numba", "python"])
 @pytest.mark.parametrize("cell", [(5, 8), (6, 12), (8, 16)])
 def test_symbols_without_glyph_read_as_labels(engine, cell, monkeypatch):
