@@ -15,10 +15,10 @@ import numpy as np
 import pytest
 from PIL import Image
 
+from snapglyph._config import SPLIT
 from snapglyph.errors import InputError
 from snapglyph.model.document import Document
 from snapglyph.raster import encode
-from snapglyph._config import SPLIT
 from snapglyph.raster.encode import png_bytes
 from snapglyph.raster.pool import encode_ahead, resolve_workers
 from snapglyph.raster.render import iter_pages, render

@@ -25,6 +25,10 @@ __all__ = ["block_rows", "expand_codes", "jit", "layout_blit", "pack_rows"]
 jit = njit(cache=True, nogil=True)
 """The one JIT decorator every kernel uses."""
 
+_MARK = np.int64(STYLE_MARKER)
+"""Every call of :func:`_cell` passes int64 glyph, style, row and cell, so that it compiles once (each literal or
+narrower argument type compiles another specialization: 3 more cost 0.3 s of the cold start)."""
+
 
 @jit
 def block_rows(codes, i, stop, colw, gwidth, cont):
@@ -165,7 +169,8 @@ def _open_band(codes, i, stop, state, page, flat, glyphs, gwidth, lut, cell_w, c
     state[S_FIRST_LINE] = row + state[S_EXTRA]
     state[S_COLUMNS] = ncu
     if state[S_RESUME] == 1:
-        _cell(page, flat, cont, STYLE_MARKER, row, 0, glyphs, gwidth, lut, cell_w, cell_h, ink_start, ink_off, ink_lvl)
+        _cell(page, flat, cont, _MARK, row, np.int64(0), glyphs, gwidth, lut, cell_w, cell_h, ink_start, ink_off,
+              ink_lvl)
         line_flag[state[S_FIRST_LINE]] = 2
         state[S_COL] = 1
         state[S_CELLS] += 1
@@ -232,12 +237,14 @@ def _block_run(codes, styles, i, stop, state, page, flat, glyphs, gwidth, lut, c
                 return i, True
             line = state[S_FIRST_LINE] + state[S_COLUMN] * bh + state[S_ROW_IN_COLUMN]
             line_flag[line] = 2
-            _cell(page, flat, cont, STYLE_MARKER, state[S_TOP] + state[S_ROW_IN_COLUMN], state[S_COLUMN] * (colw + 1),
+            _cell(page, flat, cont, _MARK, state[S_TOP] + state[S_ROW_IN_COLUMN], state[S_COLUMN] * (colw + 1),
                   glyphs, gwidth, lut, cell_w, cell_h, ink_start, ink_off, ink_lvl)
             state[S_COL] = 1
             state[S_CELLS] += 1
-        _cell(page, flat, c, styles[i], state[S_TOP] + state[S_ROW_IN_COLUMN], state[S_COLUMN] * (colw + 1)
-              + state[S_COL], glyphs, gwidth, lut, cell_w, cell_h, ink_start, ink_off, ink_lvl)
+        y = state[S_TOP] + state[S_ROW_IN_COLUMN]
+        x = state[S_COLUMN] * (colw + 1) + state[S_COL]
+        _cell(page, flat, np.int64(c), np.int64(styles[i]), y, x, glyphs, gwidth, lut, cell_w, cell_h, ink_start,
+              ink_off, ink_lvl)
         if line_flag[line] == 0:
             line_flag[line] = 1
         out_line[i] = line
@@ -318,15 +325,12 @@ def layout_blit(codes, styles, start, stop, state, page, glyphs, gwidth, lut, ce
 
 
 @jit
-def _write_tab(out_codes, out_srcw, o, col, space, syn):
-    """Write a tab at ``o`` as spaces (code ``space``) up to the next multiple of 8 cells after ``col``; the first
-    keeps the tab's source weight. Returns the spaces written."""
-    fill = 8 - col % 8
+def _write_tab(out_codes, out_srcw, o, fill, space, syn):
+    """Write a tab at ``o`` as ``fill`` spaces (code ``space``); the first keeps the tab's source weight."""
     for j in range(fill):
         out_codes[o + j] = space
         out_srcw[o + j] = 0
     out_srcw[o] = 1 - syn
-    return fill
 
 
 @jit
@@ -346,8 +350,8 @@ def _zwj_target(cps, i):
 def expand_codes(cps, spans, cells, table, out_codes, out_srcw, start, label_len=None):
     """Drop zero-width characters, expand tabs and map code points to stream codes, in one pass.
 
-    The array twin of steps 5 and 6 of :func:`snapglyph.raster.text.normalize` followed by the glyph lookup: a code point
-    ``>= U+0300`` with ``cells[cp] == 0`` is dropped (and counted), as is a pictograph (U+2600-U+27BF,
+    The array twin of steps 5 and 6 of :func:`snapglyph.raster.text.normalize` followed by the glyph lookup: a code
+    point ``>= U+0300`` with ``cells[cp] == 0`` is dropped (and counted), as is a pictograph (U+2600-U+27BF,
     U+1F000-U+1FAFF) joined to the previous one by a ZWJ (U+200D) and any U+FE0F or skin-tone modifiers
     (U+1F3FB-U+1F3FF) between them; a tab becomes spaces up to the next multiple of 8 cells from the line start
     (a wide character counts ``cells[cp]`` = 2 cells, a glyph with a label counts ``label_len[g]``); a newline
@@ -400,7 +404,8 @@ def expand_codes(cps, spans, cells, table, out_codes, out_srcw, start, label_len
             col = 0
             continue
         if cp == 9:
-            fill = _write_tab(out_codes, out_srcw, o, col, space, syn)
+            fill = 8 - col % 8  # spaces up to the next multiple of 8 cells
+            _write_tab(out_codes, out_srcw, o, fill, space, syn)
             if space < 0:
                 unseen += fill
             o += fill
