@@ -9,7 +9,7 @@ their sources in :mod:`snapglyph.providers.profiles`. Format choices fixed by th
 from __future__ import annotations
 
 __all__ = ["BLOB_MIN_CHARS", "CHUNK", "DEFAULT_BUDGET", "DEFAULT_MAX_TOKENS", "EXACT_RENDERS", "FAST_MIN",
-           "INLINE_MAX", "KEEP_IMAGES", "LEDGER_SHARE", "MAX_ID_RANGE", "MESSAGE_OVERHEAD", "PROTECT_LAST", "SMALL_DOCUMENT", "SPLIT",
+           "INLINE_MAX", "KEEP_IMAGES", "LEDGER_SHARE", "MAX_ID_RANGE", "MESSAGE_OVERHEAD", "PAGE_IMAGE_SHARE", "PROTECT_LAST", "SMALL_DOCUMENT", "SPLIT",
            "SUMMARY_ROUNDS", "TOOL_PART_OVERHEAD", "USER_SHARE",
            "USER_TEXT_MAX", "ZLIB_LEVEL"]
 
@@ -47,6 +47,12 @@ summarizer calls."""
 KEEP_IMAGES = 4
 """Images the image-drop tier keeps (the newest): a choice, not a measurement; a few recent screenshots are what
 a computer-use agent acts on, older ones are recallable from the store."""
+
+PAGE_IMAGE_SHARE = 0.5
+"""Share of a profile's images per request that pages may always take, the conversation's oldest own images
+becoming placeholders to make room (issue 12: 130 screenshots in history left no room for a single page of the
+middle, and compaction refused a request that existed). A choice, not a measurement: half keeps the newest 50 of
+Claude's 100 images, plenty for an agent acting on recent screenshots, while the middle still shows."""
 
 PROTECT_LAST = 8
 """Newest messages the free tiers never touch (a choice: about two to four rounds of call, result and answer)."""

@@ -35,6 +35,7 @@ from ..providers.profiles import Profile, profile as get_profile
 from .assemble import Assembly, assemble
 from .conversation import Conversation, prepare, resolve_dialect
 from .dropping import add_summary, fit_budget
+from .images import fit_image_limits
 from .notes import UserBound, snapshot_notes
 from .plan import Plan, plan_cut
 from .result import CompactResult
@@ -131,8 +132,9 @@ def compact(messages: Any, *, profile: "str | Profile" = "claude", dialect: str 
     conv = prepare(messages, prof=prof, dialect=dialect, store=store, model=model, max_tokens=max_tokens,
                    tools=tools, recall_tool=recall_tool, draw=draw)
     if conv.total <= budget:
-        check_messages(conv.norm, prof)
-        return _finish(conv, conv.norm, conv.request(conv.norm), [], tail_ids=[m.id for m in conv.norm],
+        sent = fit_image_limits(conv.norm, prof, conv.rewrites)  # the many-image rule for the whole request
+        check_messages(sent, prof)
+        return _finish(conv, sent, conv.request(sent), [], tail_ids=[m.id for m in conv.norm],
                        tokens_after=conv.total, passthrough=True)
     count = conv.costs.text
     plan = plan_cut(conv, budget, user_bound=UserBound(int(USER_SHARE * budget), count), ledger_share=ledger)

@@ -214,7 +214,7 @@ def prepare(messages: Any, *, prof: Profile, dialect: str, store: SourceStore | 
     store.bind(key)
     costs = TokenCosts(prof)
     norm, rewrites = dialects.normalize(source, dialect=dialect)
-    norm = fit_image_limits(norm, prof, rewrites)
+    norm = fit_image_limits(norm, prof, rewrites, extra=None)  # the many-image rule once the count is known
     if not any(m.role in ("user", "tool") for m in norm):
         raise InputError("nothing to send: the conversation has no user message (after removing empty ones)")
     tool_defs = dialects.tool_definitions(all_tools, norm, dialect=dialect)

@@ -100,6 +100,21 @@ class Profile:
     params: Mapping[str, Any] = field(default_factory=dict, compare=False)
     doc: str = field(default="", repr=False, compare=False)
 
+    def __post_init__(self) -> None:
+        """Refuse a page the provider would reject: a side above the many-image limit (pages alone can take a
+        request past the rule's threshold, so they must meet it whatever the count) or the hard side limit.
+
+        Raises
+        ------
+        InputError
+            Naming the side and the limit.
+        """
+        side = max(self.page_size)
+        for limit, what in ((self.many_image_max_side, "many-image"), (self.max_image_side, "image side")):
+            if limit is not None and side > limit:
+                raise InputError(f"profile {self.name}: a {self.page_size[0]}x{self.page_size[1]} page exceeds the "
+                                 f"{what} limit of {limit} px a side")
+
     def image_tokens(self, width: int, height: int) -> int:
         """Tokens an image of ``width`` x ``height`` pixels costs, after the provider's own resize.
 
