@@ -4,8 +4,9 @@ Providers check the bytes of every base64 image against its declared media type 
 and one such image in the history makes every later request of a session fail. Anthropic takes JPEG, PNG, GIF and
 WebP ("The image was specified using the image/png media type, but the image appears to be a image/jpeg image";
 platform.claude.com/docs/en/build-with-claude/vision, read 2026-11-30); OpenAI takes PNG, JPEG, WebP and
-non-animated GIF (developers.openai.com/api/docs/guides/images-vision, read 2026-11-30). Pillow reads only the
-header (:func:`PIL.Image.open` is lazy), so checking an image costs its base64 decode, not a decompression.
+non-animated GIF (developers.openai.com/api/docs/guides/images-vision, read 2026-11-30); Gemini takes PNG, JPEG,
+WebP, HEIC and HEIF but no GIF (:data:`DIALECT_MEDIA_TYPES`). Pillow reads only the header
+(:func:`PIL.Image.open` is lazy), so checking an image costs its base64 decode, not a decompression.
 """
 
 from __future__ import annotations
@@ -17,10 +18,28 @@ import struct
 import warnings
 from dataclasses import dataclass
 
-__all__ = ["ImageCheck", "SUPPORTED_MEDIA_TYPES", "check_image", "downscale"]
+__all__ = ["DIALECT_MEDIA_TYPES", "ImageCheck", "SUPPORTED_MEDIA_TYPES", "check_image", "downscale",
+           "media_types"]
 
-#: The image media types every supported provider accepts, by Pillow format name.
+#: The image media types the OpenAI and Anthropic dialects' providers accept, by Pillow format name.
 SUPPORTED_MEDIA_TYPES = {"PNG": "image/png", "JPEG": "image/jpeg", "GIF": "image/gif", "WEBP": "image/webp"}
+
+#: Dialects whose provider takes fewer of :data:`SUPPORTED_MEDIA_TYPES`. Gemini: "PNG, JPEG, WEBP, HEIC, HEIF"
+#: (ai.google.dev/gemini-api/docs/image-understanding#supported-formats, as cited in microsoft/vscode#286628; a GIF
+#: gets ``400 Unsupported MIME type: image/gif``, Mai-with-u/MaiBot#1435, and so does the alias ``image/jpg``,
+#: ogkalu2/comic-translate#399; read 2026-12-01). HEIC and HEIF are left out: Pillow reads neither without a plugin.
+DIALECT_MEDIA_TYPES = {"gemini": frozenset({"image/png", "image/jpeg", "image/webp"})}
+
+
+def media_types(dialect: str | None) -> frozenset[str]:
+    """The image media types the provider of ``dialect`` takes (``None``: those every dialect but Gemini takes).
+
+    Examples
+    --------
+    >>> sorted(media_types("gemini")), "image/gif" in media_types("anthropic")
+    (['image/jpeg', 'image/png', 'image/webp'], True)
+    """
+    return DIALECT_MEDIA_TYPES.get(dialect or "", frozenset(SUPPORTED_MEDIA_TYPES.values()))
 
 #: Leading bytes of common payloads that are not images, and what to call them.
 _NOT_IMAGES = ((b"%PDF-", "a PDF document"), (b"<!doctype html", "an HTML document"), (b"<html", "an HTML document"),

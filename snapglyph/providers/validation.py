@@ -39,7 +39,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..errors import InputError
-from ..model.images import check_image
+from ..model.images import check_image, media_types
 from ..model.messages import image_size
 from .gemini import check_gemini
 from .grammar import PARAMS, param_faults, part_faults
@@ -94,6 +94,27 @@ def _data_url_image(i: int, url: Any, where: str, out: list[Fault]) -> str:
         return ""
     _image_faults(i, data, head[5:].split(";")[0], where, out)
     return data
+
+
+def _gemini_images(body: dict, out: list[Fault]) -> None:
+    """Faults of Gemini ``inline_data`` images: a media type Gemini does not take ("Unsupported MIME type: ...",
+    see :data:`snapglyph.model.images.DIALECT_MEDIA_TYPES`), and the bytes checked as in the other dialects
+    (Gemini: "Unable to process input image", google-gemini/gemini-cli#5064, read 2026-12-01)."""
+    accepted = media_types("gemini")
+    contents = body.get("contents")
+    for i, c in enumerate(contents if isinstance(contents, list) else []):
+        parts = c.get("parts") if isinstance(c, dict) else None
+        for j, p in enumerate(parts if isinstance(parts, list) else []):
+            blob = p.get("inlineData", p.get("inline_data")) if isinstance(p, dict) else None
+            if not isinstance(blob, dict):
+                continue
+            declared = blob.get("mimeType", blob.get("mime_type"))
+            where = f"parts[{j}].inline_data"
+            if isinstance(declared, str) and declared.startswith("image/") and declared not in accepted:
+                out.append(Fault(i, f"{where}: Unsupported MIME type: {declared}"))
+                continue
+            if isinstance(declared, str) and declared.startswith("image/"):
+                _image_faults(i, blob.get("data"), declared, where, out)
 
 
 def _anthropic_tool_use(i: int, b: dict, where: str, body: dict, seen_ids: set, out: list[Fault]) -> None:
@@ -407,6 +428,7 @@ def validate(request: dict, dialect: str, profile: Any = None) -> list[Fault]:
         _responses(request, out, images)
     elif dialect == "gemini":
         check_gemini(request, lambda i, text: out.append(Fault(i, text)), images)
+        _gemini_images(request, out)
     else:
         raise InputError(f"unknown dialect {dialect!r}; known dialects: openai, anthropic, responses, gemini")
     if profile is not None:
