@@ -208,4 +208,5 @@ def _finish(conv: Conversation, msgs: list[Message], req: dict, pages: list, **k
                             + (f" (and {len(faults) - 1} more)" if len(faults) > 1 else ""), faults=faults)
     conv.store.put(conv.source)
     return CompactResult(request=req, store=conv.store, pages=pages, rewrites=conv.rewrites, profile=conv.prof.name,
-                         dialect=conv.dialect, tokens_before=conv.before, notes=conv.notes, **kw)
+                         dialect=conv.dialect, tokens_before=conv.before, notes=conv.notes,
+                         renamed_tools=dict(conv.renamed_tools), **kw)

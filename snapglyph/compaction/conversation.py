@@ -131,6 +131,12 @@ class Conversation:
         Estimated tokens of the input request.
     draw : callable
         ``draw(messages) -> list of Page``: the renderer with the caller's profile, cell, mode and font.
+    notes : list of str
+        What the result should say (a model read by another profile's rules, parameters dropped, tools renamed).
+    recall_tool : str or None
+        Name of the recall tool the request carries.
+    renamed_tools : dict
+        ``{old: new}`` tool names the dialect refuses, renamed (:mod:`snapglyph.providers.tool_names`).
     """
 
     prof: Profile
@@ -151,6 +157,7 @@ class Conversation:
     draw: Callable[[list[Message]], "list[Page]"]
     notes: list[str] = field(default_factory=list)
     recall_tool: str | None = None
+    renamed_tools: dict[str, str] = field(default_factory=dict)
 
     @property
     def total(self) -> int:
@@ -187,6 +194,19 @@ def _settings(settings: dict, dialect: str, model: str, max_tokens: int | None) 
     return max_tokens or output_limit(src) or DEFAULT_MAX_TOKENS, params, notes
 
 
+def _rename_tools(norm: list[Message], tools: list[dict], params: dict, dialect: str, rewrites: Counter,
+                  notes: list[str]) -> tuple[list[Message], list[dict], dict, dict[str, str]]:
+    """Tool names the dialect refuses renamed alike in calls, results, definitions and the tool choice
+    (:func:`snapglyph.providers.tool_names.rename_tools`); counted, and named in a note."""
+    from ..providers.tool_names import rename_tools
+    norm, tools, params, renamed = rename_tools(norm, tools, params, dialect)
+    if renamed:
+        rewrites["tool names the dialect refuses renamed"] += len(renamed)
+        notes.append(f"tool names the {dialect} dialect refuses were renamed in calls, results and definitions "
+                     f"alike: " + ", ".join(f"{a!r} -> {b!r}" for a, b in renamed.items()))
+    return norm, tools, params, renamed
+
+
 def prepare(messages: Any, *, prof: Profile, dialect: str, store: SourceStore | None, model: str | None,
             max_tokens: int | None, tools: Sequence[dict] | None, recall_tool: bool,
             draw: Callable[[list[Message]], "list[Page]"]) -> Conversation:
@@ -214,6 +234,7 @@ def prepare(messages: Any, *, prof: Profile, dialect: str, store: SourceStore | 
     store.bind(key)
     costs = TokenCosts(prof)
     norm, rewrites = dialects.normalize(source, dialect=dialect)
+    norm, all_tools, params, renamed = _rename_tools(norm, all_tools, params, dialect, rewrites, notes)
     norm = fit_image_limits(norm, prof, rewrites, extra=None)  # the many-image rule once the count is known
     if not any(m.role in ("user", "tool") for m in norm):
         raise InputError("nothing to send: the conversation has no user message (after removing empty ones)")
@@ -225,4 +246,4 @@ def prepare(messages: Any, *, prof: Profile, dialect: str, store: SourceStore | 
                         tools=all_tools,
                         store=store, source_in=source_in, source=source, norm=norm, rewrites=rewrites, costs=costs,
                         per=per, fixed=fixed, before=before, draw=draw, notes=notes,
-                        recall_tool=_recall_name() if recall_tool else None)
+                        recall_tool=_recall_name() if recall_tool else None, renamed_tools=renamed)

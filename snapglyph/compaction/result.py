@@ -39,6 +39,9 @@ class CompactResult:
         a pointer in its place; see :mod:`snapglyph.compaction.tail_paging`).
     middle_text_tokens : int
         Estimated tokens the messages shown as pages would cost as text (for the image-vs-text comparison).
+    renamed_tools : dict
+        ``{old: new}`` for each tool name the dialect refuses that was renamed, alike in calls, results, definitions
+        and the tool choice (also named in :attr:`notes`); map the model's calls of a new name back to the tool.
     cache_break : str or None
         Set when the input held an earlier snapshot and its oldest shown pages changed (more pages dropped for
         the budget or a limit), so a provider's prompt cache of them is lost; None otherwise.
@@ -59,6 +62,7 @@ class CompactResult:
     middle_text_tokens: int = 0
     paged: list = field(default_factory=list)
     notes: list = field(default_factory=list)
+    renamed_tools: dict = field(default_factory=dict)
     profile: str = ""
     dialect: str = ""
 
