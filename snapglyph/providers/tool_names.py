@@ -26,8 +26,8 @@ from __future__ import annotations
 
 import hashlib
 import re
-from dataclasses import replace
 from collections.abc import Iterable, Sequence
+from dataclasses import replace
 from typing import Any
 
 from ..model.messages import Message
