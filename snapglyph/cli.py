@@ -37,10 +37,10 @@ def _resolve_profile(args: argparse.Namespace, default: str = "claude"):
     return profile(args.profile or default)
 
 
-def _load_input(path: str):
+def _load_input(path: str, *, say_notes: bool = True):
     from .readers.registry import load, load_bytes
     t = load_bytes(sys.stdin.buffer.read(), name="<stdin>") if path == "-" else load(path)
-    for note in t.notes:  # what the reader repaired (torn line, records run together, phantom parents)
+    for note in t.notes if say_notes else ():  # what the reader repaired (torn line, records run together...)
         print(f"snapglyph: note: {note}", file=sys.stderr)
     return t
 
@@ -124,7 +124,7 @@ def cmd_compact(args: argparse.Namespace) -> int:
     if args.out is None and sys.stdout.isatty():
         raise InputError("refusing to write the request (JSON with base64 page images, often megabytes) to a "
                          "terminal; give --out FILE, or --out - to write it to standard output anyway")
-    t = _load_input(args.input)
+    t = _load_input(args.input, say_notes=False)  # the summary line names what the reader repaired
     if t.format == "text":
         raise InputError(f"{args.input}: plain text is not a conversation; use `snapglyph render` for text")
     read, write = _default_store(args)

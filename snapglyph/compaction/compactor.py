@@ -209,4 +209,4 @@ def _finish(conv: Conversation, msgs: list[Message], req: dict, pages: list, **k
     conv.store.put(conv.source)
     return CompactResult(request=req, store=conv.store, pages=pages, rewrites=conv.rewrites, profile=conv.prof.name,
                          dialect=conv.dialect, tokens_before=conv.before, notes=conv.notes,
-                         renamed_tools=dict(conv.renamed_tools), **kw)
+                         renamed_tools=dict(conv.renamed_tools), reader_notes=list(conv.reader_notes), **kw)

@@ -29,7 +29,7 @@ from .store import SourceStore
 if TYPE_CHECKING:  # pragma: no cover
     from ..raster.render import Page
 
-__all__ = ["Conversation", "prepare", "resolve_dialect", "to_messages"]
+__all__ = ["Conversation", "prepare", "reader_notes", "resolve_dialect", "to_messages"]
 
 
 def resolve_dialect(prof: Profile, dialect: str | None) -> str:
@@ -51,9 +51,9 @@ def resolve_dialect(prof: Profile, dialect: str | None) -> str:
 def to_messages(source: Any) -> tuple[list[Message], list[dict], str | None, dict]:
     """``(messages, tool definitions, model, settings)`` of a list of Message, a Transcript or a request body.
 
-    ``settings`` is ``{"params": {...}, "dialect": ...}``: the source request's parameters other than its content
-    (empty for messages and for transcripts that are no request) and the dialect they are written in (``None``
-    when there is none).
+    ``settings`` is ``{"params": {...}, "dialect": ..., "reader_notes": [...]}``: the source request's parameters
+    other than its content (empty for messages and for transcripts that are no request), the dialect they are
+    written in (``None`` when there is none), and what the reader repaired or skipped (:func:`reader_notes`).
 
     Raises
     ------
@@ -65,7 +65,7 @@ def to_messages(source: Any) -> tuple[list[Message], list[dict], str | None, dic
     >>> msgs, tools, model, settings = to_messages({"model": "gpt-4o", "temperature": 0,
     ...                                             "messages": [{"role": "user", "content": "hi"}]})
     >>> [(m.id, m.role, m.text()) for m in msgs], model, settings
-    ([(0, 'user', 'hi')], 'gpt-4o', {'params': {'temperature': 0}, 'dialect': 'openai'})
+    ([(0, 'user', 'hi')], 'gpt-4o', {'params': {'temperature': 0}, 'dialect': 'openai', 'reader_notes': []})
     """
     if isinstance(source, (dict, list)) and (not source or not isinstance(source, list)
                                              or not isinstance(source[0], Message)):
@@ -75,7 +75,7 @@ def to_messages(source: Any) -> tuple[list[Message], list[dict], str | None, dic
         meta = getattr(source, "meta", None) or {}
         fmt = getattr(source, "format", None)
         settings = {"params": dict(meta.get("params") or {}),
-                    "dialect": fmt if fmt in dialects.DIALECTS else None}
+                    "dialect": fmt if fmt in dialects.DIALECTS else None, "reader_notes": reader_notes(source)}
         return list(source.messages), list(source.tools), getattr(source, "model", None), settings
     if not isinstance(source, (list, tuple)):
         raise InputError(f"compact() takes a list of snapglyph.Message, a Transcript, or a request body (a dict "
@@ -84,7 +84,27 @@ def to_messages(source: Any) -> tuple[list[Message], list[dict], str | None, dic
     if not all(isinstance(m, Message) for m in msgs):
         raise InputError("compact() takes a list of snapglyph.Message, a Transcript, or a request body (a dict "
                          "or a list of provider messages)")
-    return msgs, [], None, {"params": {}, "dialect": None}
+    return msgs, [], None, {"params": {}, "dialect": None, "reader_notes": []}
+
+
+def reader_notes(transcript: Any) -> list[str]:
+    """What the reader of ``transcript`` repaired (its ``notes``: a torn line, records run together, a phantom
+    parent crossed...) and, in one sentence, the records it skipped as no message (its ``meta["skipped"]`` counts),
+    so that every record of the input is accounted for in the compaction's result.
+
+    Examples
+    --------
+    >>> from types import SimpleNamespace as T
+    >>> reader_notes(T(notes=["line 9 is torn"], meta={"skipped": {"progress": 1117, "system": 4, "x": 0}}))
+    ['line 9 is torn', 'the reader skipped 1,121 records that are no message: progress 1117, system 4']
+    """
+    out = [str(n) for n in getattr(transcript, "notes", None) or []]
+    skipped = {k: v for k, v in ((getattr(transcript, "meta", None) or {}).get("skipped") or {}).items()
+               if isinstance(v, int) and v > 0}
+    if skipped:
+        kinds = ", ".join(f"{k} {v}" for k, v in sorted(skipped.items(), key=lambda kv: (-kv[1], str(kv[0]))))
+        out.append(f"the reader skipped {sum(skipped.values()):,} records that are no message: {kinds}")
+    return out
 
 
 def _recall_name() -> str:
@@ -137,6 +157,8 @@ class Conversation:
         Name of the recall tool the request carries.
     renamed_tools : dict
         ``{old: new}`` tool names the dialect refuses, renamed (:mod:`snapglyph.providers.tool_names`).
+    reader_notes : list of str
+        What the input's reader repaired or skipped (:func:`reader_notes`).
     """
 
     prof: Profile
@@ -158,6 +180,7 @@ class Conversation:
     notes: list[str] = field(default_factory=list)
     recall_tool: str | None = None
     renamed_tools: dict[str, str] = field(default_factory=dict)
+    reader_notes: list[str] = field(default_factory=list)
 
     @property
     def total(self) -> int:
@@ -246,4 +269,5 @@ def prepare(messages: Any, *, prof: Profile, dialect: str, store: SourceStore | 
                         tools=all_tools,
                         store=store, source_in=source_in, source=source, norm=norm, rewrites=rewrites, costs=costs,
                         per=per, fixed=fixed, before=before, draw=draw, notes=notes,
-                        recall_tool=_recall_name() if recall_tool else None, renamed_tools=renamed)
+                        recall_tool=_recall_name() if recall_tool else None, renamed_tools=renamed,
+                        reader_notes=list(settings.get("reader_notes") or []))

@@ -39,6 +39,10 @@ class CompactResult:
         a pointer in its place; see :mod:`snapglyph.compaction.tail_paging`).
     middle_text_tokens : int
         Estimated tokens the messages shown as pages would cost as text (for the image-vs-text comparison).
+    reader_notes : list of str
+        What the input's reader repaired or skipped to read it (a torn last line left out, records run together
+        read apart, a phantom parent crossed, records that are no message), so that every record of the input is
+        accounted for: shown, recallable, or named here.
     renamed_tools : dict
         ``{old: new}`` for each tool name the dialect refuses that was renamed, alike in calls, results, definitions
         and the tool choice (also named in :attr:`notes`); map the model's calls of a new name back to the tool.
@@ -63,6 +67,7 @@ class CompactResult:
     paged: list = field(default_factory=list)
     notes: list = field(default_factory=list)
     renamed_tools: dict = field(default_factory=dict)
+    reader_notes: list = field(default_factory=list)
     profile: str = ""
     dialect: str = ""
 
@@ -70,8 +75,10 @@ class CompactResult:
         return iter((self.request, self.store))
 
     def summary(self) -> str:
-        """One line: messages in head/middle/tail, pages, rewrites, estimated tokens before and after."""
-        return self._summary() + "".join(f"; note: {n}" for n in self.notes)
+        """One line: messages in head/middle/tail, pages, rewrites, estimated tokens before and after; then what the
+        reader repaired or skipped (``; read: ...``) and the notes (``; note: ...``)."""
+        return (self._summary() + "".join(f"; read: {n}" for n in self.reader_notes)
+                + "".join(f"; note: {n}" for n in self.notes))
 
     def _summary(self) -> str:
         rw = sum(self.rewrites.values())

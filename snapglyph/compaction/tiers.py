@@ -241,7 +241,8 @@ def compact_ladder(messages: Any, *, profile: Any = "claude", dialect: str | Non
     reports.append(rep)
     msgs = older + newer
     from ..readers.registry import Transcript
-    source = Transcript(msgs, settings["dialect"] or "text", meta={"params": settings["params"]})
+    source = Transcript(msgs, settings["dialect"] or "text", meta={"params": settings["params"]},
+                        notes=list(settings.get("reader_notes") or []))
     res = compact(source, profile=profile, dialect=dialect, budget=budget, store=store, summarize=summarize, **kw)
     if not res.passthrough:
         reports.append(TierReport("snapshot", res.middle_ids, f"{len(res.pages)} pages"))
