@@ -13,6 +13,7 @@ from snapglyph.providers.profiles import profile
 from snapglyph.readers.registry import from_request, load_text
 
 from conftest import shared_path
+from sdk_oracle import sdk_errors
 
 PNG_1x1 = ("iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAAAAAA6fptVAAAACklEQVR4nGNgAAAAAgABc3UBGAAAAABJRU5ErkJggg==")
 
@@ -224,7 +225,24 @@ def test_inline_data_images_are_byte_checked_by_validate_and_fixed_by_compact():
     assert res.rewrites == {"image media types corrected from the bytes": 2,
                             "images that are not images replaced by a placeholder": 2,
                             "images in a format the gemini dialect does not take made PNG": 1}
-    assert validate(res.request, "gemini", profile="gemini") == []
+    assert validate(res.request, "gemini", profile="gemini") == [] and sdk_errors(res.request, "gemini") == ""
     # the GIF stays a GIF where the provider takes it
     assert compact(body, profile="claude", dialect="anthropic", budget=100_000).request["messages"][0]["content"][
         3]["source"]["media_type"] == "image/gif"
+
+
+def test_function_responses_follow_the_call_order():
+    """Found by the fuzz run: results given in another order than the calls (or a call without a result, whose
+    error result was put first) were written in that order, and Gemini wants them in call order."""
+    calls = Message(1, "assistant", [Part("tool_call", name="read", arguments="{}", call_id="c1"),
+                                     Part("tool_call", name="read", arguments="{}", call_id="c2"),
+                                     Part("tool_call", name="bash", arguments="{}", call_id="c3")])
+    out_of_order = [Message(0, "user", [Part("text", text="go")]), calls,
+                    Message(2, "tool", [Part("tool_result", call_id="c3", content=[Part("text", text="3")])]),
+                    Message(3, "tool", [Part("tool_result", call_id="c1", content=[Part("text", text="1")])])]
+    norm, rewrites = normalize(out_of_order, dialect="gemini")
+    body = to_request(norm, dialect="gemini", model="gemini-2.5-pro", max_tokens=100)
+    assert [(p["functionResponse"]["id"], p["functionResponse"]["response"]) for p in body["contents"][2]["parts"]] \
+        == [("c1", {"output": "1"}), ("c2", {"error": "(no result was recorded for this tool call)"}),
+            ("c3", {"output": "3"})]
+    assert validate(body, "gemini") == [] and rewrites == {"tool calls without a result given an error result": 1}
