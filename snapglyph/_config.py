@@ -9,9 +9,9 @@ their sources in :mod:`snapglyph.providers.profiles`. Format choices fixed by th
 from __future__ import annotations
 
 __all__ = ["BLOB_MIN_CHARS", "CHUNK", "DEFAULT_BUDGET", "DEFAULT_MAX_TOKENS", "EXACT_RENDERS", "FAST_MIN",
-           "INLINE_MAX", "KEEP_IMAGES", "LEDGER_SHARE", "MAX_ID_RANGE", "MESSAGE_OVERHEAD", "PROTECT_LAST", "SMALL_DOCUMENT", "SPLIT",
-           "SUMMARY_ROUNDS", "TOOL_PART_OVERHEAD", "USER_SHARE",
-           "USER_TEXT_MAX", "ZLIB_LEVEL"]
+           "INLINE_MAX", "KEEP_IMAGES", "LEDGER_SHARE", "MAX_ID_RANGE", "MESSAGE_OVERHEAD", "PAGE_CACHE_SIZE",
+           "PROTECT_LAST", "RELAY_KEEP_BYTES", "SERVE_MARGIN", "SMALL_DOCUMENT", "SPLIT", "SUMMARY_ROUNDS",
+           "TOOL_PART_OVERHEAD", "USER_SHARE", "USER_TEXT_MAX", "ZLIB_LEVEL"]
 
 # --- compaction -----------------------------------------------------------------------------------------------
 
@@ -110,3 +110,19 @@ budget of 16k (resp. 26k) tokens on, and the newest ones below."""
 USER_TEXT_MAX = 2000
 """Longest user message, in characters, repeated whole; a longer one keeps its first and last halves of this, with a
 marked gap (issue 10: about 500 tokens, a long task statement; pasted logs and files are longer)."""
+
+# --- the proxy (snapglyph serve) and sticky compaction ----------------------------------------------------------
+
+PAGE_CACHE_SIZE = 32
+"""Middles whose pages :mod:`snapglyph.compaction.sticky` keeps in memory (PNG bytes, keyed by the middle's source
+and the render settings): one per conversation the proxy serves at once; 32 claude pages of a dense middle take
+about 20 MB. A choice, not a measurement."""
+
+RELAY_KEEP_BYTES = 256 * 1024
+"""The most bytes of a relayed response kept for the overflow check (pieces that hold an error marker): an error
+body of any provider read in ../shared/reference is under 4 kB; this bounds memory per response."""
+
+SERVE_MARGIN = 0.08
+"""Share of the model's window the proxy keeps free for the token estimate's error (text counted by another
+tokenizer than the provider's): the calibrated estimate runs 1.3-1.45x above cl100k on real transcripts
+(:mod:`snapglyph.providers.tokens`), so 8% covers the provider tokenizers that count more than cl100k."""

@@ -21,7 +21,7 @@ from collections import OrderedDict
 from dataclasses import dataclass
 from typing import Any
 
-from .._config import DEFAULT_MAX_TOKENS
+from .._config import DEFAULT_MAX_TOKENS, PAGE_CACHE_SIZE
 from ..errors import BudgetError
 from ..model.ids import format_ranges
 from ..providers.profiles import Profile, profile as get_profile
@@ -36,7 +36,6 @@ from .store import SourceStore, message_to_dict
 __all__ = ["Cut", "CutNoLongerFits", "compact_sticky", "prefix_fingerprint"]
 
 _PAGE_CACHE: "OrderedDict[tuple, list]" = OrderedDict()
-_PAGE_CACHE_SIZE = 32
 
 
 class CutNoLongerFits(BudgetError):
@@ -91,7 +90,7 @@ def _cached_pages(draw: Any, middle: list, key: tuple) -> list:
     if pages is None:
         pages = draw(middle)
         _PAGE_CACHE[key] = pages
-        while len(_PAGE_CACHE) > _PAGE_CACHE_SIZE:
+        while len(_PAGE_CACHE) > PAGE_CACHE_SIZE:
             _PAGE_CACHE.popitem(last=False)
     else:
         _PAGE_CACHE.move_to_end(key)

@@ -14,10 +14,11 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+from .._config import SERVE_MARGIN
 from ..errors import SnapglyphError, UnknownProfileError
 from ..providers.overflow import OverflowResult
 
-__all__ = ["DEFAULT_TEXT_ONLY", "MARGIN", "ROUTES", "Budget", "budget_for", "compact_body", "conversation_of",
+__all__ = ["DEFAULT_TEXT_ONLY", "ROUTES", "Budget", "budget_for", "compact_body", "conversation_of",
            "estimate", "image_refusal", "max_tokens_of", "pick_profile", "text_only"]
 
 ROUTES = {"/v1/messages": "anthropic", "/v1/messages/count_tokens": "anthropic",
@@ -25,8 +26,6 @@ ROUTES = {"/v1/messages": "anthropic", "/v1/messages/count_tokens": "anthropic",
           "/v1/responses": "responses", "/responses": "responses"}
 """Request paths the proxy reads, and their dialect; every other path is relayed unchanged."""
 
-MARGIN = 0.08
-"""Share of the window kept free for the estimate's error (text counted by another tokenizer)."""
 
 DEFAULT_TEXT_ONLY = ("gpt-3.5*", "gpt-4", "gpt-4-0*", "gpt-4-32k*", "o1-mini*", "o3-mini*", "deepseek-*",
                      "codestral*", "*embed*", "text-*", "qwen2.5-coder*", "qwen3-coder*", "llama-3*", "llama3*")
@@ -160,7 +159,7 @@ class Budget:
 
 
 def budget_for(estimate: int, max_tokens: int, *, overflow: OverflowResult | None = None, window: int | None = None,
-               ratio: float = 1.0, margin: float = MARGIN) -> Budget:
+               ratio: float = 1.0, margin: float = SERVE_MARGIN) -> Budget:
     """The budget that brings a request under the window.
 
     Parameters
