@@ -408,7 +408,7 @@ def test_a_killed_proxy_resumes_its_conversations(tmp_path):
     import sys
     import time
 
-    import snapglyph.compaction.sticky as sticky
+    import snapglyph.compaction.page_cache as page_cache
     state = tmp_path / "state"
     with Simulator(lambda d, b: answer("noted"), provider="anthropic", context_window=6000) as sim:
         sock = bind("127.0.0.1", 0)
@@ -429,7 +429,7 @@ def test_a_killed_proxy_resumes_its_conversations(tmp_path):
             p.kill()
             p.wait(10)
         before = _pages(sim.log[-1]["raw"])
-        sticky._PAGE_CACHE.clear()                      # nothing rendered survives but the state folder
+        page_cache._PAGES.clear()                      # nothing rendered survives but the state folder
         with _proxy(sim, tmp_path) as bg:
             _ant(bg.url).messages.create(model="claude-sonnet-4-6", max_tokens=64, messages=_grown(14))
             conv = httpx.get(bg.url + "/snapglyph/status").json()["conversations"][0]

@@ -219,7 +219,7 @@ def compact_body(body: dict, dialect: str, *, profile: str, budget: int, store: 
         Estimated tokens the request may cost, reserved output included.
     store : SourceStore, optional
     cut : snapglyph.compaction.sticky.Cut, optional
-        Keep this earlier cut if its tail still fits (:func:`snapglyph.compaction.sticky.compact_sticky`);
+        Keep this earlier cut if its tail still fits (``compact(..., cut=)``, :mod:`snapglyph.compaction.sticky`);
         ``None`` makes a new cut.
 
     Returns
@@ -233,13 +233,13 @@ def compact_body(body: dict, dialect: str, *, profile: str, budget: int, store: 
         From the compaction; :class:`~snapglyph.compaction.sticky.CutNoLongerFits` when ``cut`` is given and
         its tail no longer fits.
     """
-    from ..compaction.sticky import compact_sticky
+    from ..compaction.compactor import compact
     # allow_empty_middle: a proxy sending the newest messages (the rest named as not shown, kept in the store)
     # recovers the session; refusing would relay the overflow instead (issue 12 item 12 is about the CLI's silence)
     kw = dict(profile=profile, dialect=dialect, budget=budget, store=store, max_tokens=max_tokens_of(body),
               allow_empty_middle=True,
               model=body.get("model") if isinstance(body.get("model"), str) else None)
-    res, new_cut = compact_sticky(body, cut=cut, **kw)
+    res = compact(body, cut=cut, **kw)
     req = res.request
     out = dict(body)
     if dialect == "responses":
@@ -251,7 +251,7 @@ def compact_body(body: dict, dialect: str, *, profile: str, budget: int, store: 
         if dialect == "anthropic" and "system" not in body and req.get("system"):
             out["system"] = req["system"]
         out["messages"] = msgs
-    return out, res, new_cut
+    return out, res, res.cut
 
 
 def estimate(body: dict, profile: str) -> int:
