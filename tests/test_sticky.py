@@ -30,8 +30,8 @@ def test_reused_cut_keeps_pages_and_snapshot_text_and_grows_the_tail():
     assert _snapshot(again) == _snapshot(first)              # images, guide and the user's words: the same bytes
     text = "\n".join(b["text"] for b in _snapshot(again) if b["type"] == "text")
     assert "Pixels can be misread" in text and "[#8 user] step 8" in text
-    assert again.tail_ids == list(range(10, 14)) and again.tokens_after == 4089
-    with pytest.raises(CutNoLongerFits, match="no longer fits: 4493 tokens > 4400") as e:
+    assert again.tail_ids == list(range(10, 14)) and again.tokens_after == 4118
+    with pytest.raises(CutNoLongerFits, match="no longer fits: 4522 tokens > 4400") as e:
         compact(_conv(15), budget=4400, cut=first.cut, **kw)
     assert isinstance(e.value, BudgetError)
 

@@ -189,7 +189,7 @@ def compact_sticky(messages: Any, *, cut: Cut | None = None, **kw: Any) -> tuple
     >>> compact_sticky(conv(15), cut=cut, **kw)
     Traceback (most recent call last):
     ...
-    snapglyph.compaction.sticky.CutNoLongerFits: the tail from #10 no longer fits: 4464 tokens > 4400
+    snapglyph.compaction.sticky.CutNoLongerFits: the tail from #10 no longer fits: 4493 tokens > 4400
     """
     from .compactor import compact
     res = compact(messages, cut=cut, **kw)
