@@ -126,6 +126,20 @@ def compact(messages: Any, *, profile: "str | Profile" = "claude", dialect: str 
         dropped and ``allow_empty_middle`` is not set.
     LimitError
         A provider limit (images per request, request bytes) cannot be met.
+
+    Examples
+    --------
+    >>> from snapglyph import Message, Part, compact
+    >>> msgs = [Message(0, "user", [Part("text", text="Fix the failing test in parser.py")])] + [
+    ...     Message(i, "assistant" if i % 2 else "user", [Part("text", text=f"step {i}: " + "log line\\n" * 200)])
+    ...     for i in range(1, 12)]
+    >>> res = compact(msgs, dialect="anthropic", budget=6000, max_tokens=500)
+    >>> res.head_ids, res.middle_ids, res.tail_ids, len(res.pages)
+    ([0], [1, 2, 3, 4, 5, 6, 7, 8], [9, 10, 11], 1)
+    >>> [m["role"] for m in res.request["messages"]]
+    ['user', 'user', 'assistant', 'user', 'assistant']
+    >>> res.tokens_after <= 6000 < res.tokens_before
+    True
     """
     prof = get_profile(profile)
     dialect = resolve_dialect(prof, dialect)

@@ -68,6 +68,17 @@ class SourceStore:
     ------
     StoreError
         If the file exists but a complete line is not a stored message.
+
+    Examples
+    --------
+    >>> import os, tempfile
+    >>> from snapglyph import Message, Part
+    >>> path = os.path.join(tempfile.mkdtemp(), "store.jsonl")
+    >>> store = SourceStore(path)
+    >>> store.put([Message(7, "tool", [Part("text", text="exit status 1")])])
+    >>> _ = store.save()
+    >>> SourceStore(path).get(7).parts[0].text
+    'exit status 1'
     """
 
     def __init__(self, path: "str | os.PathLike | None" = None) -> None:

@@ -226,6 +226,11 @@ def estimate_tokens(text: str) -> int:
     int
         Estimated tokens, at least the ``cl100k_base`` count on every calibration sample, and at most the UTF-8
         byte length of ``text``. ``0`` for the empty string.
+
+    Examples
+    --------
+    >>> estimate_tokens("def f(x):\\n    return x + 1\\n")      # tiktoken's cl100k_base counts 11
+    14
     """
     if not isinstance(text, str):
         raise InputError(f"text must be a str, not {type(text).__name__}")
@@ -264,6 +269,11 @@ def text_tokens(text: str, *, exact: bool = True, encoding: str = "cl100k_base")
     ------
     InputError
         If ``text`` is not a ``str``.
+
+    Examples
+    --------
+    >>> text_tokens("def f(x):\\n    return x + 1\\n")
+    TokenCount(n=11, exact=True, method='tiktoken cl100k_base')
     """
     if not isinstance(text, str):
         raise InputError(f"text must be a str, not {type(text).__name__}")
@@ -299,6 +309,11 @@ def count_for_profile(text: str, profile: Any) -> int:
         If ``text`` is not a ``str``.
     UnknownProfileError
         If ``profile`` is a name no profile has.
+
+    Examples
+    --------
+    >>> [count_for_profile("def f(x):\\n    return x + 1\\n", p) for p in ("openai", "claude")]
+    [11, 15]
     """
     if isinstance(profile, str):
         from .profiles import profile as _profile
@@ -317,6 +332,12 @@ class Calibration:
         Provider-reported tokens over our count (or estimate) for the same input; ``> 0``.
     samples : int
         How many (reported, estimated) pairs the ratio was computed from.
+
+    Examples
+    --------
+    >>> c = Calibration(1.25, 1)
+    >>> c.apply(1000), c.update(1100, 1000).ratio
+    (1250, 1.175)
     """
 
     ratio: float = 1.0
@@ -355,8 +376,20 @@ def calibrate(reported: int, estimated: "int | TokenCount") -> Calibration:
     ------
     InputError
         If either value is not a positive integer.
+
+    Examples
+    --------
+    >>> calibrate(1300, 1000)
+    Calibration(ratio=1.3, samples=1)
+    >>> calibrate("1300", 1000)
+    Traceback (most recent call last):
+    ...
+    snapglyph.errors.InputError: calibrate needs positive token counts, got reported='1300', estimated=1000
     """
-    r, e = int(reported), int(estimated)
-    if r <= 0 or e <= 0:
-        raise InputError(f"calibrate needs positive token counts, got reported={reported!r}, estimated={e!r}")
-    return Calibration(r / e, 1)
+    def positive(v: object) -> int:
+        n = v.n if isinstance(v, TokenCount) else v
+        if isinstance(n, bool) or not isinstance(n, int) or n <= 0:
+            raise InputError(f"calibrate needs positive token counts, got reported={reported!r}, "
+                             f"estimated={estimated!r}")
+        return n
+    return Calibration(positive(reported) / positive(estimated), 1)
