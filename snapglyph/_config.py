@@ -9,9 +9,9 @@ their sources in :mod:`snapglyph.providers.profiles`. Format choices fixed by th
 from __future__ import annotations
 
 __all__ = ["BLOB_MIN_CHARS", "CHUNK", "DEFAULT_BUDGET", "DEFAULT_MAX_TOKENS", "EXACT_RENDERS", "FAST_MIN",
-           "INLINE_MAX", "KEEP_IMAGES", "LEDGER_SHARE", "MAX_ID_RANGE", "MESSAGE_OVERHEAD", "PAGE_CACHE_SIZE",
-           "PROTECT_LAST", "RELAY_KEEP_BYTES", "SERVE_MARGIN", "SMALL_DOCUMENT", "SPLIT", "SUMMARY_ROUNDS",
-           "TOOL_PART_OVERHEAD", "USER_SHARE", "USER_TEXT_MAX", "ZLIB_LEVEL"]
+           "INLINE_MAX", "KEEP_IMAGES", "LEDGER_SHARE", "MAX_ID_RANGE", "MESSAGE_OVERHEAD", "OVERFLOW_UNKNOWN_SHARE",
+           "PAGE_CACHE_SIZE", "PROTECT_LAST", "RELAY_KEEP_BYTES", "SERVE_MARGIN", "SMALL_DOCUMENT", "SPLIT",
+           "SUMMARY_ROUNDS", "TOOL_PART_OVERHEAD", "USER_SHARE", "USER_TEXT_MAX", "ZLIB_LEVEL"]
 
 # --- compaction -----------------------------------------------------------------------------------------------
 
@@ -126,3 +126,10 @@ SERVE_MARGIN = 0.08
 """Share of the model's window the proxy keeps free for the token estimate's error (text counted by another
 tokenizer than the provider's): the calibrated estimate runs 1.3-1.45x above cl100k on real transcripts
 (:mod:`snapglyph.providers.tokens`), so 8% covers the provider tokenizers that count more than cl100k."""
+
+# --- framework adapters -----------------------------------------------------------------------------------------
+
+OVERFLOW_UNKNOWN_SHARE = 0.75
+"""Framework adapters (:mod:`snapglyph.integrations`): after a context-overflow error that names no context window,
+the next budget is this share of the smaller of the failed budget and the prompt size the error names (a guess:
+Bedrock's and Gemini's older bodies say neither; one retry is made, so it errs on the small side)."""
