@@ -1,5 +1,9 @@
 """Root pytest configuration: the doctests of a framework adapter run only where its framework is installed."""
 import importlib.util
+import os
+
+# LiteLLM fetches its model price map from the network on import unless told to use the copy it ships.
+os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
 _ADAPTERS = {
     "snapglyph/integrations/openai_agents.py": "agents",

@@ -6,14 +6,14 @@ import pytest
 
 pytest.importorskip("langchain.agents", reason="langchain>=1 not installed (the `integrations` extra)")
 pytest.importorskip("langchain_openai", reason="langchain-openai not installed (the `integrations` extra)")
-from langchain.agents import create_agent  # noqa: E402
-from langchain_core.messages import ToolMessage  # noqa: E402
-from langchain_core.tools import tool  # noqa: E402
-from langchain_openai import ChatOpenAI  # noqa: E402
+from langchain.agents import create_agent
+from langchain_core.messages import ToolMessage
+from langchain_core.tools import tool
+from langchain_openai import ChatOpenAI
 
-from agent_demo.simulator import Simulator, answer, call  # noqa: E402
-from snapglyph import SourceStore  # noqa: E402
-from snapglyph.integrations.langchain import SnapglyphMiddleware  # noqa: E402
+from agent_demo.simulator import Simulator, answer, call
+from snapglyph import SourceStore
+from snapglyph.integrations.langchain import SnapglyphMiddleware
 
 FILES = {f"f{i}.txt": "".join(f"line {j} of file {i}: value={j * i}\n" for j in range(80)) for i in range(6)}
 

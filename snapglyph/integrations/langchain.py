@@ -20,7 +20,8 @@ https://reference.langchain.com/python/langchain/agents/middleware/types/wrap_mo
 from __future__ import annotations
 
 import os
-from typing import Any, Awaitable, Callable
+from collections.abc import Awaitable, Callable
+from typing import Any
 
 from langchain.agents.middleware import AgentMiddleware, ModelRequest
 from langchain_core.exceptions import ContextOverflowError
