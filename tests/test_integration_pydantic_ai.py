@@ -100,3 +100,23 @@ def test_process_history_capability_runs(tmp_path):
     assert statuses == [200] * 7                        # compacted before every request that would overflow
     assert sum(1 for m in sent if isinstance(m["content"], list)
                for p in m["content"] if p["type"] == "image_url") == len(hist.compactor.last.pages)
+
+
+def test_an_oversized_newest_tool_return_is_paged_in_place(tmp_path):
+    from pydantic_ai.messages import ModelResponse, ToolCallPart
+    big = "".join(f"row {i}: {'x' * 20} value={i * 7}\n" for i in range(2500))
+    msgs = [ModelRequest(parts=[UserPromptPart("Read the big log.")], instructions="Be brief.")]
+    for i, text in enumerate([f"small {i}\n" * 300 for i in range(4)] + [big]):
+        msgs.append(ModelResponse(parts=[ToolCallPart("read", {"p": f"f{i}"}, tool_call_id=f"c{i}")]))
+        msgs.append(ModelRequest(parts=[ToolReturnPart("read", text, tool_call_id=f"c{i}")], instructions="Be brief."))
+    hist = SnapglyphHistory(tmp_path / "store.jsonl", budget=30_000, max_tokens=200)
+    out = hist(msgs)
+    res = hist.compactor.last
+    assert res.paged == [(11, "tool result", 1)]         # chat #0 is the instructions, #11 the big return
+    assert out[0] is msgs[0] and out[2] is msgs[-2] and len(out) == 4
+    (part,) = out[3].parts
+    assert part.tool_call_id == "c4" and part.content == (
+        "[snapglyph: tool result 1 of message #11 (104,801 characters) is shown as pages in the snapshot above; "
+        "recall #11 for its exact text]")
+    assert msgs[-1].parts[0].content == big                # the caller's message is not changed
+    assert hist.compactor.recall_text("#11") == "#11: " + big

@@ -120,8 +120,8 @@ class ChatCompactor:
         """Lower the budget after an overflow error; ``True`` when ``exc`` is one.
 
         The budget becomes the context window the error names; where it names none, ``OVERFLOW_UNKNOWN_SHARE`` of
-        the smaller of the budget and the prompt size it names. ``known`` says the framework already classified ``exc`` as an
-        overflow (then it counts as one even when its body is not recognized).
+        the smaller of the budget and the prompt size it names. ``known`` says the framework already classified
+        ``exc`` as an overflow (then it counts as one even when its body is not recognized).
         """
         found = overflow_of(exc)
         if found is None and not known:

@@ -1,24 +1,19 @@
-"""pydantic-ai adapter: a history processor that shows the old middle of the conversation as page images, and a
-capability that applies it to what each model request sends, recovers from a context overflow and offers recall.
+"""pydantic-ai adapter: a history processor showing the old middle as page images, and a capability that applies
+it to what each request sends, retries once after a context overflow and offers the recall tool.
 
-:class:`SnapglyphHistory` is a history processor (``messages -> messages``). When the messages would cost more than
-the budget it converts them to OpenAI chat dicts, compacts them with :func:`snapglyph.compact`, and returns
-pydantic-ai's own ``ModelMessage`` objects for the head and the tail (a ``ModelRequest`` whose parts straddle a cut
-is split into its parts on each side) with, in place of the middle, one ``ModelRequest`` holding a
-``UserPromptPart`` of the page images (``BinaryContent``, ``image/png``) and the snapshot text.
+:class:`SnapglyphHistory` (``messages -> messages``) converts the messages to OpenAI chat dicts, compacts them with
+:func:`snapglyph.compact` when over budget, and returns pydantic-ai's own ``ModelMessage`` objects for head and
+tail (a ``ModelRequest`` straddling a cut is split into its parts) with, for the middle, one ``ModelRequest`` whose
+``UserPromptPart`` holds the pages (``BinaryContent``, ``image/png``) and the snapshot text. pydantic-ai 2 dropped
+``Agent(history_processors=...)`` for ``capabilities=[ProcessHistory(processor)]``, which also writes the result
+into the run's history (the processor puts the middle of its own snapshots back before compacting again).
+:class:`SnapglyphCapability` compacts only what each attempt sends (``prepare_model_request``; the history stays
+whole), turns an overflow into a lower budget and one more attempt (``RetryModelRequest``), and adds the tool.
 
-pydantic-ai 2 removed ``Agent(history_processors=[...])``: a processor is given as
-``capabilities=[ProcessHistory(processor)]``, which also writes the result into the run's message history. The
-processor puts back the middle of snapshots it made itself before compacting again, so the history stays usable;
-:class:`SnapglyphCapability` is the better fit: its ``prepare_model_request`` compacts only what one request sends
-(the run's history is never rewritten), its ``on_model_request_error`` turns a context-overflow error into a lower
-budget and one more attempt (``RetryModelRequest``), and its toolset holds the ``recall_messages`` tool.
-
-Sources (read 2026-12-01): https://ai.pydantic.dev/message-history/ and, for pydantic-ai-slim 2.68.0,
-``pydantic_ai/capabilities/process_history.py`` (``ProcessHistory``), ``capabilities/abstract.py``
-(``prepare_model_request``, ``on_model_request_error``, ``get_toolset``), ``models/__init__.py``
-(``ModelRequestContext``), ``messages.py`` (``ModelRequest``, ``UserPromptPart``, ``BinaryContent``) and
-``exceptions.py`` (``RetryModelRequest``, ``ModelContextWindowExceededError``).
+Sources (read 2026-12-01): https://ai.pydantic.dev/message-history/; pydantic-ai-slim 2.68.0
+``capabilities/process_history.py``, ``capabilities/abstract.py`` (``prepare_model_request``,
+``on_model_request_error``, ``get_toolset``), ``models/__init__.py`` (``ModelRequestContext``), ``messages.py``
+and ``exceptions.py`` (``RetryModelRequest``, ``ModelContextWindowExceededError``).
 """
 from __future__ import annotations
 
@@ -28,20 +23,9 @@ import os
 from typing import Any
 
 from pydantic_ai import RunContext, Tool
+from pydantic_ai import messages as pm
 from pydantic_ai.capabilities import AbstractCapability
 from pydantic_ai.exceptions import ModelContextWindowExceededError, RetryModelRequest
-from pydantic_ai.messages import (
-    BinaryContent,
-    ModelMessage,
-    ModelRequest,
-    ModelResponse,
-    RetryPromptPart,
-    SystemPromptPart,
-    TextPart,
-    ToolCallPart,
-    ToolReturnPart,
-    UserPromptPart,
-)
 from pydantic_ai.models import ModelRequestContext
 from pydantic_ai.toolsets import FunctionToolset
 
@@ -84,14 +68,14 @@ class SnapglyphHistory:
                  model: str | None = None, max_tokens: int | None = None) -> None:
         self.compactor = ChatCompactor(store_path, budget=budget, profile=profile, model=model,
                                        max_tokens=max_tokens)
-        self._middles: dict[str, list[ModelMessage]] = {}
+        self._middles: dict[str, list[pm.ModelMessage]] = {}
 
-    def __call__(self, messages: list[ModelMessage]) -> list[ModelMessage]:
-        """The processor: ``messages`` compacted to the budget (the same list when they fit)."""
+    def __call__(self, messages: list[pm.ModelMessage]) -> list[pm.ModelMessage]:
+        """The processor: :meth:`process` without tool definitions."""
         return self.process(messages)
 
-    def process(self, messages: list[ModelMessage], tools: list[dict] | None = None,
-                max_tokens: int | None = None) -> list[ModelMessage]:
+    def process(self, messages: list[pm.ModelMessage], tools: list[dict] | None = None,
+                max_tokens: int | None = None) -> list[pm.ModelMessage]:
         """Compact ``messages`` (with OpenAI ``tools`` definitions counted in the budget).
 
         Raises
@@ -115,14 +99,14 @@ class SnapglyphHistory:
         paged = {i: d for i, d in zip(res.tail_ids, out[n_head + 1:]) if i in pointers}
         key = ",".join(map(str, res.middle_ids))
         self._middles[key] = _pick(full, where, res.middle_ids, {})
-        snapshot = ModelRequest(parts=[UserPromptPart(_user_content(snap["content"]))], metadata={_META: key})
+        snapshot = pm.ModelRequest(parts=[pm.UserPromptPart(_user_content(snap["content"]))], metadata={_META: key})
         return _pick(full, where, res.head_ids, {}) + [snapshot] + _pick(full, where, res.tail_ids, paged)
 
-    def _expand(self, messages: list[ModelMessage]) -> list[ModelMessage]:
+    def _expand(self, messages: list[pm.ModelMessage]) -> list[pm.ModelMessage]:
         """Put back the middle of each snapshot made here (the history ``ProcessHistory`` wrote)."""
         if not any(_snapshot_key(m) is not None for m in messages):
             return messages
-        out: list[ModelMessage] = []
+        out: list[pm.ModelMessage] = []
         for m in messages:
             key = _snapshot_key(m)
             if key is None:
@@ -170,7 +154,7 @@ class SnapglyphCapability(AbstractCapability[Any]):
         return request_context
 
     async def on_model_request_error(self, ctx: RunContext[Any], *, request_context: ModelRequestContext,
-                                     error: Exception) -> ModelResponse:
+                                     error: Exception) -> pm.ModelResponse:
         """On the first attempt's context-overflow error, lower the budget and attempt once more."""
         known = isinstance(error, ModelContextWindowExceededError)
         if request_context.attempt == 1 and self.history.compactor.learn(error, known=known):
@@ -182,22 +166,22 @@ class SnapglyphCapability(AbstractCapability[Any]):
         return FunctionToolset([self.history.recall_tool()])
 
 
-def _snapshot_key(m: ModelMessage) -> str | None:
-    meta = getattr(m, "metadata", None) if isinstance(m, ModelRequest) else None
+def _snapshot_key(m: pm.ModelMessage) -> str | None:
+    meta = getattr(m, "metadata", None) if isinstance(m, pm.ModelRequest) else None
     return meta.get(_META) if isinstance(meta, dict) else None
 
 
-def _to_chat(messages: list[ModelMessage]) -> tuple[list[dict], list[tuple[int, int | None]]]:
+def _to_chat(messages: list[pm.ModelMessage]) -> tuple[list[dict], list[tuple[int, int | None]]]:
     """OpenAI chat dicts for ``messages`` and, for each, ``(message index, part index)`` it came from (part
     ``None``: the whole message; index -1: the instructions, sent as a system message)."""
     chat: list[dict] = []
     where: list[tuple[int, int | None]] = []
-    last = next((m for m in reversed(messages) if isinstance(m, ModelRequest)), None)
+    last = next((m for m in reversed(messages) if isinstance(m, pm.ModelRequest)), None)
     if last is not None and last.instructions:
         chat.append({"role": "system", "content": last.instructions})
         where.append((-1, None))
     for i, m in enumerate(messages):
-        if isinstance(m, ModelResponse):
+        if isinstance(m, pm.ModelResponse):
             chat.append(_assistant(m))
             where.append((i, None))
             continue
@@ -209,24 +193,24 @@ def _to_chat(messages: list[ModelMessage]) -> tuple[list[dict], list[tuple[int, 
     return chat, where
 
 
-def _assistant(m: ModelResponse) -> dict:
-    text = "\n\n".join(p.content for p in m.parts if isinstance(p, TextPart) and p.content)
+def _assistant(m: pm.ModelResponse) -> dict:
+    text = "\n\n".join(p.content for p in m.parts if isinstance(p, pm.TextPart) and p.content)
     calls = [{"id": p.tool_call_id, "type": "function",
               "function": {"name": p.tool_name, "arguments": p.args_as_json_str()}}
-             for p in m.parts if isinstance(p, ToolCallPart)]
+             for p in m.parts if isinstance(p, pm.ToolCallPart)]
     return {"role": "assistant", "content": text or None, **({"tool_calls": calls} if calls else {})}
 
 
 def _request_part(p: Any) -> dict | None:
-    if isinstance(p, SystemPromptPart):
+    if isinstance(p, pm.SystemPromptPart):
         return {"role": "system", "content": p.content}
-    if isinstance(p, ToolReturnPart):
+    if isinstance(p, pm.ToolReturnPart):
         return {"role": "tool", "tool_call_id": p.tool_call_id, "content": p.model_response_str()}
-    if isinstance(p, RetryPromptPart):
+    if isinstance(p, pm.RetryPromptPart):
         if p.tool_name is not None:
             return {"role": "tool", "tool_call_id": p.tool_call_id, "content": p.model_response()}
         return {"role": "user", "content": p.model_response()}
-    if isinstance(p, UserPromptPart):
+    if isinstance(p, pm.UserPromptPart):
         if isinstance(p.content, str):
             return {"role": "user", "content": p.content}
         return {"role": "user", "content": [_user_item(x) for x in p.content]}
@@ -236,7 +220,7 @@ def _request_part(p: Any) -> dict | None:
 def _user_item(x: Any) -> dict:
     if isinstance(x, str):
         return {"type": "text", "text": x}
-    if isinstance(x, BinaryContent) and x.media_type.startswith("image/"):
+    if isinstance(x, pm.BinaryContent) and x.media_type.startswith("image/"):
         url = f"data:{x.media_type};base64,{base64.b64encode(x.data).decode('ascii')}"
         return {"type": "image_url", "image_url": {"url": url}}
     return {"type": "text", "text": f"[{type(x).__name__}: {getattr(x, 'url', '') or getattr(x, 'media_type', '')}]"}
@@ -248,14 +232,14 @@ def _user_content(parts: list[dict]) -> list[Any]:
     for p in parts:
         if p.get("type") == "image_url":
             head, _, data = p["image_url"]["url"].partition(",")
-            out.append(BinaryContent(data=base64.b64decode(data), media_type=head[5:].split(";")[0]))
+            out.append(pm.BinaryContent(data=base64.b64decode(data), media_type=head[5:].split(";")[0]))
         elif p.get("type") == "text":
             out.append(p["text"])
     return out
 
 
-def _pick(messages: list[ModelMessage], where: list[tuple[int, int | None]], ids: list[int],
-          paged: dict[int, dict]) -> list[ModelMessage]:
+def _pick(messages: list[pm.ModelMessage], where: list[tuple[int, int | None]], ids: list[int],
+          paged: dict[int, dict]) -> list[pm.ModelMessage]:
     """The original messages (or the parts of a request) the chat messages ``ids`` came from, in order; a part of
     the tail shown as pages (``paged``: id -> the dict sent) takes the pointer text that stands for it."""
     groups: dict[int, list[int]] = {}
@@ -265,10 +249,10 @@ def _pick(messages: list[ModelMessage], where: list[tuple[int, int | None]], ids
             groups.setdefault(i, [])
             if k is not None:
                 groups[i].append(cid)
-    out: list[ModelMessage] = []
+    out: list[pm.ModelMessage] = []
     for i, cids in groups.items():
         m = messages[i]
-        if isinstance(m, ModelResponse):
+        if isinstance(m, pm.ModelResponse):
             out.append(m)
             continue
         parts = [_paged_part(m.parts[where[c][1]], paged.get(c)) for c in cids]
@@ -278,9 +262,9 @@ def _pick(messages: list[ModelMessage], where: list[tuple[int, int | None]], ids
 
 
 def _paged_part(part: Any, sent: dict | None) -> Any:
-    if sent is None or not isinstance(part, (ToolReturnPart, UserPromptPart)):
+    if sent is None or not isinstance(part, (pm.ToolReturnPart, pm.UserPromptPart)):
         return part
     content = sent.get("content")
-    if isinstance(part, UserPromptPart) and isinstance(content, list):
+    if isinstance(part, pm.UserPromptPart) and isinstance(content, list):
         content = _user_content(content)
     return dataclasses.replace(part, content=content)
