@@ -1,6 +1,7 @@
 """Stage 0, reading: transcript files and request bodies -> neutral messages.
 
 - :mod:`.registry`   :func:`load` and :func:`load_text`: detect the format and dispatch to one reader.
+- :mod:`.decode`     a file's bytes as text and JSON: the binary check, UTF-8, JSON errors, JSON lines repairs.
 - :mod:`.requests`   OpenAI chat completions, Anthropic messages and SWE-agent ``.traj`` bodies.
 - :mod:`.responses`  OpenAI Responses requests.
 - :mod:`.sessions`   Claude Code and pi session JSONL.
@@ -9,5 +10,6 @@
 - :mod:`.gemini_cli` Gemini CLI sessions (legacy JSON and the JSONL append log).
 - :mod:`.cline`      Cline and Roo Code ``api_conversation_history.json``.
 - :mod:`.openhands`  OpenHands SDK event folders and V0 trajectories.
-- :mod:`.common`     helpers shared by the readers (image parts, JSON arguments, id numbering).
+- :mod:`.textfile`   a plain text file as a document streamed from disk.
+- :mod:`.common`     helpers shared by the readers (image parts, JSON arguments, request settings, id numbering).
 """

@@ -172,19 +172,37 @@ def extra_keys(obj: dict, standard: set[str] | frozenset[str]) -> dict:
 
 
 def part_extra(b: dict, standard: set[str]) -> dict:
-    """A part's meta holding the block's keys outside ``standard`` under ``"extra"`` (``{}`` when there are none)."""
+    """A part's meta holding the block's keys outside ``standard`` under ``"extra"`` (``{}`` when there are none).
+
+    Examples
+    --------
+    >>> part_extra({"type": "text", "text": "hi", "cache_control": 1}, {"type", "text"})
+    {'extra': {'cache_control': 1}}
+    """
     extra = extra_keys(b, standard)
     return {"extra": extra} if extra else {}
 
 
 def unknown_block(b: dict) -> Part:
-    """A content block of a kind the neutral form lacks: a short text stand-in, the block kept in ``meta``."""
+    """A content block of a kind the neutral form lacks: a short text stand-in, the block kept in ``meta``.
+
+    Examples
+    --------
+    >>> unknown_block({"type": "audio", "id": "a1"}).text
+    '[audio]'
+    """
     return Part(kind="text", text=f"[{b.get('type', 'block')}]", meta={"source_block": b})
 
 
 def request_meta(body: dict) -> dict:
     """The request's settings other than its content: each at the top of the meta (as before) and all together
-    under ``"params"`` (what a compacted request carries over, see :mod:`snapglyph.providers.params`)."""
+    under ``"params"`` (what a compacted request carries over, see :mod:`snapglyph.providers.params`).
+
+    Examples
+    --------
+    >>> request_meta({"model": "m", "messages": [], "temperature": 0})
+    {'temperature': 0, 'params': {'temperature': 0}}
+    """
     params = {k: v for k, v in body.items() if k not in _REQUEST_CONTENT_KEYS}
     return {**params, "params": dict(params)}
 

@@ -376,6 +376,14 @@ def anthropic_block(b: dict, path: str | None, where: str, names: CallNames) -> 
     ------
     FormatError
         A ``tool_result`` whose content is neither a string nor a list of blocks.
+
+    Examples
+    --------
+    >>> names = CallNames()
+    >>> anthropic_block({"type": "tool_use", "id": "t1", "name": "ls", "input": {"d": "."}}, None, "x", names).arguments
+    '{"d": "."}'
+    >>> anthropic_block({"type": "tool_result", "tool_use_id": "t1", "content": "a b"}, None, "x", names).name
+    'ls'
     """
     t = b.get("type")
     if t == "text":
