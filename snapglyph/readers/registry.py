@@ -105,6 +105,17 @@ class Transcript:
     meta: dict[str, Any] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
 
+    @property
+    def content(self) -> str | list[Message]:
+        """What to render or price: the text of a plain text file (``format == "text"``), else the messages.
+
+        Examples
+        --------
+        >>> load_text("just words").content, load_text('[{"role": "user", "content": "hi"}]').content[0].text()
+        ('just words', 'hi')
+        """
+        return self.meta.get("text", "") if self.format == "text" else self.messages
+
 
 def _guard(fn, *args, path: str | None = None, what: str = "input"):
     """Run a reader; a stray TypeError/AttributeError/KeyError from a wrongly typed field becomes a FormatError."""
