@@ -11,7 +11,8 @@ import json
 from typing import Any
 
 from ..errors import FormatError
-from ..model.messages import OPENING_USER_LINE, Message, Part, image_size
+from ..model.images import image_size
+from ..model.messages import OPENING_USER_LINE, Message, Part
 from ..model.snapshot_text import parse_snapshot_text
 
 __all__ = ["as_str", "coerce_types", "dumps_args", "extra_keys", "image_part", "mark_snapshots", "number_messages",
