@@ -23,7 +23,7 @@ stable across passes (see :func:`parse_snapshot_text`).
 Message ids are ordinals ``0, 1, ...`` in the source conversation (the system prompt, where there is one, is
 ``#0``); the source format's own ids (uuids, tool call ids) are kept in ``Message.meta`` and ``Part.call_id``.
 The format-specific choices are documented on each reader: :func:`~snapglyph.readers.requests.read_openai`,
-:func:`~snapglyph.readers.requests.read_anthropic`, :func:`~snapglyph.readers.responses.read_responses`,
+:func:`~snapglyph.readers.anthropic.read_anthropic`, :func:`~snapglyph.readers.responses.read_responses`,
 :func:`~snapglyph.readers.requests.read_swe_agent`, :func:`~snapglyph.readers.sessions.read_claude_code`,
 :func:`~snapglyph.readers.sessions.read_pi`, :mod:`snapglyph.readers.aider`, :mod:`snapglyph.readers.codex`,
 :mod:`snapglyph.readers.gemini_cli`, :mod:`snapglyph.readers.cline` and :mod:`snapglyph.readers.openhands`.
@@ -41,6 +41,7 @@ from ..errors import FormatError
 from ..model.messages import Message
 from ..model.snapshot_text import parse_snapshot_text
 from .aider import is_aider, read_aider
+from .anthropic import read_anthropic
 from .cline import is_cline, read_cline
 from .codex import is_codex, read_codex
 from .common import coerce_types, drop_opening_line, mark_snapshots, number_messages
@@ -54,7 +55,7 @@ from .openhands import (
     read_openhands_events,
     read_openhands_trajectory,
 )
-from .requests import detect_request, read_anthropic, read_openai, read_swe_agent
+from .requests import detect_request, read_openai, read_swe_agent
 from .responses import read_responses
 from .sessions import is_claude_code, is_pi, read_claude_code, read_pi
 

@@ -12,8 +12,10 @@ from typing import Any
 
 from ..errors import FormatError
 from ..model.messages import Message, Part
+from .anthropic import (
+    anthropic_block,  # Claude Code lines hold Anthropic content blocks
+)
 from .common import CallNames, as_str, dumps_args, image_part
-from .requests import anthropic_block  # Claude Code lines hold Anthropic content blocks
 
 __all__ = [
     "is_claude_code",
