@@ -9,9 +9,10 @@ their sources in :mod:`snapglyph.providers.profiles`. Format choices fixed by th
 from __future__ import annotations
 
 __all__ = ["BLOB_MIN_CHARS", "CHUNK", "DEFAULT_BUDGET", "DEFAULT_MAX_TOKENS", "EXACT_RENDERS", "FAST_MIN",
-           "INLINE_MAX", "KEEP_IMAGES", "LEDGER_SHARE", "MAX_ID_RANGE", "MESSAGE_OVERHEAD", "OVERFLOW_UNKNOWN_SHARE",
-           "PAGE_CACHE_SIZE", "PROTECT_LAST", "RELAY_KEEP_BYTES", "SERVE_MARGIN", "SMALL_DOCUMENT", "SPLIT",
-           "SUMMARY_ROUNDS", "TOOL_PART_OVERHEAD", "USER_SHARE", "USER_TEXT_MAX", "ZLIB_LEVEL"]
+           "IMAGE_HEAD_CHARS", "INLINE_MAX", "KEEP_IMAGES", "LEDGER_SHARE", "MAX_ID_RANGE", "MESSAGE_OVERHEAD",
+           "OVERFLOW_UNKNOWN_SHARE", "PAGE_CACHE_SIZE", "PROTECT_LAST", "RELAY_KEEP_BYTES", "SERVE_MARGIN",
+           "SMALL_DOCUMENT", "SPLIT", "SUMMARY_ROUNDS", "TOOL_PART_OVERHEAD", "USER_SHARE", "USER_TEXT_MAX",
+           "ZLIB_LEVEL"]
 
 # --- compaction -----------------------------------------------------------------------------------------------
 
@@ -60,6 +61,13 @@ set; far above any real transcript's length)."""
 BLOB_MIN_CHARS = 256
 """Shortest base64 run drawn as a ``[base64 N KB]`` placeholder: 192 bytes decoded. Hashes and ids (a SHA-256 is
 64 hex or 44 base64 characters) stay as text, where a model may need them."""
+
+IMAGE_HEAD_CHARS = 8192
+"""Base64 characters (6,144 bytes) :func:`snapglyph.model.images.image_size` decodes first; where Pillow cannot read
+the header from them it decodes four times as many, up to the whole payload. Measured 2026-12-01 on 1280x800 images
+saved by Pillow 13: the header is read from the first 42 bytes of a PNG, 732 of a palette PNG, 177 of a baseline or
+progressive JPEG, 792 of a GIF (its 256-color palette comes first); a JPEG carrying a 60 KB ICC profile needs 60,864
+bytes (three rounds); Pillow's WebP reader takes only the whole file."""
 
 INLINE_MAX = 120
 """Longest one-line string argument (in characters) drawn inline on a tool call's line; longer ones get their own
