@@ -15,6 +15,7 @@ import numpy as np
 import pytest
 
 from snapglyph.raster import widths
+from snapglyph.raster.text import normalize
 from snapglyph.raster.widths import (
     cell_table,
     char_cells,
@@ -105,3 +106,10 @@ def test_nfc_leaves_code_points_newer_than_the_pin_alone():
 def test_nfc_equals_unicodedata_on_the_pinned_version():
     for s in ["e\u0301\U00010efd\u0300", "\u0378\u0301a\u0301", "\U0001fa75\u0300\u0301x", "a\u0323\u0302\u0378"]:
         assert nfc(s) == unicodedata.normalize("NFC", s)
+
+
+def test_normalize_gives_the_same_text_on_every_python():
+    # Each of these took other cells or composed otherwise on Python 3.13 before the tables were pinned: U+0378 is
+    # unassigned (two cells here, one by 3.13's unicodedata), U+10EFD a combining mark since Unicode 15.0.
+    got = normalize("x\u0378\t|a\U00010efd\u0300")
+    assert (got.text, got.synthetic, got.zero_width) == ("x\u0378     |a\U00010efd", [(3, 7)], 1)  # tab: 5 cells

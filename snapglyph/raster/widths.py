@@ -22,7 +22,6 @@ that Python's ``unicodedata`` says.
 from __future__ import annotations
 
 import functools
-import re
 import unicodedata
 from bisect import bisect_right
 
@@ -153,9 +152,12 @@ def is_space_separator(cp: int) -> bool:
 
 
 @functools.lru_cache(maxsize=1)
-def _unassigned_runs() -> re.Pattern:
-    """A pattern matching runs of code points that the pinned version leaves unassigned (compiled on first use)."""
-    return re.compile("([" + "".join(f"\\U{a:08x}-\\U{b:08x}" for a, b in UNASSIGNED) + "]+)")
+def _unassigned() -> np.ndarray:
+    """``(0x110000,)`` bool: whether the pinned version leaves each code point unassigned (built on first use)."""
+    t = np.zeros(0x110000, np.bool_)
+    for a, b in UNASSIGNED:
+        t[a:b + 1] = True
+    return t
 
 
 def nfc(s: str) -> str:
@@ -186,6 +188,10 @@ def nfc(s: str) -> str:
     """
     if unicodedata.is_normalized("NFC", s):
         return s
-    parts = _unassigned_runs().split(s)  # stretch, unassigned run, stretch, ...
-    parts[::2] = [unicodedata.normalize("NFC", p) for p in parts[::2]]
-    return "".join(parts)
+    cps = np.frombuffer(s.encode("utf-32-le", "surrogatepass"), np.uint32)
+    pieces, pos = [], 0
+    for i in np.flatnonzero(_unassigned()[cps]).tolist():  # each unassigned code point stays as it is
+        pieces += (unicodedata.normalize("NFC", s[pos:i]), s[i])
+        pos = i + 1
+    pieces.append(unicodedata.normalize("NFC", s[pos:]))
+    return "".join(pieces)
