@@ -216,7 +216,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
 
 def cmd_fonts(args: argparse.Namespace) -> int:
     """`snapglyph fonts`: print the bundled fonts, cell sizes and coverage; returns 0."""
-    from .raster.atlas import fonts_report
+    from .raster.font_report import fonts_report
     print(fonts_report())
     return 0
 
