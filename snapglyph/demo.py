@@ -22,18 +22,34 @@ __all__ = ["demo_transcript", "run_demo"]
 
 
 def demo_transcript() -> Path:
-    """Path of the bundled demo transcript.
+    """Path of the bundled demo transcript (a real pi session, 974 kB of JSON lines).
+
+    The ``examples/`` folder ships inside the wheel as the package ``snapglyph.examples`` (see ``pyproject.toml``), so
+    a plain ``pip install`` has it; a checkout run with ``PYTHONPATH`` set finds it beside the package.
 
     Raises
     ------
     InputError
-        If ``examples/`` is not beside the package (a non-editable install without the repository).
+        If neither the installed package data nor the repository's ``examples/`` folder holds the file.
+
+    Examples
+    --------
+    >>> demo_transcript().name
+    'large-session.jsonl'
     """
-    p = Path(__file__).resolve().parent.parent / "examples" / "pi-session" / "large-session.jsonl"
-    if not p.exists():
-        raise InputError(f"the demo transcript {p} is missing: run the demo from a clone "
-                         "(pip install -e .), where examples/ sits beside the package")
-    return p
+    rel = ("pi-session", "large-session.jsonl")
+    candidates = []
+    try:
+        from importlib.resources import files
+        candidates.append(Path(str(files("snapglyph.examples") / rel[0] / rel[1])))
+    except (ModuleNotFoundError, TypeError):
+        pass
+    candidates.append(Path(__file__).resolve().parent.parent / "examples" / Path(*rel))
+    for p in candidates:
+        if p.is_file():
+            return p
+    raise InputError(f"the demo transcript {'/'.join(rel)} is missing from this install "
+                     f"(looked in {', '.join(str(c) for c in candidates)})")
 
 
 def run_demo(out: Path, *, profile_name: str = "claude", budget: int = DEFAULT_BUDGET) -> int:

@@ -50,6 +50,13 @@ class CostRow:
         Bytes of the PNG pages (before base64, which adds a third).
     chars_per_image_token : float
         ``chars / image_tokens``.
+
+    Examples
+    --------
+    >>> from snapglyph import Message, Part, cost_report
+    >>> row = cost_report([Message(0, "user", [Part("text", text="word " * 3000)])])[0]
+    >>> row.ratio == round(row.text_tokens / row.image_tokens, 3), row.text_method
+    (True, 'counted: tiktoken cl100k_base x1.3')
     """
 
     profile: str
@@ -105,6 +112,13 @@ def cost_report(messages: "Sequence[Message] | str", *, profiles: Sequence[str] 
     ------
     InputError, UnknownProfileError
         Bad arguments or an unknown profile.
+
+    Examples
+    --------
+    >>> from snapglyph import Message, Part
+    >>> rows = cost_report([Message(0, "user", [Part("text", text="word " * 3000)])], profiles=("claude", "openai"))
+    >>> [(r.profile, r.chars, r.text_tokens, r.pages, r.image_tokens) for r in rows]
+    [('claude', 15009, 3906, 1, 1404), ('openai', 15009, 3005, 1, 1320)]
     """
     from .compaction.compactor import compact
     from .providers.dialects import normalize

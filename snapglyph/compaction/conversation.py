@@ -205,8 +205,7 @@ class Conversation:
 
 def _settings(settings: dict, dialect: str, model: str, max_tokens: int | None) -> tuple[int, dict, list[str]]:
     """The output reserve, the parameters to carry (with the output limit's name) and notes on dropped ones."""
-    from .._config import DEFAULT_MAX_TOKENS
-    from ..providers.params import carry_params, output_limit, output_limit_key
+    from ..providers.params import carry_params, output_limit_key, output_reserve
 
     src = settings.get("params") or {}
     params, dropped = carry_params(src, settings.get("dialect"), dialect)
@@ -214,7 +213,7 @@ def _settings(settings: dict, dialect: str, model: str, max_tokens: int | None) 
     params["_limit_key"] = output_limit_key(dialect, model, src if same else None)
     notes = [f"source request parameters with no place in the {dialect} dialect were dropped: "
              f"{', '.join(dropped)}"] if dropped else []
-    return max_tokens or output_limit(src) or DEFAULT_MAX_TOKENS, params, notes
+    return output_reserve(max_tokens, src), params, notes
 
 
 def _rename_tools(norm: list[Message], tools: list[dict], params: dict, dialect: str, rewrites: Counter,

@@ -4,8 +4,12 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from .store import SourceStore
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .sticky import Cut
 
 __all__ = ["CompactResult"]
 
@@ -49,6 +53,9 @@ class CompactResult:
     cache_break : str or None
         Set when the input held an earlier snapshot and its oldest shown pages changed (more pages dropped for
         the budget or a limit), so a provider's prompt cache of them is lost; None otherwise.
+    cut : Cut or None
+        Where this compaction cut (:class:`~snapglyph.compaction.sticky.Cut`): pass it as ``compact(..., cut=)``
+        for the grown conversation to keep the same pages while its tail fits.
     """
 
     request: dict
@@ -70,6 +77,7 @@ class CompactResult:
     reader_notes: list = field(default_factory=list)
     profile: str = ""
     dialect: str = ""
+    cut: Cut | None = None
 
     def __iter__(self):
         return iter((self.request, self.store))

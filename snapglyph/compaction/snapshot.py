@@ -53,6 +53,13 @@ class SnapshotParts:
         The rendered :class:`~snapglyph.raster.render.Page` objects.
     image_tokens : int
         What the pages cost under the profile (after the provider's own resize, which never changes them).
+
+    Examples
+    --------
+    >>> from snapglyph import Message, Part
+    >>> sp = snapshot_parts([Message(2, "assistant", [Part("text", text="done")])], dialect="openai")
+    >>> sp.ids, len(sp.pages), sp.parts[0]["type"], sp.image_tokens > 0
+    ([2], 1, 'image_url', True)
     """
 
     parts: list[dict]
@@ -90,6 +97,16 @@ def snapshot_parts(messages: Sequence[Message], *, profile: Any = "claude", dial
     ------
     InputError
         Empty slice, unknown dialect, something that is not a message, or a ledger share outside [0, 1].
+
+    Examples
+    --------
+    >>> from snapglyph import Message, Part
+    >>> msgs = [Message(i, "tool", [Part("text", text=f"line {i}\\n" * 50)]) for i in range(4, 8)]
+    >>> sp = snapshot_parts(msgs, dialect="anthropic")
+    >>> [p["type"] for p in sp.parts], sp.parts[0]["source"]["media_type"]
+    (['image', 'text'], 'image/png')
+    >>> sp.parts[1]["text"].splitlines()[0]
+    'snapglyph snapshot: the images above show messages #4-#7 as pages.'
     """
     from ..providers.dialects import request_messages
     from ..providers.profiles import profile as get_profile

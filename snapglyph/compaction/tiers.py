@@ -43,6 +43,11 @@ class TierReport:
         Message ids it changed (their originals are in the store).
     detail : str
         Human-readable summary (counts, sizes).
+
+    Examples
+    --------
+    >>> TierReport("image drop", [4, 9], "2 images replaced by placeholders").ids
+    [4, 9]
     """
 
     tier: str
@@ -184,6 +189,14 @@ class LadderResult:
         One per tier that ran, in order.
     result : CompactResult
         The final compaction (its ``tokens_before`` is the input's estimate before any tier).
+
+    Examples
+    --------
+    >>> from snapglyph import Message, Part, compact_ladder
+    >>> msgs = [Message(0, "user", [Part("text", text="hi")]), Message(1, "assistant", [Part("text", text="hello")])]
+    >>> request, store = compact_ladder(msgs, dialect="anthropic")      # it fits: passed through
+    >>> [m["role"] for m in request["messages"]]
+    ['user', 'assistant']
     """
 
     request: dict
@@ -222,6 +235,18 @@ def compact_ladder(messages: Any, *, profile: Any = "claude", dialect: str | Non
     ------
     BudgetError, LimitError, StoreError, InputError
         As :func:`snapglyph.compact` does, when no tier gets the request within the budget.
+
+    Examples
+    --------
+    >>> from snapglyph import Message, Part
+    >>> msgs = [Message(0, "user", [Part("text", text="Fix the failing test")])] + [
+    ...     Message(i, "assistant" if i % 2 else "user", [Part("text", text=f"step {i}: " + "log line\\n" * 200)])
+    ...     for i in range(1, 12)]
+    >>> lad = compact_ladder(msgs, dialect="anthropic", budget=6000, max_tokens=500)
+    >>> [(r.tier, r.ids) for r in lad.reports]
+    [('omission', []), ('image drop', []), ('snapshot', [1, 2, 3, 4, 5, 6, 7, 8])]
+    >>> lad.result.tokens_after <= 6000
+    True
     """
     from .compactor import compact, expand_snapshots
     from .conversation import to_messages

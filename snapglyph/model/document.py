@@ -83,6 +83,13 @@ class Document:
     Attributes
     ----------
     segments : list of Segment
+
+    Examples
+    --------
+    >>> from snapglyph import Message, Part
+    >>> doc = build_document([Message(0, "user", [Part("text", text="hi")])])
+    >>> [s.message_id for s in doc.segments], doc.segments[1].text
+    ([0, 0], 'hi')
     """
 
     segments: list[Segment] = field(default_factory=list)
@@ -224,6 +231,13 @@ def build_document(messages: Sequence[Message], *, header_row: bool = False) -> 
     -------
     Document
         Segments in message order; every segment carries its message's id.
+
+    Examples
+    --------
+    >>> from snapglyph import Message, Part
+    >>> doc = build_document([Message(1, "assistant", [Part("tool_call", name="bash", arguments='{"cmd": "ls -l"}')])])
+    >>> [(s.text, s.style) for s in doc.segments]
+    [(' #1 assistant ', 2), ('-> bash cmd="ls -l"', 3)]
     """
     segs: list[Segment] = []
     for m in messages:

@@ -5,8 +5,9 @@ and one such image in the history makes every later request of a session fail. A
 WebP ("The image was specified using the image/png media type, but the image appears to be a image/jpeg image";
 platform.claude.com/docs/en/build-with-claude/vision, read 2026-11-30); OpenAI takes PNG, JPEG, WebP and
 non-animated GIF (developers.openai.com/api/docs/guides/images-vision, read 2026-11-30); Gemini takes PNG, JPEG,
-WebP, HEIC and HEIF but no GIF (:data:`DIALECT_MEDIA_TYPES`). Pillow reads only the header
-(:func:`PIL.Image.open` is lazy), so checking an image costs its base64 decode, not a decompression.
+WebP, HEIC and HEIF but no GIF (:data:`DIALECT_MEDIA_TYPES`). Pillow reads only the header (:func:`PIL.Image.open`
+is lazy), so checking an image costs its base64 decode, not a decompression, and reading its size
+(:func:`image_size`) only the decode of its first bytes. The one place image headers are read.
 """
 
 from __future__ import annotations
@@ -18,7 +19,9 @@ import struct
 import warnings
 from dataclasses import dataclass
 
-__all__ = ["DIALECT_MEDIA_TYPES", "ImageCheck", "SUPPORTED_MEDIA_TYPES", "check_image", "downscale",
+from .._config import IMAGE_HEAD_CHARS
+
+__all__ = ["DIALECT_MEDIA_TYPES", "SUPPORTED_MEDIA_TYPES", "ImageCheck", "check_image", "downscale", "image_size",
            "media_types"]
 
 #: The image media types the OpenAI and Anthropic dialects' providers accept, by Pillow format name.
@@ -78,6 +81,65 @@ def _decode(data: str) -> bytes | None:
         return None
 
 
+#: What Pillow's header readers raise for bytes they cannot read (truncated, corrupt or of no known format).
+_UNREADABLE = (OSError, SyntaxError, ValueError, EOFError, IndexError, struct.error)
+
+
+def _read_header(raw: bytes) -> tuple[str | None, int, int]:
+    """Pillow's format name and the ``(width, height)`` in pixels from the header of ``raw``; nothing is
+    decompressed. Raises one of :data:`_UNREADABLE`, or ``PIL.Image.DecompressionBombError`` past Pillow's pixel
+    limit."""
+    from PIL import Image
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        with Image.open(io.BytesIO(raw)) as im:
+            return im.format, im.size[0], im.size[1]
+
+
+def image_size(data: str) -> tuple[int, int] | None:
+    """Read the pixel size ``(width, height)`` of a base64 PNG, JPEG, GIF or WebP payload from its header.
+
+    Pillow reads the header (:func:`PIL.Image.open` is lazy) from the first :data:`~snapglyph._config.IMAGE_HEAD_CHARS`
+    base64 characters; where that is not enough (a JPEG whose frame header follows a large ICC profile; a WebP,
+    which Pillow reads whole) four times as many are decoded, up to the whole payload.
+
+    Parameters
+    ----------
+    data : str
+        Base64 text, no ``data:`` prefix; characters outside the base64 alphabet (line breaks) are skipped.
+
+    Returns
+    -------
+    tuple of int, or None
+        ``None`` when the payload does not decode, is no image of those four formats, or has more pixels than
+        Pillow opens (:func:`check_image` names that problem).
+
+    Examples
+    --------
+    >>> image_size("iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAAAAAA6fptVAAAACklEQVR4nGNgAAAAAgABSK+kcQAAAABJRU5ErkJggg==")
+    (1, 1)
+    >>> image_size(base64.b64encode(b"GIF89a not really").decode()) is None
+    True
+    """
+    if not isinstance(data, str) or not data:
+        return None
+    from PIL import Image
+
+    n = IMAGE_HEAD_CHARS
+    while True:
+        head = data[:n]
+        try:
+            fmt, w, h = _read_header(base64.b64decode(head + "=" * (-len(head) % 4), validate=False))
+            return (w, h) if fmt in SUPPORTED_MEDIA_TYPES else None
+        except Image.DecompressionBombError:
+            return None
+        except (binascii.Error, *_UNREADABLE):
+            if n >= len(data):
+                return None
+            n *= 4
+
+
 def _what(raw: bytes) -> str:
     head = raw[:64].lstrip().lower()
     return next((name for sig, name in _NOT_IMAGES if head.startswith(sig.lower())), "bytes of no image format")
@@ -115,14 +177,10 @@ def check_image(data: str) -> ImageCheck:
     from PIL import Image
 
     try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            with Image.open(io.BytesIO(raw)) as im:
-                fmt, (w, h) = im.format, im.size
+        fmt, w, h = _read_header(raw)
     except Image.DecompressionBombError:
         return ImageCheck(None, None, None, len(raw), "an image of more pixels than any provider takes")
-    except (OSError, SyntaxError, ValueError, EOFError, IndexError, struct.error):
-        # the kinds Pillow's header parsers raise for bytes they cannot read
+    except _UNREADABLE:
         return ImageCheck(None, None, None, len(raw), f"{_what(raw)}, not an image")
     mt = SUPPORTED_MEDIA_TYPES.get(fmt or "")
     if mt is None:
@@ -180,7 +238,7 @@ def downscale(data: str, *, max_side: int | None, max_b64_bytes: int) -> tuple[s
             with Image.open(io.BytesIO(raw)) as src:
                 fmt = "JPEG" if src.format == "JPEG" else "PNG"
                 im = src.convert("RGBA" if src.mode in ("RGBA", "LA", "P", "PA") else "RGB")
-    except (Image.DecompressionBombError, OSError, SyntaxError, ValueError, EOFError, IndexError, struct.error):
+    except (Image.DecompressionBombError, *_UNREADABLE):
         return None
     w, h = im.size
     scale = min(1.0, (max_side or max(w, h)) / max(w, h))

@@ -39,8 +39,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..errors import InputError
-from ..model.images import check_image, media_types
-from ..model.messages import image_size
+from ..model.images import check_image, image_size, media_types
 from .gemini import check_gemini
 from .grammar import PARAMS, param_faults, part_faults
 from .tool_names import TOOL_NAME_RULES, tool_name_ok

@@ -33,10 +33,11 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
+from .._config import SERVE_MARGIN
 from ..errors import SnapglyphError
 from ..providers.overflow import detect
 from .relay import Relay
-from .rewrite import DEFAULT_TEXT_ONLY, MARGIN, ROUTES, image_refusal, pick_profile, text_only
+from .rewrite import DEFAULT_TEXT_ONLY, ROUTES, image_refusal, pick_profile, text_only
 from .state import Conversation, StateDir, default_state_dir
 from .planner import Outcome, Planner
 from .upstream import Upstream, decode_body, forward_headers
@@ -79,7 +80,7 @@ class ServeConfig:
     dry_run: bool = False
     state: Path | None = None
     text_only: tuple = DEFAULT_TEXT_ONLY
-    margin: float = MARGIN
+    margin: float = SERVE_MARGIN
     target: float = 0.6
     extra: dict = field(default_factory=dict)
 

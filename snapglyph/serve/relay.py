@@ -5,7 +5,7 @@ the client at once, so a server-sent-event stream keeps its pace and its exact b
 included. While relaying, the pieces are watched for an error inside the stream (Anthropic's ``event: error``,
 an OpenAI ``error`` chunk, a Responses ``response.failed``) and for Anthropic's
 ``model_context_window_exceeded`` stop reason; from the first piece holding such a marker on, the pieces are kept
-(at most :data:`KEEP_BYTES`), and they are read by :func:`snapglyph.providers.overflow.detect` after the last byte went out.
+(at most :data:`RELAY_KEEP_BYTES`), and they are read by :func:`snapglyph.providers.overflow.detect` after the last byte went out.
 """
 
 from __future__ import annotations
@@ -15,15 +15,14 @@ from typing import Any, Awaitable, Callable
 
 import httpx
 
+from .._config import RELAY_KEEP_BYTES
 from .upstream import decode_body, forward_headers
 
-__all__ = ["KEEP_BYTES", "MARKERS", "Relay"]
+__all__ = ["MARKERS", "Relay"]
 
 MARKERS = (b"error", b"failed", b"context_window_exceeded")
 """Byte strings whose presence in a piece of a response keeps that piece for the overflow check."""
 
-KEEP_BYTES = 256 * 1024
-"""The most bytes of marked pieces kept per response."""
 
 
 class Relay:
@@ -73,7 +72,7 @@ class Relay:
                 await send({"type": "http.response.body", "body": piece, "more_body": True})
                 self.nbytes += len(piece)
                 joined = prev[-32:] + piece
-                if size < KEEP_BYTES and (kept or any(m in joined for m in MARKERS)):
+                if size < RELAY_KEEP_BYTES and (kept or any(m in joined for m in MARKERS)):
                     kept.append(prev[-4096:] + piece if not kept else piece)
                     size += len(piece)
                 prev = piece
