@@ -132,7 +132,7 @@ def test_budget_error_names_the_remedy(tmp_path):
 
 # ------------------------------------------------------------------------------------------------ agent demo
 def _demo(*args: str, timeout: int = 120) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "agent_demo", *args], cwd=ROOT, capture_output=True, text=True,
+    return subprocess.run([sys.executable, "-m", "snapglyph_agent_demo", *args], cwd=ROOT, capture_output=True, text=True,
                           timeout=timeout)
 
 
@@ -161,7 +161,7 @@ def test_agent_demo_unreachable_server_is_one_line(tmp_path):
     r = _demo("--base-url", f"http://127.0.0.1:{port}/v1", "--model", "m", "--transcript", str(tmp_path / "t.jsonl"),
               "--workspace", str(tmp_path / "ws"), "hello")
     assert r.returncode == 1 and "Traceback" not in r.stderr
-    assert r.stderr.strip().splitlines() == ["python -m agent_demo: error: provider error None: Connection error. "
+    assert r.stderr.strip().splitlines() == ["python -m snapglyph_agent_demo: error: provider error None: Connection error. "
                                              "(is the server at --base-url running and reachable?)"]
 
 

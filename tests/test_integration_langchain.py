@@ -11,7 +11,7 @@ from langchain_core.messages import ToolMessage
 from langchain_core.tools import tool
 from langchain_openai import ChatOpenAI
 
-from agent_demo.simulator import Simulator, answer, call
+from snapglyph_agent_demo.simulator import Simulator, answer, call
 from snapglyph import SourceStore
 from snapglyph.integrations.langchain import SnapglyphMiddleware
 
