@@ -33,8 +33,9 @@ def pointer_text(kind: str, ordinal: int, message_id: int, n_chars: int) -> str:
 
     Examples
     --------
-    >>> print(pointer_text("tool result", 1, 991, 51332))
-    [snapglyph: tool result 1 of message #991 (51,332 characters) is shown as pages in the snapshot above; recall #991 for its exact text]
+    >>> print(pointer_text("tool result", 1, 991, 51332))  # doctest: +NORMALIZE_WHITESPACE
+    [snapglyph: tool result 1 of message #991 (51,332 characters) is shown as pages in the snapshot above;
+     recall #991 for its exact text]
     """
     return (f"[snapglyph: {kind} {ordinal} of message #{message_id} ({n_chars:,} characters) is shown as pages in "
             f"the snapshot above; recall #{message_id} for its exact text]")
