@@ -475,7 +475,22 @@ def _parser() -> argparse.ArgumentParser:
     return p
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run the ``snapglyph`` command line; returns the exit status (0 ok, 2 on an expected error)."""
+    """Run the ``snapglyph`` command line; returns the exit status (0 ok, 2 on an expected error).
+
+    ``--version``, ``-h`` and malformed arguments end in :class:`SystemExit` (status 0, 0 and 2), as argparse
+    does; every other failure the project expects is one line on standard error and a returned status.
+
+    Examples
+    --------
+    >>> try:
+    ...     main(["--version"])
+    ... except SystemExit as e:
+    ...     print("exit status", e.code)
+    snapglyph 0.1.0
+    exit status 0
+    >>> main(["recall", "/no/such/store.jsonl", "3"])   # one line on standard error names the problem
+    2
+    """
     args = _parser().parse_args(argv)
     try:
         return args.func(args)

@@ -56,6 +56,17 @@ def run_demo(out: Path, *, profile_name: str = "claude", budget: int = DEFAULT_B
     """Compact the bundled transcript at ``budget`` tokens and write pages, request, store and report to ``out``.
 
     Returns the exit status (0). Raises the errors of :func:`snapglyph.compaction.compactor.compact`.
+
+    Examples
+    --------
+    >>> import pathlib, tempfile
+    >>> out = pathlib.Path(tempfile.mkdtemp())
+    >>> run_demo(out, budget=200_000)  # the transcript fits: passed through, the quickest run  # doctest: +ELLIPSIS
+    snapglyph: input fits the budget, passed through (903 messages, 179 rewrites); tokens 190076 -> 190298 ...
+    wrote 0 pages to .../pages/, the request to .../request.json, the report to .../report.md
+    0
+    >>> sorted(p.name for p in out.iterdir())
+    ['pages', 'report.md', 'request.json', 'request.json.store.jsonl']
     """
     from .compaction.compactor import compact
     from .providers.profiles import profile

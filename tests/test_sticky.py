@@ -43,3 +43,15 @@ def test_changed_prefix_refuses_the_cut():
     edited[3] = Message(3, "assistant", [Part("text", text="rewritten")])
     with pytest.raises(CutNoLongerFits, match="before #10 changed"):
         compact(edited, budget=4400, cut=first.cut, **kw)
+
+
+def test_reused_cut_compacts_where_the_whole_conversation_would_fit():
+    """A reused cut keeps its pages even when the whole grown conversation fits the budget (it passed the request
+    through whole before: the pages and the provider's cache of them were lost, and the returned cut could not be
+    reused)."""
+    kw = {"dialect": "anthropic", "max_tokens": 100}
+    first = compact(_conv(12), budget=4000, **kw)
+    again = compact(_conv(13), budget=6000, cut=first.cut, **kw)     # 4955 tokens whole: fits 6000
+    assert not again.passthrough and again.cut == first.cut
+    assert [p.png for p in again.pages] == [p.png for p in first.pages]
+    assert again.tail_ids == [10, 11, 12] and (again.tokens_before, again.tokens_after) == (4955, 4120)

@@ -44,6 +44,19 @@ class Assembly:
         Middle pages sent (fewer than :attr:`Fit.kept` when the request bytes forced a drop).
     dropped : list of int
         Middle ids not shown (or shown only in part).
+
+    Examples
+    --------
+    >>> from snapglyph import Message, Part, profile, render
+    >>> from snapglyph.compaction import conversation, dropping, plan
+    >>> msgs = [Message(i, "assistant" if i % 2 else "user", [Part("text", text="word " * 300)]) for i in range(8)]
+    >>> conv = conversation.prepare(msgs, prof=profile("claude"), dialect="anthropic", store=None, model=None,
+    ...                             max_tokens=100, tools=None, recall_tool=False, draw=render)
+    >>> cut = plan.plan_cut(conv, 2500)
+    >>> fit = dropping.fit_budget(conv, cut, 2500)
+    >>> out = assemble(conv, cut, fit, recall_tool=False)
+    >>> [m["role"] for m in out.request["messages"]], [p["type"] for p in out.request["messages"][1]["content"]]
+    (['user', 'user', 'user', 'assistant'], ['image', 'text'])
     """
 
     messages: list[Message]
@@ -54,7 +67,23 @@ class Assembly:
 
 def snapshot_message(conv: "Conversation", plan: "Plan", fit: "Fit", kept: list, recall_tool: bool) -> Message:
     """The snapshot message for ``kept`` pages of the middle (and the fit's paged outputs and summary): the page
-    images, the summary if any, then the snapshot text (ranges line, reading guide, the user's words, the ledger)."""
+    images, the summary if any, then the snapshot text (ranges line, reading guide, the user's words, the ledger).
+
+    Examples
+    --------
+    >>> from snapglyph import Message, Part, profile, render
+    >>> from snapglyph.compaction import conversation, dropping, plan
+    >>> msgs = [Message(i, "assistant" if i % 2 else "user", [Part("text", text="word " * 300)]) for i in range(8)]
+    >>> conv = conversation.prepare(msgs, prof=profile("claude"), dialect="anthropic", store=None, model=None,
+    ...                             max_tokens=100, tools=None, recall_tool=False, draw=render)
+    >>> cut = plan.plan_cut(conv, 2500)
+    >>> fit = dropping.fit_budget(conv, cut, 2500)
+    >>> snap = snapshot_message(conv, cut, fit, fit.kept, recall_tool=False)
+    >>> snap.id, [p.kind for p in snap.parts], snap.meta
+    (1, ['image', 'text'], {'snapshot': {'covered': [[1, 5]], 'dropped': []}})
+    >>> snap.parts[-1].text.splitlines()[0]
+    'snapglyph snapshot: the images above show messages #1-#5 as pages.'
+    """
     middle_ids = plan.middle_ids
     shown, dropped = shown_and_dropped(middle_ids, kept, plan.pages)
     parts = page_parts(list(kept) + fit.paged_pages(), conv.prof)
@@ -94,6 +123,19 @@ def assemble(conv: "Conversation", plan: "Plan", fit: "Fit", recall_tool: bool) 
     ------
     LimitError
         A provider limit the request still breaks (no page left to drop).
+
+    Examples
+    --------
+    >>> from snapglyph import Message, Part, profile, render
+    >>> from snapglyph.compaction import conversation, dropping, plan
+    >>> msgs = [Message(i, "assistant" if i % 2 else "user", [Part("text", text="word " * 300)]) for i in range(8)]
+    >>> conv = conversation.prepare(msgs, prof=profile("claude"), dialect="anthropic", store=None, model=None,
+    ...                             max_tokens=100, tools=None, recall_tool=False, draw=render)
+    >>> cut = plan.plan_cut(conv, 2500)
+    >>> fit = dropping.fit_budget(conv, cut, 2500)
+    >>> out = assemble(conv, cut, fit, recall_tool=False)
+    >>> [m.id for m in out.messages], len(out.kept), out.dropped
+    ([0, 1, 6, 7], 1, [])
     """
     h = plan.head_end
     kept = list(fit.kept)

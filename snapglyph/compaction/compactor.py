@@ -103,8 +103,8 @@ def compact(messages: Any, *, profile: "str | Profile" = "claude", dialect: str 
         with ``recall_tool``). Without it, such a compaction is refused with a :class:`BudgetError`.
     cut : Cut, optional
         Cut where an earlier compaction of this conversation cut (its result's ``.cut``): keep the same head,
-        middle and pages, the tail grown by what was added, while that tail still fits (:mod:`.sticky`); a
-        provider's prompt cache then keeps the pages. Raises :class:`~.sticky.CutNoLongerFits` when it cannot.
+        middle and pages, the tail grown by what was added, while that tail still fits (:mod:`.sticky`), even
+        where the whole conversation would fit the budget; a provider's prompt cache then keeps the pages. Raises :class:`~.sticky.CutNoLongerFits` when it cannot.
 
     Returns
     -------
@@ -152,7 +152,7 @@ def compact(messages: Any, *, profile: "str | Profile" = "claude", dialect: str 
                        (prof.name, cell, mode, family))
     conv = prepare(messages, prof=prof, dialect=dialect, store=store, model=model, max_tokens=max_tokens,
                    tools=tools, recall_tool=recall_tool, draw=cache if cut is not None else cache.draw)
-    if conv.total <= budget:
+    if conv.total <= budget and cut is None:  # a reused cut keeps its pages even where the whole would fit
         sent = fit_image_limits(conv.norm, prof, conv.rewrites)  # the many-image rule for the whole request
         check_messages(sent, prof)
         return _finish(conv, sent, conv.request(sent), [], tail_ids=[m.id for m in conv.norm],

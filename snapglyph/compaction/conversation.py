@@ -159,6 +159,19 @@ class Conversation:
         ``{old: new}`` tool names the dialect refuses, renamed (:mod:`snapglyph.providers.tool_names`).
     reader_notes : list of str
         What the input's reader repaired or skipped (:func:`reader_notes`).
+
+    Examples
+    --------
+    >>> from snapglyph import Message, Part, profile, render
+    >>> msgs = [Message(i, r, [Part("text", text=t)]) for i, (r, t) in enumerate(
+    ...     [("system", "be brief"), ("user", "fix parser.py"), ("assistant", "done: 2 tests pass")])]
+    >>> conv = prepare(msgs, prof=profile("claude"), dialect="anthropic", store=None, model=None, max_tokens=100,
+    ...                tools=None, recall_tool=False, draw=render)
+    >>> conv.total, conv.fixed, conv.per
+    (127, 100, [7, 8, 12])
+    >>> req = conv.request(conv.norm[1:])
+    >>> req["model"], req["max_tokens"], [m["role"] for m in req["messages"]]
+    ('claude-sonnet-4-5', 100, ['user', 'assistant'])
     """
 
     prof: Profile
@@ -240,6 +253,16 @@ def prepare(messages: Any, *, prof: Profile, dialect: str, store: SourceStore | 
         A wrong input type, or no user message after normalization.
     StoreError
         An earlier snapshot whose source the store lacks, or a store of another conversation.
+
+    Examples
+    --------
+    >>> from snapglyph import Message, Part, profile, render
+    >>> msgs = [Message(i, r, [Part("text", text=t)]) for i, (r, t) in enumerate(
+    ...     [("system", "be brief"), ("user", "fix parser.py"), ("assistant", "done: 2 tests pass")])]
+    >>> conv = prepare(msgs, prof=profile("claude"), dialect="anthropic", store=None, model=None, max_tokens=100,
+    ...                tools=None, recall_tool=True, draw=render)
+    >>> conv.model, conv.per, conv.fixed, [t["name"] for t in conv.tools]
+    ('claude-sonnet-4-5', [7, 8, 12], 247, ['recall_messages'])
     """
     source_in, src_tools, src_model, settings = to_messages(messages)
     all_tools = list(src_tools) + list(tools or [])

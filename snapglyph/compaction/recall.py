@@ -22,6 +22,16 @@ def source_text(m: Message) -> str:
 
     A message made of one text part gives exactly that part's text. Hidden reasoning (``thinking`` parts) and
     signatures are not returned, as they are never drawn: recall gives back what the pages show, exactly.
+
+    Examples
+    --------
+    >>> from snapglyph import Part
+    >>> print(source_text(Message(4, "assistant", [Part("text", text="running the tests"), Part(
+    ...     "tool_call", name="bash", arguments='{"cmd": "pytest"}', call_id="c1")])))
+    running the tests
+    -> bash {"cmd": "pytest"}
+    >>> source_text(Message(6, "user", [Part("image", media_type="image/png", width=640, height=480)]))
+    '[image image/png 640x480]'
     """
     out: list[str] = []
     for p in m.parts:

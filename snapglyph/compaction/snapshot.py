@@ -26,6 +26,17 @@ def page_parts(pages: Sequence[Any], prof: Any, *, cache_breakpoint: bool = True
     With ``cache_breakpoint``, the last page that stays byte-identical when messages are appended (the one
     before the last page) carries ``meta["cache_control"]``; the Anthropic writer turns it into a prompt-cache
     breakpoint.
+
+    Examples
+    --------
+    >>> from types import SimpleNamespace as Page
+    >>> from snapglyph.providers.profiles import profile
+    >>> pages = [Page(index=i, png=b"PNG", width=1092, height=1092) for i in range(3)]
+    >>> parts = page_parts(pages, profile("openai"))
+    >>> parts[0].kind, parts[0].media_type, parts[0].data, parts[0].width
+    ('image', 'image/png', 'UE5H', 1092)
+    >>> [p.meta for p in parts]   # the page before the last is the cache breakpoint
+    [{'page': 0, 'detail': 'high'}, {'page': 1, 'detail': 'high', 'cache_control': True}, {'page': 2, 'detail': 'high'}]
     """
     parts = []
     for i, p in enumerate(pages):

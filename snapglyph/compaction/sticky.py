@@ -107,6 +107,18 @@ def plan_at(conv: Conversation, cut: Cut) -> Plan:
     CutNoLongerFits
         The cut cannot be reused (it showed tail outputs as pages, its message is no longer a cut point after the
         head, or the messages before it changed).
+
+    Examples
+    --------
+    >>> from snapglyph import Message, Part, compact, profile, render
+    >>> from snapglyph.compaction.conversation import prepare
+    >>> msgs = [Message(i, "assistant" if i % 2 else "user", [Part("text", text="word " * 300)]) for i in range(9)]
+    >>> cut = compact(msgs[:8], dialect="anthropic", budget=3200, max_tokens=100).cut  # an earlier compaction
+    >>> conv = prepare(msgs, prof=profile("claude"), dialect="anthropic", store=None, model=None,  # one message more
+    ...                max_tokens=100, tools=None, recall_tool=False, draw=render)
+    >>> plan = plan_at(conv, cut)
+    >>> cut.first_tail, plan.middle_ids, [m.id for m in conv.norm[plan.cut:]]
+    (4, [1, 2, 3], [4, 5, 6, 7, 8])
     """
     if cut.kept < 0:
         raise CutNoLongerFits("the earlier cut showed outputs of its tail as pages; a new cut is needed")
@@ -133,6 +145,23 @@ def refit(conv: Conversation, plan: Plan, budget: int, notes: Notes | None, cut:
     ------
     CutNoLongerFits
         The tail no longer fits beside those pages (or would need its outputs shown as pages).
+
+    Examples
+    --------
+    >>> from snapglyph import Message, Part, compact, profile, render
+    >>> from snapglyph.compaction.conversation import prepare
+    >>> msgs = [Message(i, "assistant" if i % 2 else "user", [Part("text", text="word " * 300)]) for i in range(9)]
+    >>> cut = compact(msgs[:8], dialect="anthropic", budget=3200, max_tokens=100).cut  # an earlier compaction
+    >>> conv = prepare(msgs, prof=profile("claude"), dialect="anthropic", store=None, model=None,  # one message more
+    ...                max_tokens=100, tools=None, recall_tool=False, draw=render)
+    >>> plan = plan_at(conv, cut)
+    >>> fit = refit(conv, plan, 3500, None, cut)
+    >>> len(fit.kept), [m.id for m in fit.tail], fit.total()
+    (1, [4, 5, 6, 7, 8], 3149)
+    >>> refit(conv, plan, 3000, None, cut)
+    Traceback (most recent call last):
+    ...
+    snapglyph.compaction.sticky.CutNoLongerFits: the tail from #4 no longer fits: 3149 tokens > 3000
     """
     from .dropping import fit_budget
     try:

@@ -22,7 +22,16 @@ __all__ = ["SourceStore", "message_from_dict", "message_to_dict", "store_beside"
 
 
 def message_to_dict(m: Message) -> dict:
-    """Serialize a :class:`Message` to plain JSON-able data (every field kept)."""
+    """Serialize a :class:`Message` to plain JSON-able data (every field kept).
+
+    Examples
+    --------
+    >>> d = message_to_dict(Message(7, "tool", [Part("text", text="exit status 1")]))
+    >>> d["id"], d["role"], d["parts"][0]["kind"], d["parts"][0]["text"], d["meta"]
+    (7, 'tool', 'text', 'exit status 1', {})
+    >>> message_from_dict(d) == Message(7, "tool", [Part("text", text="exit status 1")])
+    True
+    """
     return asdict(m)
 
 
@@ -39,6 +48,15 @@ def message_from_dict(d: dict) -> Message:
     ------
     StoreError
         If the data is not a serialized message.
+
+    Examples
+    --------
+    >>> message_from_dict({"id": 7, "role": "tool", "parts": [{"kind": "text", "text": "exit status 1"}]}).parts[0].text
+    'exit status 1'
+    >>> message_from_dict({"role": "tool"})
+    Traceback (most recent call last):
+    ...
+    snapglyph.errors.StoreError: not a stored message: 'id'
     """
     try:
         return Message(id=int(d["id"]), role=d["role"], parts=[_part_from_dict(p) for p in d.get("parts", [])],

@@ -91,6 +91,18 @@ def omit_uneventful(messages: Sequence[Message], *, protect_from: int, store: So
     messages : list of Message
         New list; changed messages carry ``meta["reduced"] = "omission"``.
     report : TierReport
+
+    Examples
+    --------
+    >>> from snapglyph import SourceStore
+    >>> ls = "".join(f"src/mod{k}.py\\n" for k in range(20))
+    >>> msgs = [Message(i, "tool", [Part("tool_result", name="ls", call_id=f"c{i}", content=[Part("text", text=ls)])])
+    ...         for i in (1, 2, 3)]
+    >>> out, report = omit_uneventful(msgs, protect_from=2, store=SourceStore())
+    >>> print(out[1].parts[0].result_text())
+    [omitted: ls result, 20 lines, 250 bytes, repeats an earlier identical output; recall #2]
+    >>> report.ids, out[2] is msgs[2]    # the newest result is protected
+    ([2], True)
     """
     seen: set[tuple[str, str]] = set()
     out: list[Message] = []
@@ -142,6 +154,17 @@ def drop_images(messages: Sequence[Message], *, keep: int, store: SourceStore) -
     ------
     InputError
         If ``keep`` is negative.
+
+    Examples
+    --------
+    >>> from snapglyph import SourceStore
+    >>> img = Part("image", media_type="image/png", data="iVBORw0KGgo=", width=640, height=480)
+    >>> msgs = [Message(1, "user", [img]), Message(2, "user", [Part("text", text="and this one"), img])]
+    >>> out, report = drop_images(msgs, keep=1, store=SourceStore())
+    >>> out[0].parts[0].text, [p.kind for p in out[1].parts]
+    ('[image image/png 640x480 0.0 KB] dropped; recall #1', ['text', 'image'])
+    >>> report.ids, report.detail
+    ([1], '1 images replaced by placeholders')
     """
     if keep < 0:
         raise InputError(f"keep must be >= 0 images, not {keep}")

@@ -65,6 +65,16 @@ class ImageCheck:
         Size in bytes of the decoded payload (0 when it does not decode).
     problem : str
         Why the payload cannot be sent as an image (empty when it can), e.g. ``"an HTML document, not an image"``.
+
+    Examples
+    --------
+    >>> from PIL import Image
+    >>> buf = io.BytesIO(); Image.new("L", (40, 30)).save(buf, format="GIF")
+    >>> c = check_image(base64.b64encode(buf.getvalue()).decode())
+    >>> c.media_type, c.width, c.height, c.problem
+    ('image/gif', 40, 30, '')
+    >>> check_image(base64.b64encode(b"%PDF-1.4").decode())
+    ImageCheck(media_type=None, width=None, height=None, nbytes=8, problem='a PDF document, not an image')
     """
 
     media_type: str | None

@@ -71,6 +71,12 @@ class ServeConfig:
         Share of the window kept free for the estimate's error.
     target : float
         A new cut aims at this share of the budget, so the verbatim tail can grow for many turns before the next.
+
+    Examples
+    --------
+    >>> cfg = ServeConfig("https://api.anthropic.com", window=200_000, compact_at=0.8)
+    >>> cfg.profile, cfg.dry_run, cfg.margin, cfg.target, cfg.text_only[:3]
+    (None, False, 0.08, 0.6, ('gpt-3.5*', 'gpt-4', 'gpt-4-0*'))
     """
 
     upstream: str

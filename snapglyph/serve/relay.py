@@ -38,6 +38,20 @@ class Relay:
         ``await on_done(relay)`` after the last byte went out (or the client went away); ``relay.watched`` then
         holds the decoded marked pieces (empty when none), ``relay.first_byte_ms`` and ``relay.nbytes`` the
         figures.
+
+    Examples
+    --------
+    >>> import asyncio
+    >>> async def relay(answer: bytes):
+    ...     mock = httpx.MockTransport(lambda request: httpx.Response(200, stream=httpx.ByteStream(answer)))
+    ...     async with httpx.AsyncClient(transport=mock) as client:
+    ...         resp = await client.send(client.build_request("POST", "http://upstream/v1/messages"), stream=True)
+    ...         sent, r = [], Relay(resp)
+    ...         async def send(message): sent.append(message["type"])
+    ...         await r({"type": "http"}, None, send)
+    ...         return sent, r.nbytes, r.watched
+    >>> asyncio.run(relay(b"event: error\\ndata: {}\\n\\n"))     # a marked piece is kept for the overflow check
+    (['http.response.start', 'http.response.body', 'http.response.body'], 23, b'event: error\\ndata: {}\\n\\n')
     """
 
     def __init__(self, response: httpx.Response, body: bytes | None = None,

@@ -131,7 +131,15 @@ def _key_of(dialect: str, first_turn: str) -> str | None:
 
 
 def max_tokens_of(body: dict, default: int = 4096) -> int:
-    """The output tokens a body reserves (``max_tokens``, ``max_completion_tokens`` or ``max_output_tokens``)."""
+    """The output tokens a body reserves (``max_tokens``, ``max_completion_tokens`` or ``max_output_tokens``).
+
+    Examples
+    --------
+    >>> max_tokens_of({"max_tokens": 1024}), max_tokens_of({"max_output_tokens": 300})
+    (1024, 300)
+    >>> max_tokens_of({"max_tokens": True}), max_tokens_of({})     # not a positive int: the default
+    (4096, 4096)
+    """
     for k in ("max_tokens", "max_completion_tokens", "max_output_tokens"):
         v = body.get(k)
         if isinstance(v, int) and not isinstance(v, bool) and v > 0:
@@ -151,6 +159,14 @@ class Budget:
         The provider's window in its tokens.
     ratio : float
         Provider tokens per estimated token.
+
+    Examples
+    --------
+    >>> b = budget_for(10_000, 1000, window=8000, ratio=2.0)   # 2 provider tokens per estimated token
+    >>> b
+    Budget(tokens=4180, window=8000, ratio=2.0)
+    >>> (b.tokens - 1000) * b.ratio + 1000     # in provider tokens: the window less the 8% margin
+    7360.0
     """
 
     tokens: int
@@ -232,6 +248,16 @@ def compact_body(body: dict, dialect: str, *, profile: str, budget: int, store: 
     BudgetError, LimitError, InputError, FormatError, ValidationError
         From the compaction; :class:`~snapglyph.compaction.sticky.CutNoLongerFits` when ``cut`` is given and
         its tail no longer fits.
+
+    Examples
+    --------
+    >>> body = {"model": "claude-sonnet-4-5", "max_tokens": 100, "stream": True, "temperature": 0,
+    ...         "messages": [{"role": "assistant" if i % 2 else "user", "content": "word " * 300} for i in range(8)]}
+    >>> out, res, cut = compact_body(body, "anthropic", profile="claude", budget=3200)
+    >>> {k: v for k, v in out.items() if k != "messages"}        # the client's other fields, as sent
+    {'model': 'claude-sonnet-4-5', 'max_tokens': 100, 'stream': True, 'temperature': 0}
+    >>> [m["role"] for m in out["messages"]], res.middle_ids, cut.first_tail
+    (['user', 'user', 'user', 'assistant', 'user', 'assistant'], [1, 2, 3], 4)
     """
     from ..compaction.compactor import compact
     # allow_empty_middle: a proxy sending the newest messages (the rest named as not shown, kept in the store)
