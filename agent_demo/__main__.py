@@ -1,6 +1,6 @@
-"""``python -m agent_demo``: run the agent loop against the local simulator or any OpenAI-compatible server.
+"""``python -m snapglyph_agent_demo``: run the agent loop against the local simulator or any OpenAI-compatible server.
 
-``--simulate`` starts :class:`agent_demo.simulator.Simulator` on 127.0.0.1 (a free port), writes a small project
+``--simulate`` starts :class:`snapglyph_agent_demo.simulator.Simulator` on 127.0.0.1 (a free port), writes a small project
 into a temporary workspace and runs a scripted session whose context overflows; the loop recovers with snapglyph
 pages, offline, and prints each round, each compaction and the final answer. Every simulated provider overflows
 (or, for ``ollama``, silently truncates) at the defaults; after the first compaction the scripted model calls
@@ -67,7 +67,7 @@ def demo_script(kind: str = "demo"):
     Returns
     -------
     callable
-        ``script(dialect, body) -> Step`` for :class:`agent_demo.simulator.Simulator`.
+        ``script(dialect, body) -> Step`` for :class:`snapglyph_agent_demo.simulator.Simulator`.
     """
     from .simulator import answer, call
     first = [call(("list_dir", {"path": "."})), call(("read_file", {"path": "logs/build.log"})),
@@ -126,7 +126,7 @@ ANTHROPIC_PROVIDERS = ("anthropic", "anthropic-max-tokens", "bedrock")
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Entry point of ``python -m agent_demo``.
+    """Entry point of ``python -m snapglyph_agent_demo``.
 
     Parameters
     ----------
@@ -139,9 +139,9 @@ def main(argv: list[str] | None = None) -> int:
         The process exit code: 0 on success; 1 when the provider fails (unreachable, or an error that is not an
         overflow, after retries); 2 for an unknown ``--provider`` (one line on stderr naming the known ones), a
         ``--transcript`` that is not a transcript, or when the loop had to stop
-        (:class:`~agent_demo.loop.AgentStop`). Bad options exit 2 through argparse. Every error is one line.
+        (:class:`~snapglyph_agent_demo.loop.AgentStop`). Bad options exit 2 through argparse. Every error is one line.
     """
-    ap = argparse.ArgumentParser(prog="python -m agent_demo", description=_plain(__doc__))
+    ap = argparse.ArgumentParser(prog="python -m snapglyph_agent_demo", description=_plain(__doc__))
     ap.add_argument("--simulate", action="store_true", help="run against the local simulator (no key, no network)")
     ap.add_argument("--provider", default=None, metavar="NAME",
                     help="--simulate: the provider whose overflow bodies are sent (ollama truncates silently "

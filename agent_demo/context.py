@@ -6,7 +6,7 @@ import json
 from typing import Any, Callable
 
 import snapglyph
-from snapglyph.model.messages import image_size
+from snapglyph.model.images import image_size
 
 __all__ = ["estimate_body", "is_tool_result_message", "snapglyph_compact", "strip_reasoning", "trim_to_boundary"]
 

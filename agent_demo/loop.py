@@ -10,7 +10,7 @@ never calibrates the estimates. Compaction is a pluggable ``compact_fn`` (by def
 head verbatim, the old middle as pages, the newest rounds verbatim). After the first compaction the loop also offers
 ``recall_messages`` (:func:`snapglyph.recall_tool`), answered from the compaction's source store.
 
-The transcript (:class:`agent_demo.transcript.Transcript`) gets the original messages of each finished turn; the
+The transcript (:class:`snapglyph_agent_demo.transcript.Transcript`) gets the original messages of each finished turn; the
 request context may hold a snapshot message instead of the middle. The system prompt is rebuilt at start.
 """
 
@@ -114,8 +114,8 @@ class Agent:
     Parameters
     ----------
     client : object
-        Has ``send(body: dict) -> Reply`` raising :class:`~agent_demo.clients.CallFailed` on an HTTP error
-        (see :mod:`agent_demo.clients`).
+        Has ``send(body: dict) -> Reply`` raising :class:`~snapglyph_agent_demo.clients.CallFailed` on an HTTP error
+        (see :mod:`snapglyph_agent_demo.clients`).
     dialect : str
         ``"openai"`` or ``"anthropic"``: the wire format of the stored and sent messages.
     model : str
@@ -235,7 +235,7 @@ class Agent:
         ``recall_messages`` (offered once the loop has compacted) answers from the source store with
         :func:`snapglyph.recall`: the exact text of each requested message, under a ``#id`` line, capped like
         the workspace tools. An unknown id, a malformed id list or a call before any compaction becomes an error
-        result. Every other name goes to :meth:`agent_demo.tools.Workspace.run`.
+        result. Every other name goes to :meth:`snapglyph_agent_demo.tools.Workspace.run`.
 
         Parameters
         ----------

@@ -1,10 +1,10 @@
 """A local provider simulator: a real HTTP server speaking OpenAI chat completions, OpenAI Responses and Anthropic
-messages, streaming (server-sent events, as each provider sends them; :mod:`agent_demo.sim_stream`) or not.
+messages, streaming (server-sent events, as each provider sends them; :mod:`snapglyph_agent_demo.sim_stream`) or not.
 
 It listens on ``127.0.0.1`` (port 0 picks a free port), counts the text and image tokens of what it actually
 received on the wire, enforces a small context window, and answers:
 
-- an overflow with the verbatim status and body of a chosen provider (:mod:`agent_demo.sim_errors`), or for
+- an overflow with the verbatim status and body of a chosen provider (:mod:`snapglyph_agent_demo.sim_errors`), or for
   ``provider="ollama"`` with a 200 whose ``usage`` shows the prompt silently truncated to the window;
 - a request that breaks the dialect's grammar with that provider's verbatim grammar error;
 - anything else with the next step of a scripted model (tool calls, then a final answer), reporting ``usage``
@@ -113,7 +113,7 @@ class Simulator:
         consumes one step; a request without ``tools`` gets a plain-text answer even when the step calls tools.
         When the script is exhausted the model answers ``"done"``.
     provider : str
-        Whose overflow body to send (see :data:`agent_demo.sim_errors.PROVIDERS`); ``"ollama"`` truncates
+        Whose overflow body to send (see :data:`snapglyph_agent_demo.sim_errors.PROVIDERS`); ``"ollama"`` truncates
         silently instead.
     context_window : int
         The window in tokens. For the providers in ``OUTPUT_COUNTS`` the prompt plus ``max_tokens`` must fit;

@@ -37,7 +37,7 @@ ROOT = Path(__file__).resolve().parent.parent
 
 SIM = """
 import sys, time
-from agent_demo.simulator import Simulator, answer
+from snapglyph_agent_demo.simulator import Simulator, answer
 n = int(sys.argv[1])
 sim = Simulator(lambda d, b: answer("x" * (n if b.get("stream") else 40)), provider="anthropic",
                 context_window=10**9).start()
@@ -172,8 +172,17 @@ def _context() -> str:
                             cwd=ROOT).stdout.strip()
     load = os.getloadavg()
     return (f"Commit {commit}, {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, {platform.machine()} "
-            f"{os.cpu_count()} cores, Python {platform.python_version()}, load average {load[0]:.1f} / "
-            f"{load[1]:.1f} / {load[2]:.1f} (1 / 5 / 15 min) at the end of the run.")
+            f"{os.cpu_count()} cores, Python {platform.python_version()}, {_server_stack()}, load average "
+            f"{load[0]:.1f} / {load[1]:.1f} / {load[2]:.1f} (1 / 5 / 15 min) at the end of the run.")
+
+
+def _server_stack() -> str:
+    """The event loop and HTTP parser uvicorn picks here (``auto``: uvloop and httptools where installed, as the
+    ``serve`` extra installs them; else asyncio and h11, measured ~10x slower per request on this machine)."""
+    import importlib.util
+    loop = "uvloop" if importlib.util.find_spec("uvloop") else "asyncio"
+    http = "httptools" if importlib.util.find_spec("httptools") else "h11"
+    return f"uvicorn with {loop} and {http}"
 
 
 def write(section: str) -> None:

@@ -9,8 +9,9 @@ their sources in :mod:`snapglyph.providers.profiles`. Format choices fixed by th
 from __future__ import annotations
 
 __all__ = ["BLOB_MIN_CHARS", "CHUNK", "DEFAULT_BUDGET", "DEFAULT_MAX_TOKENS", "EXACT_RENDERS", "FAST_MIN",
-           "INLINE_MAX", "KEEP_IMAGES", "LEDGER_SHARE", "MAX_ID_RANGE", "MESSAGE_OVERHEAD", "PROTECT_LAST", "SMALL_DOCUMENT", "SPLIT",
-           "SUMMARY_ROUNDS", "TOOL_PART_OVERHEAD", "USER_SHARE",
+           "IMAGE_HEAD_CHARS", "INLINE_MAX", "KEEP_IMAGES", "LEDGER_SHARE", "MAX_ID_RANGE", "MESSAGE_OVERHEAD",
+           "OVERFLOW_UNKNOWN_SHARE", "PAGE_CACHE_SIZE", "PAGE_IMAGE_SHARE", "PROTECT_LAST", "RELAY_KEEP_BYTES",
+           "SERVE_MARGIN", "SMALL_DOCUMENT", "SPLIT", "SUMMARY_ROUNDS", "TOOL_PART_OVERHEAD", "USER_SHARE",
            "USER_TEXT_MAX", "ZLIB_LEVEL"]
 
 # --- compaction -----------------------------------------------------------------------------------------------
@@ -48,6 +49,12 @@ KEEP_IMAGES = 4
 """Images the image-drop tier keeps (the newest): a choice, not a measurement; a few recent screenshots are what
 a computer-use agent acts on, older ones are recallable from the store."""
 
+PAGE_IMAGE_SHARE = 0.5
+"""Share of a profile's images per request that pages may always take, the conversation's oldest own images
+becoming placeholders to make room (issue 12: 130 screenshots in history left no room for a single page of the
+middle, and compaction refused a request that existed). A choice, not a measurement: half keeps the newest 50 of
+Claude's 100 images, plenty for an agent acting on recent screenshots, while the middle still shows."""
+
 PROTECT_LAST = 8
 """Newest messages the free tiers never touch (a choice: about two to four rounds of call, result and answer)."""
 
@@ -60,6 +67,13 @@ set; far above any real transcript's length)."""
 BLOB_MIN_CHARS = 256
 """Shortest base64 run drawn as a ``[base64 N KB]`` placeholder: 192 bytes decoded. Hashes and ids (a SHA-256 is
 64 hex or 44 base64 characters) stay as text, where a model may need them."""
+
+IMAGE_HEAD_CHARS = 8192
+"""Base64 characters (6,144 bytes) :func:`snapglyph.model.images.image_size` decodes first; where Pillow cannot read
+the header from them it decodes four times as many, up to the whole payload. Measured 2026-12-01 on 1280x800 images
+saved by Pillow 13: the header is read from the first 42 bytes of a PNG, 732 of a palette PNG, 177 of a baseline or
+progressive JPEG, 792 of a GIF (its 256-color palette comes first); a JPEG carrying a 60 KB ICC profile needs 60,864
+bytes (three rounds); Pillow's WebP reader takes only the whole file."""
 
 INLINE_MAX = 120
 """Longest one-line string argument (in characters) drawn inline on a tool call's line; longer ones get their own
@@ -110,3 +124,26 @@ budget of 16k (resp. 26k) tokens on, and the newest ones below."""
 USER_TEXT_MAX = 2000
 """Longest user message, in characters, repeated whole; a longer one keeps its first and last halves of this, with a
 marked gap (issue 10: about 500 tokens, a long task statement; pasted logs and files are longer)."""
+
+# --- the proxy (snapglyph serve) and sticky compaction ----------------------------------------------------------
+
+PAGE_CACHE_SIZE = 32
+"""Middles whose pages :mod:`snapglyph.compaction.sticky` keeps in memory (PNG bytes, keyed by the middle's source
+and the render settings): one per conversation the proxy serves at once; 32 claude pages of a dense middle take
+about 20 MB. A choice, not a measurement."""
+
+RELAY_KEEP_BYTES = 256 * 1024
+"""The most bytes of a relayed response kept for the overflow check (pieces that hold an error marker): an error
+body of any provider read in ../shared/reference is under 4 kB; this bounds memory per response."""
+
+SERVE_MARGIN = 0.08
+"""Share of the model's window the proxy keeps free for the token estimate's error (text counted by another
+tokenizer than the provider's): the calibrated estimate runs 1.3-1.45x above cl100k on real transcripts
+(:mod:`snapglyph.providers.tokens`), so 8% covers the provider tokenizers that count more than cl100k."""
+
+# --- framework adapters -----------------------------------------------------------------------------------------
+
+OVERFLOW_UNKNOWN_SHARE = 0.75
+"""Framework adapters (:mod:`snapglyph.integrations`): after a context-overflow error that names no context window,
+the next budget is this share of the smaller of the failed budget and the prompt size the error names (a guess:
+Bedrock's and Gemini's older bodies say neither; one retry is made, so it errs on the small side)."""

@@ -26,41 +26,29 @@ def _err(msg: str) -> int:
 
 
 def _resolve_profile(args: argparse.Namespace, default: str = "claude"):
-    from .providers.profiles import profile
-    model = getattr(args, "model", None)
-    if model and not getattr(args, "profile", None):
-        from .providers import profiles
-        finder = getattr(profiles, "profile_for_model", None)
-        if finder is None:
-            raise InputError("--model needs profile_for_model(), which this build lacks")
-        return finder(model)
+    """The :class:`~snapglyph.providers.profiles.Profile` --profile names, else the one --model picks, else
+    ``default``."""
+    from .providers.profiles import profile, profile_for_model
+    if args.model and not args.profile:
+        return profile_for_model(args.model)
     return profile(args.profile or default)
 
 
-def _load_input(path: str):
+def _load_input(path: str, *, say_notes: bool = True):
     from .readers.registry import load, load_bytes
     t = load_bytes(sys.stdin.buffer.read(), name="<stdin>") if path == "-" else load(path)
-    for note in t.notes:  # what the reader repaired (torn line, records run together, phantom parents)
+    for note in t.notes if say_notes else ():  # what the reader repaired (torn line, records run together...)
         print(f"snapglyph: note: {note}", file=sys.stderr)
     return t
 
 
 def _render_document(args: argparse.Namespace):
     """The document `render` draws: a plain text file streamed from disk, else the loaded transcript's."""
-    from .model.document import Document, document_for
+    from .model.document import document_for
     from .readers.textfile import TextFileDocument, is_plain_text_file
     if args.input != "-" and is_plain_text_file(args.input):
         return TextFileDocument(args.input)
-    t = _load_input(args.input)
-    return (Document.from_text(t.meta.get("text", "")) if t.format == "text"
-            else document_for(t.messages, args.mode))
-
-
-def _workers(text: str) -> int:
-    value = int(text)
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be 1 or more, not {value}")
-    return value
+    return document_for(_load_input(args.input).content, args.mode)
 
 
 def cmd_render(args: argparse.Namespace) -> int:
@@ -93,20 +81,20 @@ def cmd_render(args: argparse.Namespace) -> int:
 def _default_store(args: argparse.Namespace) -> tuple[Path | None, Path]:
     """(store to read, store to write): --store for both; else read INPUT.store.jsonl (the store a first pass wrote
     beside its output) and write OUT.store.jsonl, or NAME.store.jsonl in the current folder without --out."""
+    from .compaction.store import store_beside
     if args.store:
         return Path(args.store), Path(args.store)
-    read = Path(args.input + ".store.jsonl") if args.input != "-" else None
+    read = store_beside(args.input) if args.input != "-" else None
     if args.out and args.out != "-":
-        write = Path(args.out + ".store.jsonl")
-    else:
-        write = Path((Path(args.input).name if args.input != "-" else "stdin") + ".store.jsonl")
-    return read, write
+        return read, store_beside(args.out)
+    return read, store_beside(Path(args.input).name if args.input != "-" else "stdin")
 
 
 @contextlib.contextmanager
 def _progress(desc: str):
     """A progress bar of pages drawn on standard error: shown after one second, and only on a terminal."""
     from tqdm import tqdm
+
     from .raster.pool import PROGRESS
     with tqdm(desc=desc, unit=" pages", file=sys.stderr, delay=1.0, disable=None, leave=False) as bar:
         token = PROGRESS.set(bar.update)
@@ -124,13 +112,13 @@ def cmd_compact(args: argparse.Namespace) -> int:
     if args.out is None and sys.stdout.isatty():
         raise InputError("refusing to write the request (JSON with base64 page images, often megabytes) to a "
                          "terminal; give --out FILE, or --out - to write it to standard output anyway")
-    t = _load_input(args.input)
+    t = _load_input(args.input, say_notes=False)  # the summary line names what the reader repaired
     if t.format == "text":
         raise InputError(f"{args.input}: plain text is not a conversation; use `snapglyph render` for text")
     read, write = _default_store(args)
     if args.out and args.out != "-" and Path(args.out).is_dir():
         raise InputError(f"--out {args.out} is a folder; give the request file's path")
-    store = SourceStore(read) if read is not None else SourceStore()
+    store = SourceStore(read)  # None: a store in memory only
     kw = dict(profile=prof, dialect=args.dialect, budget=args.budget, store=store, max_tokens=args.max_tokens,
               model=args.request_model or args.model, cell=args.cell, mode=args.mode, family=args.family,
               recall_tool=args.recall_tool, allow_empty_middle=args.allow_empty_middle, ledger=args.ledger_share)
@@ -164,10 +152,8 @@ def _with_remedy(fn, t, args: argparse.Namespace, **kw):
     except BudgetError as e:
         if e.needed is None or e.budget is None or e.needed <= e.budget:
             raise
-        from ._config import DEFAULT_MAX_TOKENS
-        from .providers.params import output_limit
-        reserve = (args.max_tokens or output_limit(dict((getattr(t, "meta", None) or {}).get("params") or {}))
-                   or DEFAULT_MAX_TOKENS)
+        from .providers.params import output_reserve
+        reserve = output_reserve(args.max_tokens, t.meta.get("params") or {})
         fix = f"; raise --budget to {e.needed} or more"
         if reserve > e.needed - e.budget:
             fix += (f", or lower --max-tokens (the output reserve: {reserve} of the {e.needed} tokens "
@@ -182,12 +168,7 @@ def cmd_cost(args: argparse.Namespace) -> int:
         return _cost_corpus(args)
     args.input = args.input[0]
     t = _load_input(args.input)
-    names = list(args.profile or [])
-    if args.model:
-        from .providers.profiles import profile_for_model
-        names.append(profile_for_model(args.model).name)
-    source = t.meta.get("text", "") if t.format == "text" else t.messages
-    rows = cost_report(source, profiles=names or ["claude"], budget=args.budget, mode=args.mode)
+    rows = cost_report(t.content, profiles=_cost_profiles(args), budget=args.budget, mode=args.mode)
     if args.json:
         print(json.dumps({"input": args.input, "format": t.format, "budget": args.budget, "mode": args.mode,
                           "rows": rows_as_json(rows)}, indent=1))
@@ -197,6 +178,15 @@ def cmd_cost(args: argparse.Namespace) -> int:
         plot(rows, args.plot)
         print(f"plot written to {args.plot}", file=sys.stderr)
     return 0
+
+
+def _cost_profiles(args: argparse.Namespace) -> list[str]:
+    """The profiles `cost` prices: each --profile, then the one --model picks; claude when neither is given."""
+    from .providers.profiles import profile_for_model
+    names = list(args.profile or [])
+    if args.model:
+        names.append(profile_for_model(args.model).name)
+    return names or ["claude"]
 
 
 def _is_corpus(args: argparse.Namespace) -> bool:
@@ -210,12 +200,8 @@ def _cost_corpus(args: argparse.Namespace) -> int:
     from .corpus import corpus_cost, corpus_paths, write_rows
     if args.json or args.plot:
         raise InputError("--json and --plot take one transcript; a corpus writes rows with --out FILE.csv|.parquet")
-    names = list(args.profile or [])
-    if args.model:
-        from .providers.profiles import profile_for_model
-        names.append(profile_for_model(args.model).name)
     paths = corpus_paths(args.input)
-    res = corpus_cost(paths, profiles=names or ["claude"], mode=args.mode, workers=args.workers,
+    res = corpus_cost(paths, profiles=_cost_profiles(args), mode=args.mode, workers=args.workers,
                       scheduler=args.scheduler)
     write_rows(res.rows, args.out or "-")
     print(res.summary(), file=sys.stderr)
@@ -230,11 +216,8 @@ def cmd_demo(args: argparse.Namespace) -> int:
 
 def cmd_fonts(args: argparse.Namespace) -> int:
     """`snapglyph fonts`: print the bundled fonts, cell sizes and coverage; returns 0."""
-    from .raster import atlas
-    report = getattr(atlas, "fonts_report", None)
-    if report is None:
-        return _err("this build has no font report")
-    print(report())
+    from .raster.font_report import fonts_report
+    print(fonts_report())
     return 0
 
 
@@ -250,8 +233,8 @@ def cmd_formats(args: argparse.Namespace) -> int:
 
 def cmd_recall(args: argparse.Namespace) -> int:
     """`snapglyph recall`: print the exact source of messages by id from a store; returns 0."""
-    from .compaction.store import SourceStore
     from .compaction.recall import format_recall, parse_ids
+    from .compaction.store import SourceStore
     if not Path(args.store).exists():
         raise InputError(f"{args.store}: no such source store")
     store = SourceStore(args.store)
@@ -327,8 +310,8 @@ class _Parser(argparse.ArgumentParser):
 
 def cmd_serve(args: argparse.Namespace) -> int:
     """`snapglyph serve`: the proxy (see :mod:`snapglyph.serve`); runs until interrupted, returns 0."""
-    from .serve.run import serve
     from .serve.app import ServeConfig
+    from .serve.run import serve
     if args.compact_at is not None and not 0 < args.compact_at < 1:
         raise InputError(f"--compact-at must be a fraction of the window between 0 and 1, not {args.compact_at}")
     if args.compact_at is not None and not args.window:
@@ -367,7 +350,7 @@ def _add_render(sub: Any, names: str) -> None:
     _profile_options(r, names)
     r.add_argument("--out", "-o", default="pages",
                    help="output folder; pages an earlier run left there are replaced (default: ./pages)")
-    r.add_argument("--workers", type=_workers, default=None,
+    r.add_argument("--workers", type=_positive, default=None,
                    help="threads encoding PNGs beside layout (default: the number of cores; 1: serial)")
     _page_options(r)
     r.set_defaults(func=cmd_render)
@@ -424,7 +407,7 @@ def _add_cost(sub: Any, names: str) -> None:
     k.add_argument("--json", action="store_true", help="print JSON instead of a table")
     k.add_argument("--plot", default=None, metavar="FILE.png", help="draw the numbers (needs matplotlib)")
     k.add_argument("--out", "-o", default=None, metavar="FILE", help="corpus rows as CSV, or Parquet for .parquet")
-    k.add_argument("--workers", type=_workers, default=None,
+    k.add_argument("--workers", type=_positive, default=None,
                    help="corpus: worker processes of the local Dask cluster (default: the number of cores)")
     k.add_argument("--scheduler", default=None, metavar="ADDRESS",
                    help="corpus: run on an existing Dask cluster (tcp://host:8786) instead of a local one")
@@ -492,7 +475,22 @@ def _parser() -> argparse.ArgumentParser:
     return p
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run the ``snapglyph`` command line; returns the exit status (0 ok, 2 on an expected error)."""
+    """Run the ``snapglyph`` command line; returns the exit status (0 ok, 2 on an expected error).
+
+    ``--version``, ``-h`` and malformed arguments end in :class:`SystemExit` (status 0, 0 and 2), as argparse
+    does; every other failure the project expects is one line on standard error and a returned status.
+
+    Examples
+    --------
+    >>> try:
+    ...     main(["--version"])
+    ... except SystemExit as e:
+    ...     print("exit status", e.code)
+    snapglyph 0.1.0
+    exit status 0
+    >>> main(["recall", "/no/such/store.jsonl", "3"])   # one line on standard error names the problem
+    2
+    """
     args = _parser().parse_args(argv)
     try:
         return args.func(args)

@@ -196,6 +196,15 @@ class CorpusResult:
         Wall-clock seconds of the whole run, cluster start-up included.
     workers : int
         Dask workers that ran the tasks.
+
+    Examples
+    --------
+    >>> import pathlib, tempfile
+    >>> p = pathlib.Path(tempfile.mkdtemp()) / "notes.txt"
+    >>> _ = p.write_text("hello world\\n" * 100)
+    >>> print(CorpusResult([price_transcript(str(p))], ["claude"], seconds=0.5, workers=1).summary())
+    1 transcripts (0 failed), 1,200 characters, 1 workers, 0.5 s (0.00 M chars/s)
+    claude: text 390 tokens, images 117 tokens, text/image 3.33
     """
 
     rows: list
@@ -247,6 +256,17 @@ def corpus_cost(paths: Sequence, *, profiles: Sequence[str] = ("claude",), mode:
     InputError
         If dask.distributed is not installed (``pip install 'snapglyph[corpus]'``), a profile is unknown, or the
         scheduler cannot be reached.
+
+    Examples
+    --------
+    >>> import pathlib, tempfile
+    >>> from distributed import LocalCluster
+    >>> p = pathlib.Path(tempfile.mkdtemp()) / "notes.txt"
+    >>> _ = p.write_text("hello world\\n" * 100)
+    >>> with LocalCluster(n_workers=1, processes=False, dashboard_address=None) as cluster:  # in this process
+    ...     res = corpus_cost([p], scheduler=cluster.scheduler_address)
+    >>> res.workers, [(r["format"], r["chars"], r["text_tokens_claude"], r["image_tokens_claude"]) for r in res.rows]
+    (1, [('text', 1200, 390, 117)])
     """
     from .providers.profiles import profile as get_profile
     from .raster.pool import resolve_workers
@@ -302,6 +322,13 @@ def write_rows(rows: Sequence[dict], path: str | os.PathLike) -> None:
     ------
     InputError
         For Parquet without pyarrow installed.
+
+    Examples
+    --------
+    >>> write_rows([{"path": "a.jsonl", "pages_claude": 3}, {"path": "b.jsonl", "pages_claude": 1}], "-")
+    path,pages_claude
+    a.jsonl,3
+    b.jsonl,1
     """
     p = Path(path)
     if not rows:

@@ -22,24 +22,51 @@ __all__ = ["demo_transcript", "run_demo"]
 
 
 def demo_transcript() -> Path:
-    """Path of the bundled demo transcript.
+    """Path of the bundled demo transcript (a real pi session, 974 kB of JSON lines).
+
+    The ``examples/`` folder ships inside the wheel as the package ``snapglyph.examples`` (see ``pyproject.toml``), so
+    a plain ``pip install`` has it; a checkout run with ``PYTHONPATH`` set finds it beside the package.
 
     Raises
     ------
     InputError
-        If ``examples/`` is not beside the package (a non-editable install without the repository).
+        If neither the installed package data nor the repository's ``examples/`` folder holds the file.
+
+    Examples
+    --------
+    >>> demo_transcript().name
+    'large-session.jsonl'
     """
-    p = Path(__file__).resolve().parent.parent / "examples" / "pi-session" / "large-session.jsonl"
-    if not p.exists():
-        raise InputError(f"the demo transcript {p} is missing: run the demo from a clone "
-                         "(pip install -e .), where examples/ sits beside the package")
-    return p
+    rel = ("pi-session", "large-session.jsonl")
+    candidates = []
+    try:
+        from importlib.resources import files
+        candidates.append(Path(str(files("snapglyph.examples") / rel[0] / rel[1])))
+    except (ModuleNotFoundError, TypeError):
+        pass
+    candidates.append(Path(__file__).resolve().parent.parent / "examples" / Path(*rel))
+    for p in candidates:
+        if p.is_file():
+            return p
+    raise InputError(f"the demo transcript {'/'.join(rel)} is missing from this install "
+                     f"(looked in {', '.join(str(c) for c in candidates)})")
 
 
 def run_demo(out: Path, *, profile_name: str = "claude", budget: int = DEFAULT_BUDGET) -> int:
     """Compact the bundled transcript at ``budget`` tokens and write pages, request, store and report to ``out``.
 
     Returns the exit status (0). Raises the errors of :func:`snapglyph.compaction.compactor.compact`.
+
+    Examples
+    --------
+    >>> import pathlib, tempfile
+    >>> out = pathlib.Path(tempfile.mkdtemp())
+    >>> run_demo(out, budget=200_000)  # the transcript fits: passed through, the quickest run  # doctest: +ELLIPSIS
+    snapglyph: input fits the budget, passed through (903 messages, 179 rewrites); tokens 190076 -> 190298 ...
+    wrote 0 pages to .../pages/, the request to .../request.json, the report to .../report.md
+    0
+    >>> sorted(p.name for p in out.iterdir())
+    ['pages', 'report.md', 'request.json', 'request.json.store.jsonl']
     """
     from .compaction.compactor import compact
     from .providers.profiles import profile

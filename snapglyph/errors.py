@@ -41,11 +41,27 @@ __all__ = [
 
 
 class SnapglyphError(Exception):
-    """Base class of every error snapglyph raises on purpose."""
+    """Base class of every error snapglyph raises on purpose.
+
+    Examples
+    --------
+    >>> import snapglyph
+    >>> try:
+    ...     snapglyph.profile("no-such-reader")
+    ... except SnapglyphError as e:
+    ...     print(type(e).__name__)
+    UnknownProfileError
+    """
 
 
 class InputError(SnapglyphError, ValueError):
-    """Bad arguments or bad input data (wrong type, malformed value)."""
+    """Bad arguments or bad input data (wrong type, malformed value).
+
+    Examples
+    --------
+    >>> issubclass(InputError, ValueError), str(InputError("budget must be positive"))
+    (True, 'budget must be positive')
+    """
 
 
 class FormatError(InputError):
@@ -55,6 +71,11 @@ class FormatError(InputError):
     ----------
     path : str or None
         The file that failed, when there is one.
+
+    Examples
+    --------
+    >>> FormatError("not a transcript", path="notes.txt").path
+    'notes.txt'
     """
 
     def __init__(self, message: str, *, path: str | None = None) -> None:
@@ -63,7 +84,13 @@ class FormatError(InputError):
 
 
 class UnknownProfileError(InputError):
-    """A reader profile name (or model name) that no profile matches; the message lists the known names."""
+    """A reader profile name (or model name) that no profile matches; the message lists the known names.
+
+    Examples
+    --------
+    >>> issubclass(UnknownProfileError, InputError)
+    True
+    """
 
 
 class ValidationError(InputError):
@@ -73,6 +100,11 @@ class ValidationError(InputError):
     ----------
     faults : list
         The faults found (see :func:`snapglyph.validate`).
+
+    Examples
+    --------
+    >>> ValidationError("bad request", faults=["messages[0]: empty"]).faults
+    ['messages[0]: empty']
     """
 
     def __init__(self, message: str, *, faults: list | None = None) -> None:
@@ -81,11 +113,23 @@ class ValidationError(InputError):
 
 
 class FontError(SnapglyphError, OSError):
-    """A bundled font file is missing, unreadable, or has no usable glyphs at the requested cell size."""
+    """A bundled font file is missing, unreadable, or has no usable glyphs at the requested cell size.
+
+    Examples
+    --------
+    >>> issubclass(FontError, OSError) and issubclass(FontError, SnapglyphError)
+    True
+    """
 
 
 class RenderError(SnapglyphError, RuntimeError):
-    """The rasteriser could not lay out or draw the text."""
+    """The rasteriser could not lay out or draw the text.
+
+    Examples
+    --------
+    >>> issubclass(RenderError, RuntimeError)
+    True
+    """
 
 
 class BudgetError(SnapglyphError, ValueError):
@@ -97,6 +141,12 @@ class BudgetError(SnapglyphError, ValueError):
         Tokens the smallest valid request would cost.
     budget : int or None
         The budget in tokens.
+
+    Examples
+    --------
+    >>> e = BudgetError("too big", needed=5200, budget=4000)
+    >>> e.needed - e.budget
+    1200
     """
 
     def __init__(self, message: str, *, needed: int | None = None, budget: int | None = None) -> None:
@@ -112,6 +162,11 @@ class LimitError(SnapglyphError, ValueError):
     ----------
     limit : str or None
         The name of the limit, e.g. ``"max_images"``.
+
+    Examples
+    --------
+    >>> LimitError("too many images", limit="max_images").limit
+    'max_images'
     """
 
     def __init__(self, message: str, *, limit: str | None = None) -> None:
@@ -120,7 +175,13 @@ class LimitError(SnapglyphError, ValueError):
 
 
 class StoreError(SnapglyphError, RuntimeError):
-    """The source store lacks the source of a covered message id, or cannot be read or written."""
+    """The source store lacks the source of a covered message id, or cannot be read or written.
+
+    Examples
+    --------
+    >>> issubclass(StoreError, SnapglyphError)
+    True
+    """
 
 
 class InternalError(SnapglyphError, RuntimeError):
@@ -132,6 +193,11 @@ class InternalError(SnapglyphError, RuntimeError):
     ----------
     faults : list
         The faults found, where the check gives them (see :func:`snapglyph.validate`).
+
+    Examples
+    --------
+    >>> isinstance(InternalError("a bug"), InputError)
+    False
     """
 
     def __init__(self, message: str, *, faults: list | None = None) -> None:
@@ -140,9 +206,21 @@ class InternalError(SnapglyphError, RuntimeError):
 
 
 class ProviderError(SnapglyphError, RuntimeError):
-    """A provider call in the agent demo failed in a way that is not a context overflow."""
+    """A provider call in the agent demo failed in a way that is not a context overflow.
+
+    Examples
+    --------
+    >>> issubclass(ProviderError, RuntimeError)
+    True
+    """
 
 
 class ServeError(SnapglyphError, RuntimeError):
     """``snapglyph serve`` cannot start: the port is in use, the upstream is unreachable, or the state folder
-    cannot be written."""
+    cannot be written.
+
+    Examples
+    --------
+    >>> str(ServeError("port 8787 is in use"))
+    'port 8787 is in use'
+    """

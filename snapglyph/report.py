@@ -50,6 +50,13 @@ class CostRow:
         Bytes of the PNG pages (before base64, which adds a third).
     chars_per_image_token : float
         ``chars / image_tokens``.
+
+    Examples
+    --------
+    >>> from snapglyph import Message, Part, cost_report
+    >>> row = cost_report([Message(0, "user", [Part("text", text="word " * 3000)])])[0]
+    >>> row.ratio == round(row.text_tokens / row.image_tokens, 3), row.text_method
+    (True, 'counted: tiktoken cl100k_base x1.3')
     """
 
     profile: str
@@ -105,6 +112,13 @@ def cost_report(messages: "Sequence[Message] | str", *, profiles: Sequence[str] 
     ------
     InputError, UnknownProfileError
         Bad arguments or an unknown profile.
+
+    Examples
+    --------
+    >>> from snapglyph import Message, Part
+    >>> rows = cost_report([Message(0, "user", [Part("text", text="word " * 3000)])], profiles=("claude", "openai"))
+    >>> [(r.profile, r.chars, r.text_tokens, r.pages, r.image_tokens) for r in rows]
+    [('claude', 15009, 3906, 1, 1404), ('openai', 15009, 3005, 1, 1320)]
     """
     from .compaction.compactor import compact
     from .providers.dialects import normalize
@@ -140,7 +154,17 @@ def cost_report(messages: "Sequence[Message] | str", *, profiles: Sequence[str] 
 
 
 def format_table(rows: Sequence[CostRow]) -> str:
-    """The rows as a fixed-width text table, with the counting method of each profile below it."""
+    """The rows as a fixed-width text table, with the counting method of each profile below it.
+
+    Examples
+    --------
+    >>> from snapglyph import Message, Part, cost_report
+    >>> print(format_table(cost_report([Message(0, "user", [Part("text", text="word " * 3000)])])))
+    profile  scope  messages  chars  text tok  pages  image tok  text/image  chars/img tok  PNG KB
+    claude   whole         1  15009      3906      1       1404        2.78           10.7       4
+    <BLANKLINE>
+    claude: text tokens counted: tiktoken cl100k_base x1.3; image tokens by the profile's documented formula
+    """
     head = ("profile", "scope", "messages", "chars", "text tok", "pages", "image tok", "text/image", "chars/img tok",
             "PNG KB")
     lines = [head]
@@ -163,6 +187,16 @@ def plot(rows: Sequence[CostRow], path: str) -> None:
     ------
     InputError
         If matplotlib is not installed.
+
+    Examples
+    --------
+    >>> import os, tempfile
+    >>> from PIL import Image
+    >>> from snapglyph import Message, Part, cost_report
+    >>> path = os.path.join(tempfile.mkdtemp(), "cost.png")
+    >>> plot(cost_report([Message(0, "user", [Part("text", text="word " * 3000)])]), path)
+    >>> Image.open(path).format, Image.open(path).size
+    ('PNG', (600, 450))
     """
     try:
         import matplotlib
@@ -185,5 +219,13 @@ def plot(rows: Sequence[CostRow], path: str) -> None:
 
 
 def rows_as_json(rows: Sequence[CostRow]) -> list[dict]:
-    """The rows as plain dicts (for ``--json``)."""
+    """The rows as plain dicts (for ``--json``).
+
+    Examples
+    --------
+    >>> from snapglyph import Message, Part, cost_report
+    >>> row = rows_as_json(cost_report([Message(0, "user", [Part("text", text="word " * 3000)])]))[0]
+    >>> {k: row[k] for k in ("scope", "text_tokens", "image_tokens", "ratio", "png_bytes")}
+    {'scope': 'whole', 'text_tokens': 3906, 'image_tokens': 1404, 'ratio': 2.782, 'png_bytes': 3641}
+    """
     return [asdict(r) for r in rows]

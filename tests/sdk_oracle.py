@@ -4,11 +4,15 @@
 MessageCreateParamsNonStreaming``, ``openai.types.chat.completion_create_params.CompletionCreateParamsNonStreaming``,
 ``openai.types.responses.response_create_params.ResponseCreateParamsNonStreaming``). Their ``Iterable`` fields are
 validated lazily by pydantic, so every iterator is drained to reach every content part.
+
+Gemini's SDK (google-genai) has no type for a whole ``generateContent`` body, so each of its fields is checked with
+the SDK's type for it (``types.Content``, ``types.Tool``, ``types.ToolConfig``, ``types.GenerationConfig``; pydantic
+models that forbid unknown keys and decode ``inline_data`` as base64), and a key outside the REST body's is an error.
 """
 
 from __future__ import annotations
 
-from functools import lru_cache
+from functools import cache, lru_cache
 from typing import Any
 
 import pytest
@@ -42,9 +46,41 @@ def _drain(v: Any) -> None:
         _drain(v.model_dump())
 
 
+@cache
+def _gemini_fields() -> dict:
+    from google.genai import types
+    from pydantic import TypeAdapter
+
+    content = TypeAdapter(types.Content)
+    return {"contents": TypeAdapter(list[types.Content]), "systemInstruction": content,
+            "system_instruction": content, "tools": TypeAdapter(list[types.Tool]),
+            "toolConfig": TypeAdapter(types.ToolConfig), "tool_config": TypeAdapter(types.ToolConfig),
+            "generationConfig": TypeAdapter(types.GenerationConfig),
+            "generation_config": TypeAdapter(types.GenerationConfig),
+            "safetySettings": TypeAdapter(list[types.SafetySetting]), "cachedContent": TypeAdapter(str),
+            "labels": TypeAdapter(dict[str, str])}
+
+
+def _gemini_errors(body: dict) -> str:
+    from pydantic import ValidationError
+
+    fields = _gemini_fields()
+    out = [f"{k}: not a field of a generateContent body" for k in body if k not in fields]
+    for k, v in body.items():
+        if k in fields:
+            try:
+                fields[k].validate_python(v)
+            except ValidationError as e:
+                out.append(f"{k}: {e}")
+    return "\n".join(out)
+
+
 def sdk_errors(body: dict, dialect: str) -> str:
     """The SDK request type's validation errors for ``body`` ("" when it accepts it)."""
     pytest.importorskip("pydantic")
+    if dialect == "gemini":
+        pytest.importorskip("google.genai")
+        return _gemini_errors(body)
     pytest.importorskip("anthropic" if dialect == "anthropic" else "openai")
     from pydantic import ValidationError
 

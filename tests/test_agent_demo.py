@@ -13,13 +13,13 @@ from pathlib import Path
 import pytest
 
 import snapglyph
-from agent_demo.clients import AnthropicClient, OpenAIClient
-from agent_demo.context import strip_reasoning, trim_to_boundary
-from agent_demo.loop import WRAP_UP, Agent, AgentStop, LoopConfig
-from agent_demo.sim_errors import anthropic_grammar_error, openai_grammar_error
-from agent_demo.simulator import Simulator, answer, call
-from agent_demo.tools import Workspace
-from agent_demo.transcript import Transcript
+from snapglyph_agent_demo.clients import AnthropicClient, OpenAIClient
+from snapglyph_agent_demo.context import strip_reasoning, trim_to_boundary
+from snapglyph_agent_demo.loop import WRAP_UP, Agent, AgentStop, LoopConfig
+from snapglyph_agent_demo.sim_errors import anthropic_grammar_error, openai_grammar_error
+from snapglyph_agent_demo.simulator import Simulator, answer, call
+from snapglyph_agent_demo.tools import Workspace
+from snapglyph_agent_demo.transcript import Transcript
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -261,7 +261,7 @@ def test_recall_tool_offered_after_compaction_and_answered(dialect, ws, tmp_path
 
 # -- the command line and crash safety -------------------------------------------------------------------------
 def _cli(*args, timeout=60):
-    return subprocess.run([sys.executable, "-m", "agent_demo", *args], cwd=ROOT, capture_output=True, text=True,
+    return subprocess.run([sys.executable, "-m", "snapglyph_agent_demo", *args], cwd=ROOT, capture_output=True, text=True,
                           timeout=timeout)
 
 
@@ -278,7 +278,7 @@ _DONE = re.compile(r"(\d+) overflows, (\d+) truncations, (\d+) compactions, (\d+
 
 
 def _cases():
-    from agent_demo.sim_errors import PROVIDERS
+    from snapglyph_agent_demo.sim_errors import PROVIDERS
     cases = [["--provider", p, "--dialect", d] for p in PROVIDERS for d in ("openai", "anthropic")]
     return cases + [["--dialect", "anthropic"], ["--dialect", "openai"], ["--provider", "anthropic"],
                     ["--provider", "ollama", "--check-truncation", "--turns", "4"]]
@@ -286,7 +286,7 @@ def _cases():
 
 @pytest.mark.parametrize("args", _cases(), ids=lambda a: " ".join(a))
 def test_cli_simulate_every_provider_and_dialect_recovers(args, tmp_path, capsys):
-    from agent_demo.__main__ import main
+    from snapglyph_agent_demo.__main__ import main
     rc = main(["--simulate", "--workspace", str(tmp_path / "ws"), "--transcript", str(tmp_path / "t.jsonl"), *args])
     out = capsys.readouterr().out
     assert rc == 0, out
@@ -344,7 +344,7 @@ def test_sigkill_at_random_moments_then_resume(tmp_path):
     ws = tmp_path / "ws"
     committed = b""
     for k in range(4):
-        proc = subprocess.Popen([sys.executable, "-m", "agent_demo", "--simulate", "--script", "short", "--turns",
+        proc = subprocess.Popen([sys.executable, "-m", "snapglyph_agent_demo", "--simulate", "--script", "short", "--turns",
                                  "400", "--resume",
                                  "--transcript", str(tpath), "--workspace", str(ws), "--max-turns", "100000"],
                                 cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
@@ -380,8 +380,8 @@ def test_sigkill_at_random_moments_then_resume(tmp_path):
 
 _WRITER = """
 import sys, time
-import agent_demo.transcript as T
-from agent_demo.transcript import Transcript
+import snapglyph_agent_demo.transcript as T
+from snapglyph_agent_demo.transcript import Transcript
 
 # A slow disk: each write() reaches the file in 64 KiB pieces, so a kill can land between two of them (a real
 # kernel may also cut a large write short when SIGKILL arrives; this makes it likely instead of rare).
@@ -439,7 +439,7 @@ def test_sigkill_in_the_middle_of_a_write(tmp_path):
 def test_cli_base_url_against_an_openai_compatible_server(tmp_path):
     with Simulator([call(("list_dir", {})), answer("it works")], provider="llamacpp", context_window=50_000) as sim:
         env = {**os.environ, "OPENAI_API_KEY": "sk-from-env"}
-        r = subprocess.run([sys.executable, "-m", "agent_demo", "--base-url", sim.base_url + "/v1", "--model", "m",
+        r = subprocess.run([sys.executable, "-m", "snapglyph_agent_demo", "--base-url", sim.base_url + "/v1", "--model", "m",
                             "--workspace", str(tmp_path), "--transcript", str(tmp_path / "t.jsonl"), "Hello?"],
                            cwd=ROOT, capture_output=True, text=True, timeout=60, env=env)
         assert r.returncode == 0, r.stderr

@@ -9,8 +9,9 @@ import sys
 import numpy as np
 import pytest
 
-from snapglyph.raster.atlas import CELLS, LEVELS, REPL_NARROW, REPL_WIDE, atlas, font_path, fonts_report
 from snapglyph.errors import FontError, InputError
+from snapglyph.raster.atlas import CELLS, LEVELS, REPL_NARROW, REPL_WIDE, atlas, font_path
+from snapglyph.raster.font_report import fonts_report
 
 SAMPLES = {
     "latin": "àéîõüßÆŒłş", "greek": "αβγΔΩ", "cyrillic": "жЖщЯ", "box": "─│┌┐└┘├┼", "blocks": "█▀▄▒░",

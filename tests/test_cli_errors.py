@@ -120,19 +120,19 @@ def test_version_and_help_defaults():
 
 def test_budget_error_names_the_remedy(tmp_path):
     err = _one_line_error(run("compact", str(TRAJ), "--budget", "6000", "--out", str(tmp_path / "a.json")))
-    assert err.strip().endswith("already need 6282 tokens; the largest message of that round is #27 (tool, 243 "
-                                "tokens); raise --budget to 6282 or more, or lower --max-tokens (the output reserve: "
-                                "4096 of the 6282 tokens needed) to 3814 or less")
+    assert err.strip().endswith("already need 6311 tokens; the largest message of that round is #27 (tool, 243 "
+                                "tokens); raise --budget to 6311 or more, or lower --max-tokens (the output reserve: "
+                                "4096 of the 6311 tokens needed) to 3785 or less")
     # Following the remedy fits the head and the newest round; no page fits beside them, which is its own error
     # (issue 12 item 12) unless an empty middle is allowed.
-    r = run("compact", str(TRAJ), "--budget", "6000", "--max-tokens", "3814", "--allow-empty-middle",
+    r = run("compact", str(TRAJ), "--budget", "6000", "--max-tokens", "3785", "--allow-empty-middle",
             "--out", str(tmp_path / "a.json"))
     assert r.returncode == 0, r.stderr.decode()
 
 
 # ------------------------------------------------------------------------------------------------ agent demo
 def _demo(*args: str, timeout: int = 120) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "agent_demo", *args], cwd=ROOT, capture_output=True, text=True,
+    return subprocess.run([sys.executable, "-m", "snapglyph_agent_demo", *args], cwd=ROOT, capture_output=True, text=True,
                           timeout=timeout)
 
 
@@ -161,7 +161,7 @@ def test_agent_demo_unreachable_server_is_one_line(tmp_path):
     r = _demo("--base-url", f"http://127.0.0.1:{port}/v1", "--model", "m", "--transcript", str(tmp_path / "t.jsonl"),
               "--workspace", str(tmp_path / "ws"), "hello")
     assert r.returncode == 1 and "Traceback" not in r.stderr
-    assert r.stderr.strip().splitlines() == ["python -m agent_demo: error: provider error None: Connection error. "
+    assert r.stderr.strip().splitlines() == ["python -m snapglyph_agent_demo: error: provider error None: Connection error. "
                                              "(is the server at --base-url running and reachable?)"]
 
 

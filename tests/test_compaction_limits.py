@@ -99,6 +99,57 @@ def test_image_over_the_bytes_limit_is_downscaled_from_its_source_on_every_pass(
     assert imgs[0] in _request_images(res2.request)
 
 
+def _long_then_shots(n_text: int, n_shots: int, data: str, w: int, h: int) -> list[Message]:
+    """A task, ``n_text`` long messages (the middle), then ``n_shots`` screenshot rounds (the tail)."""
+    msgs = [Message(0, "user", [Part("text", text="task")])]
+    msgs += [Message(1 + i, "assistant" if i % 2 == 0 else "user",
+                     [Part("text", text=f"m{i} " + f"word{i} " * 3000)]) for i in range(n_text)]
+    return msgs + [Message(m.id + n_text, m.role, m.parts) for m in _shots(n_shots, data, w, h)[1:]]
+
+
+def test_pages_past_the_many_image_threshold_downscale_the_oversized_images_instead_of_capping_pages():
+    # 15 screenshots of 1600x2600 in the tail: the pages take the request past 20 images, so the screenshots are
+    # downscaled to 2000 px (from their own bytes) rather than the pages capped at 5 as before
+    res = compact(_long_then_shots(40, 15, _png(1600, 2600), 1600, 2600), profile="claude", budget=60_000)
+    imgs = _request_images(res.request)
+    assert len(res.pages) > 5 and len(imgs) == len(res.pages) + 15 > 20
+    sizes = [Image.open(io.BytesIO(base64.b64decode(b["source"]["data"]))).size for b in imgs]
+    assert [s for s in sizes if s[0] != 1092] == [(1231, 2000)] * 15  # pages are 1092 px wide
+    assert res.rewrites["images downscaled to a provider limit"] == 15
+    assert validate(res.request, "anthropic", profile="claude") == [] and sdk_errors(res.request, "anthropic") == ""
+    # the stored source keeps the originals
+    assert {(q.width, q.height) for q in images_in(res.store.get(i) for i in res.store)} == {(1600, 2600)}
+
+
+def test_too_many_images_in_the_tail_leave_room_for_pages():
+    # 130 screenshots in the tail: 30 over the limit of 100, and the pages need room too; before, every page was
+    # dropped (the tail's 100 images left none) and compaction refused
+    res = compact(_long_then_shots(40, 130, _png(8, 8), 8, 8), profile="claude", budget=60_000)
+    n_pages = len(res.pages)
+    imgs = _request_images(res.request)
+    assert n_pages >= 1 and len(imgs) == 100 and len(imgs) - n_pages == 100 - n_pages
+    assert res.rewrites["oldest images replaced by a placeholder for the image count limit"] == 30 + n_pages
+    results = [b for m in res.request["messages"] if isinstance(m["content"], list) for b in m["content"]
+               if b["type"] == "tool_result"]
+    assert results[30]["content"] == (f"shot 30\n[image not sent: 8x8 image/png, 77 bytes; the request keeps the "
+                                      f"newest {100 - n_pages} images beside {n_pages} pages (profile claude "
+                                      f"allows 100)]")
+    assert [q["type"] for q in results[30 + n_pages]["content"]] == ["text", "image"]
+    assert validate(res.request, "anthropic", profile="claude") == [] and sdk_errors(res.request, "anthropic") == ""
+    assert res.tokens_after <= 60_000
+
+
+def test_a_page_above_the_many_image_side_is_refused_by_the_profile():
+    import dataclasses
+
+    from snapglyph.errors import InputError
+    from snapglyph.providers.profiles import profile, profile_names
+    assert all(max(profile(n).page_size) <= (profile(n).many_image_max_side or 10**9) for n in profile_names())
+    with pytest.raises(InputError, match=r"^profile claude: a 2016x1092 page exceeds the many-image limit of 2000 "
+                                         r"px a side$"):
+        dataclasses.replace(profile("claude"), page_size=(2016, 1092))
+
+
 # ------------------------------------------------------------------------------------ item 12: the empty middle
 def _empty_middle_source() -> list[Message]:
     msgs = [Message(0, "user", [Part("text", text="task")])]

@@ -242,9 +242,9 @@ def test_snapshot_parts_for_other_compactors():
     assert sp2.parts[0]["type"] == "image_url"
 
 
-def test_many_image_rule_caps_pages_beside_a_big_tail_image():
-    """Anthropic: over 20 images, every image must be at most 2000 px a side; a 2400 px tail screenshot stays,
-    so the pages are capped to keep the request at 20 images."""
+def test_many_image_rule_downscales_a_big_tail_image_rather_than_cap_pages():
+    """Anthropic: over 20 images, every image must be at most 2000 px a side; a 2400 px tail screenshot is
+    downscaled to 2000 px (from its own bytes), so the pages are not capped to keep the request at 20 images."""
     import numpy as np
     buf = io.BytesIO()
     Image.fromarray(np.zeros((2400, 100), np.uint8)).save(buf, "PNG")
@@ -253,7 +253,20 @@ def test_many_image_rule_caps_pages_beside_a_big_tail_image():
     msgs = conversation(rounds=150, width=3000)
     msgs.append(Message(len(msgs), "user", [Part("text", text="look at this"), shot]))
     res = compact(msgs, profile="claude", dialect="anthropic", budget=150_000)
-    assert len(res.pages) + 1 <= 20
+    assert len(res.pages) + 1 > 20
+    sent = res.request["messages"][-1]["content"][-1]["source"]
+    assert Image.open(io.BytesIO(base64.b64decode(sent["data"]))).size == (83, 2000)
+    assert res.rewrites["images downscaled to a provider limit"] == 1
+    assert validate(res.request, "anthropic", profile="claude") == []
+
+
+def test_many_image_rule_caps_pages_beside_a_big_url_image():
+    """An image given by URL cannot be downscaled: the pages are capped to keep the request at 20 images."""
+    shot = Part("image", url="https://example.com/shot.png", width=100, height=2400)
+    msgs = conversation(rounds=150, width=3000)
+    msgs.append(Message(len(msgs), "user", [Part("text", text="look at this"), shot]))
+    res = compact(msgs, profile="claude", dialect="anthropic", budget=150_000)
+    assert len(res.pages) + 1 == 20
     assert res.dropped_ids
     assert validate(res.request, "anthropic", profile="claude") == []
 

@@ -13,6 +13,7 @@ from snapglyph.providers.profiles import profile
 from snapglyph.readers.registry import from_request, load_text
 
 from conftest import shared_path
+from sdk_oracle import sdk_errors
 
 PNG_1x1 = ("iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAAAAAA6fptVAAAACklEQVR4nGNgAAAAAgABc3UBGAAAAABJRU5ErkJggg==")
 
@@ -175,3 +176,73 @@ def test_real_transcripts_compact_twice_in_gemini(rel, prof):
     again = compact(res.request, profile=prof, budget=budget, max_tokens=256, store=res.store)
     assert validate(again.request, "gemini", profile=prof) == []
     assert again.middle_ids == res.middle_ids and again.tail_ids == res.tail_ids
+
+
+def _b64(fmt: str, size: tuple[int, int] = (20, 10)) -> str:
+    import base64
+    import io
+
+    from PIL import Image
+    buf = io.BytesIO()
+    Image.new("P" if fmt == "GIF" else "RGB", size).save(buf, format=fmt)
+    return base64.b64encode(buf.getvalue()).decode("ascii")
+
+
+def _inline(mime: str, data: str) -> dict:
+    return {"inline_data": {"mime_type": mime, "data": data}}
+
+
+def test_inline_data_images_are_byte_checked_by_validate_and_fixed_by_compact():
+    import base64
+    html = base64.b64encode(b"<!DOCTYPE html><html><body>hi</body></html>").decode()
+    jpg, gif = _b64("JPEG"), _b64("GIF", (12, 7))
+    body = {"contents": [
+        {"role": "user", "parts": [{"text": "look"}, _inline("image/png", jpg), {"inlineData": {
+            "mimeType": "image/png", "data": html}}, _inline("image/gif", gif), _inline("image/jpg", jpg)]},
+        {"role": "model", "parts": [{"functionCall": {"name": "shot", "args": {}, "id": "s1"},
+                                     "thoughtSignature": "skip_thought_signature_validator"}]},
+        {"role": "user", "parts": [{"functionResponse": {"name": "shot", "id": "s1", "response": {"output": "ok"}}},
+                                   _inline("image/png", html)]}],
+        "tools": [{"functionDeclarations": [{"name": "shot", "description": "a screenshot",
+                                             "parametersJsonSchema": {"type": "object", "properties": {}}}]}],
+        "generationConfig": {"maxOutputTokens": 100}}
+    assert [str(f) for f in validate(body, "gemini", profile="gemini")] == [
+        ("messages[0]: parts[1].inline_data: The image was specified using the image/png media type, but the "
+         "image appears to be a image/jpeg image"),
+        "messages[0]: parts[2].inline_data: Could not process image: the bytes are an HTML document, not an image",
+        "messages[0]: parts[3].inline_data: Unsupported MIME type: image/gif",
+        "messages[0]: parts[4].inline_data: Unsupported MIME type: image/jpg",
+        "messages[2]: parts[1].inline_data: Could not process image: the bytes are an HTML document, not an image"]
+    res = compact(body, profile="gemini", dialect="gemini", budget=100_000)
+    parts = res.request["contents"][0]["parts"]
+    assert [(p["inline_data"]["mime_type"], p["inline_data"]["data"][:4]) if "inline_data" in p else p["text"]
+            for p in parts] == [
+        "look", ("image/jpeg", "/9j/"),
+        "[image removed: 43 bytes labelled image/png are an HTML document, not an image]",
+        ("image/png", "iVBO"), ("image/jpeg", "/9j/")]
+    assert res.request["contents"][2]["parts"][1] == {
+        "text": "[image removed: 43 bytes labelled image/png are an HTML document, not an image]"}
+    assert res.rewrites == {"image media types corrected from the bytes": 2,
+                            "images that are not images replaced by a placeholder": 2,
+                            "images in a format the gemini dialect does not take made PNG": 1}
+    assert validate(res.request, "gemini", profile="gemini") == [] and sdk_errors(res.request, "gemini") == ""
+    # the GIF stays a GIF where the provider takes it
+    assert compact(body, profile="claude", dialect="anthropic", budget=100_000).request["messages"][0]["content"][
+        3]["source"]["media_type"] == "image/gif"
+
+
+def test_function_responses_follow_the_call_order():
+    """Found by the fuzz run: results given in another order than the calls (or a call without a result, whose
+    error result was put first) were written in that order, and Gemini wants them in call order."""
+    calls = Message(1, "assistant", [Part("tool_call", name="read", arguments="{}", call_id="c1"),
+                                     Part("tool_call", name="read", arguments="{}", call_id="c2"),
+                                     Part("tool_call", name="bash", arguments="{}", call_id="c3")])
+    out_of_order = [Message(0, "user", [Part("text", text="go")]), calls,
+                    Message(2, "tool", [Part("tool_result", call_id="c3", content=[Part("text", text="3")])]),
+                    Message(3, "tool", [Part("tool_result", call_id="c1", content=[Part("text", text="1")])])]
+    norm, rewrites = normalize(out_of_order, dialect="gemini")
+    body = to_request(norm, dialect="gemini", model="gemini-2.5-pro", max_tokens=100)
+    assert [(p["functionResponse"]["id"], p["functionResponse"]["response"]) for p in body["contents"][2]["parts"]] \
+        == [("c1", {"output": "1"}), ("c2", {"error": "(no result was recorded for this tool call)"}),
+            ("c3", {"output": "3"})]
+    assert validate(body, "gemini") == [] and rewrites == {"tool calls without a result given an error result": 1}

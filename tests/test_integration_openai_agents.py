@@ -5,11 +5,11 @@ import json
 import pytest
 
 agents = pytest.importorskip("agents", reason="openai-agents not installed (the `integrations` extra)")
-from openai import AsyncOpenAI  # noqa: E402
+from openai import AsyncOpenAI
 
-from agent_demo.simulator import Simulator, answer, call  # noqa: E402
-from snapglyph import SourceStore  # noqa: E402
-from snapglyph.integrations.openai_agents import InputFilter, RecoveringModel  # noqa: E402
+from snapglyph_agent_demo.simulator import Simulator, answer, call
+from snapglyph import SourceStore
+from snapglyph.integrations.openai_agents import InputFilter, RecoveringModel
 
 FILES = {f"f{i}.txt": "".join(f"line {j} of file {i}: value={j * i}\n" for j in range(80)) for i in range(6)}
 

@@ -126,5 +126,5 @@ def test_guide_is_short_fixed_and_neutral(tool):
     assert g == reading_guide(tool)
     assert count_for_profile(g, "openai") <= 120
     assert "reasoning" not in g.lower() and "thinking" not in g.lower()
-    assert "\n" not in g and "\u21b5" in g and "#id role" in g
+    assert "\n" not in g and "\u21b5" in g and "\u21aa" in g and "#id role" in g and "columns" in g
     assert (tool or "by its id (#id)") in g

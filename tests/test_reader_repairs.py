@@ -131,3 +131,36 @@ def test_pi_parent_missing_from_the_file_is_crossed():
     assert [m.text() for m in t.messages] == [m.text() for m in clean.messages]    # was a5..a7 only
     assert t.notes == ["entry 6 after the header: its parent feedbeef is not in the file; the conversation "
                        "continues at the entry before it"]
+
+
+def test_compact_result_carries_what_the_reader_repaired_and_skipped(tmp_path):
+    """Issue 12: what load() repaired or skipped reaches CompactResult (a field and its summary line)."""
+    from snapglyph import compact
+    text = _cc_session(6, phantom_at=3)
+    (tmp_path / "s.jsonl").write_text(text + text.splitlines()[0][:40], encoding="utf-8")  # and a torn last line
+    t = load(tmp_path / "s.jsonl")
+    res = compact(t, profile="claude", budget=100_000)
+    expected = [
+        ("line 13 of s.jsonl is torn (it ends without a newline after 40 characters and is no complete JSON: a "
+         "session still being written); it is left out"),
+        ("line 7: its parent 3f1b-phantom is not in the file (a phantom parent); the conversation continues at "
+         "line 6, the entry before it"),
+        "the reader skipped 6 records that are no message: progress 6"]
+    assert t.notes == expected[:2]
+    assert res.reader_notes == expected
+    assert res.summary().endswith("".join(f"; read: {n}" for n in expected))
+    # the free tiers pass them on too
+    from snapglyph.compaction.tiers import compact_ladder
+    assert compact_ladder(t, profile="claude", budget=100_000).result.reader_notes == expected
+    # messages and request bodies built by hand have nothing to report
+    assert compact(t.messages, profile="claude", budget=100_000).reader_notes == []
+
+
+def test_cli_compact_names_the_repairs_once_in_its_summary(tmp_path, capsys):
+    from snapglyph.cli import main
+    (tmp_path / "s.jsonl").write_text(_cc_session(6, phantom_at=3), encoding="utf-8")
+    assert main(["compact", str(tmp_path / "s.jsonl"), "--out", str(tmp_path / "req.json")]) == 0
+    err = capsys.readouterr().err
+    assert err.count("line 7: its parent 3f1b-phantom is not in the file") == 1
+    assert "; read: line 7: its parent 3f1b-phantom is not in the file (a phantom parent)" in err
+    assert "; read: the reader skipped 6 records that are no message: progress 6" in err

@@ -3,7 +3,9 @@
 ``head + [snapshot message] + tail``: the snapshot message holds the kept pages of the middle, then the pages of
 paged outputs, then the caller's summary if any, then the snapshot text (:mod:`snapglyph.model.snapshot_text`)
 naming the ids shown and not shown, then its reading guide, the user's words and the identifier ledger
-(:mod:`.notes`). While the request body exceeds the profile's byte limit, a page is dropped (in the drop order of
+(:mod:`.notes`). The head's and tail's own images meet the image limits for the request's real image count
+(:func:`~snapglyph.compaction.images.fit_image_limits`: the many-image rule downscales them rather than drop
+pages). While the request body exceeds the profile's byte limit, a page is dropped (in the drop order of
 :func:`~snapglyph.compaction.dropping.drop_order`).
 """
 
@@ -17,6 +19,7 @@ from ..model.messages import Message, Part
 from ..model.snapshot_text import snapshot_text
 from ..providers.limits import check_messages, request_fits
 from .dropping import dropped_ids, shown_and_dropped
+from .images import fit_image_limits
 from .snapshot import page_parts
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -41,6 +44,19 @@ class Assembly:
         Middle pages sent (fewer than :attr:`Fit.kept` when the request bytes forced a drop).
     dropped : list of int
         Middle ids not shown (or shown only in part).
+
+    Examples
+    --------
+    >>> from snapglyph import Message, Part, profile, render
+    >>> from snapglyph.compaction import conversation, dropping, plan
+    >>> msgs = [Message(i, "assistant" if i % 2 else "user", [Part("text", text="word " * 300)]) for i in range(8)]
+    >>> conv = conversation.prepare(msgs, prof=profile("claude"), dialect="anthropic", store=None, model=None,
+    ...                             max_tokens=100, tools=None, recall_tool=False, draw=render)
+    >>> cut = plan.plan_cut(conv, 2500)
+    >>> fit = dropping.fit_budget(conv, cut, 2500)
+    >>> out = assemble(conv, cut, fit, recall_tool=False)
+    >>> [m["role"] for m in out.request["messages"]], [p["type"] for p in out.request["messages"][1]["content"]]
+    (['user', 'user', 'user', 'assistant'], ['image', 'text'])
     """
 
     messages: list[Message]
@@ -51,7 +67,23 @@ class Assembly:
 
 def snapshot_message(conv: "Conversation", plan: "Plan", fit: "Fit", kept: list, recall_tool: bool) -> Message:
     """The snapshot message for ``kept`` pages of the middle (and the fit's paged outputs and summary): the page
-    images, the summary if any, then the snapshot text (ranges line, reading guide, the user's words, the ledger)."""
+    images, the summary if any, then the snapshot text (ranges line, reading guide, the user's words, the ledger).
+
+    Examples
+    --------
+    >>> from snapglyph import Message, Part, profile, render
+    >>> from snapglyph.compaction import conversation, dropping, plan
+    >>> msgs = [Message(i, "assistant" if i % 2 else "user", [Part("text", text="word " * 300)]) for i in range(8)]
+    >>> conv = conversation.prepare(msgs, prof=profile("claude"), dialect="anthropic", store=None, model=None,
+    ...                             max_tokens=100, tools=None, recall_tool=False, draw=render)
+    >>> cut = plan.plan_cut(conv, 2500)
+    >>> fit = dropping.fit_budget(conv, cut, 2500)
+    >>> snap = snapshot_message(conv, cut, fit, fit.kept, recall_tool=False)
+    >>> snap.id, [p.kind for p in snap.parts], snap.meta
+    (1, ['image', 'text'], {'snapshot': {'covered': [[1, 5]], 'dropped': []}})
+    >>> snap.parts[-1].text.splitlines()[0]
+    'snapglyph snapshot: the images above show messages #1-#5 as pages.'
+    """
     middle_ids = plan.middle_ids
     shown, dropped = shown_and_dropped(middle_ids, kept, plan.pages)
     parts = page_parts(list(kept) + fit.paged_pages(), conv.prof)
@@ -66,21 +98,52 @@ def snapshot_message(conv: "Conversation", plan: "Plan", fit: "Fit", kept: list,
                                                          "dropped": id_ranges(dropped)}})
 
 
+def _own_images(conv: Conversation, fit: Fit, h: int, n_pages: int) -> tuple[list[Message], list[Message]]:
+    """The head and the tail with their own images within the limits of a request that also carries ``n_pages``
+    pages (the count and the many-image rule are known only now); the fit's costs follow what changed (a
+    placeholder can cost more than a tiny image: the caller then drops pages). Pages dropped afterwards only
+    lower the count, so what fits here still fits."""
+    before = conv.norm[:h] + fit.tail
+    own = fit_image_limits(before, conv.prof, conv.rewrites, extra=n_pages)
+    for i, (a, b) in enumerate(zip(before, own)):
+        if a is not b:
+            delta = conv.costs.message(b) - conv.costs.message(a)
+            if i < h:
+                fit.base += delta
+            else:
+                fit.tail_cost += delta
+    return own[:h], own[h:]
+
+
 def assemble(conv: "Conversation", plan: "Plan", fit: "Fit", recall_tool: bool) -> Assembly:
     """Build the output messages and request; drop pages (in the fit's drop order) while the request bytes exceed
-    the limit.
+    the limit (or the budget, where the head's and tail's own images changed for the image limits).
 
     Raises
     ------
     LimitError
         A provider limit the request still breaks (no page left to drop).
+
+    Examples
+    --------
+    >>> from snapglyph import Message, Part, profile, render
+    >>> from snapglyph.compaction import conversation, dropping, plan
+    >>> msgs = [Message(i, "assistant" if i % 2 else "user", [Part("text", text="word " * 300)]) for i in range(8)]
+    >>> conv = conversation.prepare(msgs, prof=profile("claude"), dialect="anthropic", store=None, model=None,
+    ...                             max_tokens=100, tools=None, recall_tool=False, draw=render)
+    >>> cut = plan.plan_cut(conv, 2500)
+    >>> fit = dropping.fit_budget(conv, cut, 2500)
+    >>> out = assemble(conv, cut, fit, recall_tool=False)
+    >>> [m.id for m in out.messages], len(out.kept), out.dropped
+    ([0, 1, 6, 7], 1, [])
     """
-    head = conv.norm[:plan.head_end]
+    h = plan.head_end
     kept = list(fit.kept)
+    head, tail = _own_images(conv, fit, h, len(kept) + len(fit.paged_pages()))
     while True:
-        out = head + [snapshot_message(conv, plan, fit, kept, recall_tool)] + fit.tail
+        out = head + [snapshot_message(conv, plan, fit, kept, recall_tool)] + tail
         req = conv.request(out)
-        if request_fits(req, conv.prof) or not kept:
+        if (request_fits(req, conv.prof) and not (fit.budget and fit.total(kept) > fit.budget)) or not kept:
             check_messages(out, conv.prof, request=req)
             return Assembly(out, req, kept, dropped_ids(plan.middle_ids, kept, plan.pages))
         kept = fit.kept_after(len(plan.pages) - len(kept) + 1)

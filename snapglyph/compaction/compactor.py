@@ -35,10 +35,13 @@ from ..providers.profiles import Profile, profile as get_profile
 from .assemble import Assembly, assemble
 from .conversation import Conversation, prepare, resolve_dialect
 from .dropping import add_summary, fit_budget
+from .images import fit_image_limits
 from .notes import UserBound, snapshot_notes
+from .page_cache import CachedDraw
 from .plan import Plan, plan_cut
 from .result import CompactResult
 from .second_pass import expand_snapshots
+from .sticky import Cut, CutNoLongerFits, cut_of, plan_at, refit
 from .store import SourceStore
 
 __all__ = ["CompactResult", "compact", "expand_snapshots"]
@@ -50,7 +53,7 @@ def compact(messages: Any, *, profile: "str | Profile" = "claude", dialect: str 
             cell: tuple[int, int] | None = None, mode: str = "auto",
             summarize: Callable[[list[Message]], str] | None = None, family: str | None = None,
             recall_tool: bool = False, allow_empty_middle: bool = False,
-            ledger: float = LEDGER_SHARE) -> CompactResult:
+            ledger: float = LEDGER_SHARE, cut: Cut | None = None) -> CompactResult:
     """Compact a conversation into a request of at most ``budget`` tokens: head + page images + tail.
 
     Parameters
@@ -98,11 +101,15 @@ def compact(messages: Any, *, profile: "str | Profile" = "claude", dialect: str 
         Accept a request that shows none of the middle (every page dropped for the budget or a limit, and no
         summary): its messages are then only named as not shown, recallable from the store (say so to the model
         with ``recall_tool``). Without it, such a compaction is refused with a :class:`BudgetError`.
+    cut : Cut, optional
+        Cut where an earlier compaction of this conversation cut (its result's ``.cut``): keep the same head,
+        middle and pages, the tail grown by what was added, while that tail still fits (:mod:`.sticky`), even
+        where the whole conversation would fit the budget; a provider's prompt cache then keeps the pages. Raises :class:`~.sticky.CutNoLongerFits` when it cannot.
 
     Returns
     -------
     CompactResult
-        Unpacks as ``(request, store)``; ``.summary()`` gives the one-line report.
+        Unpacks as ``(request, store)``; ``.summary()`` gives the one-line report; ``.cut`` the cut made.
 
     Raises
     ------
@@ -120,6 +127,20 @@ def compact(messages: Any, *, profile: "str | Profile" = "claude", dialect: str 
         dropped and ``allow_empty_middle`` is not set.
     LimitError
         A provider limit (images per request, request bytes) cannot be met.
+
+    Examples
+    --------
+    >>> from snapglyph import Message, Part, compact
+    >>> msgs = [Message(0, "user", [Part("text", text="Fix the failing test in parser.py")])] + [
+    ...     Message(i, "assistant" if i % 2 else "user", [Part("text", text=f"step {i}: " + "log line\\n" * 200)])
+    ...     for i in range(1, 12)]
+    >>> res = compact(msgs, dialect="anthropic", budget=6000, max_tokens=500)
+    >>> res.head_ids, res.middle_ids, res.tail_ids, len(res.pages)
+    ([0], [1, 2, 3, 4, 5, 6, 7, 8], [9, 10, 11], 1)
+    >>> [m["role"] for m in res.request["messages"]]
+    ['user', 'user', 'assistant', 'user', 'assistant']
+    >>> res.tokens_after <= 6000 < res.tokens_before
+    True
     """
     prof = get_profile(profile)
     dialect = resolve_dialect(prof, dialect)
@@ -127,22 +148,28 @@ def compact(messages: Any, *, profile: "str | Profile" = "claude", dialect: str 
     if isinstance(ledger, bool) or not isinstance(ledger, (int, float)) or not 0 <= ledger <= 1:
         raise InputError(f"ledger must be a share of the pages' tokens between 0 and 1, not {ledger!r}")
     from ..raster.pool import render_packed  # pages kept as PNG bytes: memory grows with the PNGs only
-    draw = functools.partial(render_packed, profile=prof, cell=cell, mode=mode, family=family)
+    cache = CachedDraw(functools.partial(render_packed, profile=prof, cell=cell, mode=mode, family=family),
+                       (prof.name, cell, mode, family))
     conv = prepare(messages, prof=prof, dialect=dialect, store=store, model=model, max_tokens=max_tokens,
-                   tools=tools, recall_tool=recall_tool, draw=draw)
-    if conv.total <= budget:
-        check_messages(conv.norm, prof)
-        return _finish(conv, conv.norm, conv.request(conv.norm), [], tail_ids=[m.id for m in conv.norm],
+                   tools=tools, recall_tool=recall_tool, draw=cache if cut is not None else cache.draw)
+    if conv.total <= budget and cut is None:  # a reused cut keeps its pages even where the whole would fit
+        sent = fit_image_limits(conv.norm, prof, conv.rewrites)  # the many-image rule for the whole request
+        check_messages(sent, prof)
+        return _finish(conv, sent, conv.request(sent), [], tail_ids=[m.id for m in conv.norm],
                        tokens_after=conv.total, passthrough=True)
     count = conv.costs.text
-    plan = plan_cut(conv, budget, user_bound=UserBound(int(USER_SHARE * budget), count), ledger_share=ledger)
+    plan = (plan_cut(conv, budget, user_bound=UserBound(int(USER_SHARE * budget), count), ledger_share=ledger)
+            if cut is None else plan_at(conv, cut))
     notes = snapshot_notes(plan.middle, budget=budget, ledger_share=ledger, recall_tool=conv.recall_tool,
                            count=count)
-    fit = fit_budget(conv, plan, budget, notes)
+    fit = fit_budget(conv, plan, budget, notes) if cut is None else refit(conv, plan, budget, notes, cut)
     if summarize is not None and len(fit.kept) < len(plan.pages):
         add_summary(fit, plan, budget, summarize, conv.costs.text)
     conv.store.put_tail(format_ranges(plan.middle_ids), [m for m in conv.source if m.id >= conv.norm[plan.cut].id])
     out = assemble(conv, plan, fit, recall_tool)
+    if cut is not None and len(out.kept) != len(fit.kept):
+        raise CutNoLongerFits("the request would exceed the provider's request bytes with the earlier pages")
+    cache.keep(plan.middle, plan.pages)
     final = fit.total(out.kept)
     if final >= conv.before:
         raise BudgetError(f"compaction would not shrink the request: {conv.before} tokens in, {final} out",
@@ -205,5 +232,8 @@ def _finish(conv: Conversation, msgs: list[Message], req: dict, pages: list, **k
         raise InternalError(f"the compacted request would be rejected: {faults[0]}"
                             + (f" (and {len(faults) - 1} more)" if len(faults) > 1 else ""), faults=faults)
     conv.store.put(conv.source)
-    return CompactResult(request=req, store=conv.store, pages=pages, rewrites=conv.rewrites, profile=conv.prof.name,
-                         dialect=conv.dialect, tokens_before=conv.before, notes=conv.notes, **kw)
+    res = CompactResult(request=req, store=conv.store, pages=pages, rewrites=conv.rewrites, profile=conv.prof.name,
+                        dialect=conv.dialect, tokens_before=conv.before, notes=conv.notes,
+                        renamed_tools=dict(conv.renamed_tools), reader_notes=list(conv.reader_notes), **kw)
+    res.cut = cut_of(conv, res)
+    return res

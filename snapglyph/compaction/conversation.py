@@ -29,7 +29,7 @@ from .store import SourceStore
 if TYPE_CHECKING:  # pragma: no cover
     from ..raster.render import Page
 
-__all__ = ["Conversation", "prepare", "resolve_dialect", "to_messages"]
+__all__ = ["Conversation", "prepare", "reader_notes", "resolve_dialect", "to_messages"]
 
 
 def resolve_dialect(prof: Profile, dialect: str | None) -> str:
@@ -51,9 +51,9 @@ def resolve_dialect(prof: Profile, dialect: str | None) -> str:
 def to_messages(source: Any) -> tuple[list[Message], list[dict], str | None, dict]:
     """``(messages, tool definitions, model, settings)`` of a list of Message, a Transcript or a request body.
 
-    ``settings`` is ``{"params": {...}, "dialect": ...}``: the source request's parameters other than its content
-    (empty for messages and for transcripts that are no request) and the dialect they are written in (``None``
-    when there is none).
+    ``settings`` is ``{"params": {...}, "dialect": ..., "reader_notes": [...]}``: the source request's parameters
+    other than its content (empty for messages and for transcripts that are no request), the dialect they are
+    written in (``None`` when there is none), and what the reader repaired or skipped (:func:`reader_notes`).
 
     Raises
     ------
@@ -65,7 +65,7 @@ def to_messages(source: Any) -> tuple[list[Message], list[dict], str | None, dic
     >>> msgs, tools, model, settings = to_messages({"model": "gpt-4o", "temperature": 0,
     ...                                             "messages": [{"role": "user", "content": "hi"}]})
     >>> [(m.id, m.role, m.text()) for m in msgs], model, settings
-    ([(0, 'user', 'hi')], 'gpt-4o', {'params': {'temperature': 0}, 'dialect': 'openai'})
+    ([(0, 'user', 'hi')], 'gpt-4o', {'params': {'temperature': 0}, 'dialect': 'openai', 'reader_notes': []})
     """
     if isinstance(source, (dict, list)) and (not source or not isinstance(source, list)
                                              or not isinstance(source[0], Message)):
@@ -75,7 +75,7 @@ def to_messages(source: Any) -> tuple[list[Message], list[dict], str | None, dic
         meta = getattr(source, "meta", None) or {}
         fmt = getattr(source, "format", None)
         settings = {"params": dict(meta.get("params") or {}),
-                    "dialect": fmt if fmt in dialects.DIALECTS else None}
+                    "dialect": fmt if fmt in dialects.DIALECTS else None, "reader_notes": reader_notes(source)}
         return list(source.messages), list(source.tools), getattr(source, "model", None), settings
     if not isinstance(source, (list, tuple)):
         raise InputError(f"compact() takes a list of snapglyph.Message, a Transcript, or a request body (a dict "
@@ -84,7 +84,27 @@ def to_messages(source: Any) -> tuple[list[Message], list[dict], str | None, dic
     if not all(isinstance(m, Message) for m in msgs):
         raise InputError("compact() takes a list of snapglyph.Message, a Transcript, or a request body (a dict "
                          "or a list of provider messages)")
-    return msgs, [], None, {"params": {}, "dialect": None}
+    return msgs, [], None, {"params": {}, "dialect": None, "reader_notes": []}
+
+
+def reader_notes(transcript: Any) -> list[str]:
+    """What the reader of ``transcript`` repaired (its ``notes``: a torn line, records run together, a phantom
+    parent crossed...) and, in one sentence, the records it skipped as no message (its ``meta["skipped"]`` counts),
+    so that every record of the input is accounted for in the compaction's result.
+
+    Examples
+    --------
+    >>> from types import SimpleNamespace as T
+    >>> reader_notes(T(notes=["line 9 is torn"], meta={"skipped": {"progress": 1117, "system": 4, "x": 0}}))
+    ['line 9 is torn', 'the reader skipped 1,121 records that are no message: progress 1117, system 4']
+    """
+    out = [str(n) for n in getattr(transcript, "notes", None) or []]
+    skipped = {k: v for k, v in ((getattr(transcript, "meta", None) or {}).get("skipped") or {}).items()
+               if isinstance(v, int) and v > 0}
+    if skipped:
+        kinds = ", ".join(f"{k} {v}" for k, v in sorted(skipped.items(), key=lambda kv: (-kv[1], str(kv[0]))))
+        out.append(f"the reader skipped {sum(skipped.values()):,} records that are no message: {kinds}")
+    return out
 
 
 def _recall_name() -> str:
@@ -131,6 +151,27 @@ class Conversation:
         Estimated tokens of the input request.
     draw : callable
         ``draw(messages) -> list of Page``: the renderer with the caller's profile, cell, mode and font.
+    notes : list of str
+        What the result should say (a model read by another profile's rules, parameters dropped, tools renamed).
+    recall_tool : str or None
+        Name of the recall tool the request carries.
+    renamed_tools : dict
+        ``{old: new}`` tool names the dialect refuses, renamed (:mod:`snapglyph.providers.tool_names`).
+    reader_notes : list of str
+        What the input's reader repaired or skipped (:func:`reader_notes`).
+
+    Examples
+    --------
+    >>> from snapglyph import Message, Part, profile, render
+    >>> msgs = [Message(i, r, [Part("text", text=t)]) for i, (r, t) in enumerate(
+    ...     [("system", "be brief"), ("user", "fix parser.py"), ("assistant", "done: 2 tests pass")])]
+    >>> conv = prepare(msgs, prof=profile("claude"), dialect="anthropic", store=None, model=None, max_tokens=100,
+    ...                tools=None, recall_tool=False, draw=render)
+    >>> conv.total, conv.fixed, conv.per
+    (127, 100, [7, 8, 12])
+    >>> req = conv.request(conv.norm[1:])
+    >>> req["model"], req["max_tokens"], [m["role"] for m in req["messages"]]
+    ('claude-sonnet-4-5', 100, ['user', 'assistant'])
     """
 
     prof: Profile
@@ -151,6 +192,8 @@ class Conversation:
     draw: Callable[[list[Message]], "list[Page]"]
     notes: list[str] = field(default_factory=list)
     recall_tool: str | None = None
+    renamed_tools: dict[str, str] = field(default_factory=dict)
+    reader_notes: list[str] = field(default_factory=list)
 
     @property
     def total(self) -> int:
@@ -175,8 +218,7 @@ class Conversation:
 
 def _settings(settings: dict, dialect: str, model: str, max_tokens: int | None) -> tuple[int, dict, list[str]]:
     """The output reserve, the parameters to carry (with the output limit's name) and notes on dropped ones."""
-    from .._config import DEFAULT_MAX_TOKENS
-    from ..providers.params import carry_params, output_limit, output_limit_key
+    from ..providers.params import carry_params, output_limit_key, output_reserve
 
     src = settings.get("params") or {}
     params, dropped = carry_params(src, settings.get("dialect"), dialect)
@@ -184,7 +226,20 @@ def _settings(settings: dict, dialect: str, model: str, max_tokens: int | None) 
     params["_limit_key"] = output_limit_key(dialect, model, src if same else None)
     notes = [f"source request parameters with no place in the {dialect} dialect were dropped: "
              f"{', '.join(dropped)}"] if dropped else []
-    return max_tokens or output_limit(src) or DEFAULT_MAX_TOKENS, params, notes
+    return output_reserve(max_tokens, src), params, notes
+
+
+def _rename_tools(norm: list[Message], tools: list[dict], params: dict, dialect: str, rewrites: Counter,
+                  notes: list[str]) -> tuple[list[Message], list[dict], dict, dict[str, str]]:
+    """Tool names the dialect refuses renamed alike in calls, results, definitions and the tool choice
+    (:func:`snapglyph.providers.tool_names.rename_tools`); counted, and named in a note."""
+    from ..providers.tool_names import rename_tools
+    norm, tools, params, renamed = rename_tools(norm, tools, params, dialect)
+    if renamed:
+        rewrites["tool names the dialect refuses renamed"] += len(renamed)
+        notes.append(f"tool names the {dialect} dialect refuses were renamed in calls, results and definitions "
+                     f"alike: " + ", ".join(f"{a!r} -> {b!r}" for a, b in renamed.items()))
+    return norm, tools, params, renamed
 
 
 def prepare(messages: Any, *, prof: Profile, dialect: str, store: SourceStore | None, model: str | None,
@@ -198,6 +253,16 @@ def prepare(messages: Any, *, prof: Profile, dialect: str, store: SourceStore | 
         A wrong input type, or no user message after normalization.
     StoreError
         An earlier snapshot whose source the store lacks, or a store of another conversation.
+
+    Examples
+    --------
+    >>> from snapglyph import Message, Part, profile, render
+    >>> msgs = [Message(i, r, [Part("text", text=t)]) for i, (r, t) in enumerate(
+    ...     [("system", "be brief"), ("user", "fix parser.py"), ("assistant", "done: 2 tests pass")])]
+    >>> conv = prepare(msgs, prof=profile("claude"), dialect="anthropic", store=None, model=None, max_tokens=100,
+    ...                tools=None, recall_tool=True, draw=render)
+    >>> conv.model, conv.per, conv.fixed, [t["name"] for t in conv.tools]
+    ('claude-sonnet-4-5', [7, 8, 12], 247, ['recall_messages'])
     """
     source_in, src_tools, src_model, settings = to_messages(messages)
     all_tools = list(src_tools) + list(tools or [])
@@ -214,7 +279,8 @@ def prepare(messages: Any, *, prof: Profile, dialect: str, store: SourceStore | 
     store.bind(key)
     costs = TokenCosts(prof)
     norm, rewrites = dialects.normalize(source, dialect=dialect)
-    norm = fit_image_limits(norm, prof, rewrites)
+    norm, all_tools, params, renamed = _rename_tools(norm, all_tools, params, dialect, rewrites, notes)
+    norm = fit_image_limits(norm, prof, rewrites, extra=None)  # the many-image rule once the count is known
     if not any(m.role in ("user", "tool") for m in norm):
         raise InputError("nothing to send: the conversation has no user message (after removing empty ones)")
     tool_defs = dialects.tool_definitions(all_tools, norm, dialect=dialect)
@@ -225,4 +291,5 @@ def prepare(messages: Any, *, prof: Profile, dialect: str, store: SourceStore | 
                         tools=all_tools,
                         store=store, source_in=source_in, source=source, norm=norm, rewrites=rewrites, costs=costs,
                         per=per, fixed=fixed, before=before, draw=draw, notes=notes,
-                        recall_tool=_recall_name() if recall_tool else None)
+                        recall_tool=_recall_name() if recall_tool else None, renamed_tools=renamed,
+                        reader_notes=list(settings.get("reader_notes") or []))

@@ -27,6 +27,15 @@ class TokenCosts:
     Parameters
     ----------
     prof : Profile
+
+    Examples
+    --------
+    >>> from snapglyph import Message, Part, profile
+    >>> costs = TokenCosts(profile("claude"))
+    >>> costs.text("hello world"), costs.message(Message(1, "user", [Part("text", text="hello world")]))
+    (3, 7)
+    >>> costs.image(Part("image", width=546, height=546)), costs.image(Part("image"))  # unknown size: the most
+    (400, 1521)
     """
 
     def __init__(self, prof: Profile) -> None:

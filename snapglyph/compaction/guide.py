@@ -2,7 +2,7 @@
 
 It follows the ranges line of the snapshot text (:mod:`snapglyph.model.snapshot_text`). Rules it keeps:
 
-- at most about 120 tokens (:func:`reading_guide` texts are about 95 cl100k tokens; a test holds them under 120);
+- at most about 120 tokens (:func:`reading_guide` texts are about 119 cl100k tokens; a test holds them at most 120);
 - identical on every pass for the same layout and recall tool (no counts, ids or dates), so a provider's prompt
   cache of a repeated snapshot message holds;
 - neutral wording: it names the conversation's messages and tool output, never hidden reasoning (one agent's
@@ -12,12 +12,13 @@ It follows the ranges line of the snapshot text (:mod:`snapglyph.model.snapshot_
 
 The conventions it names are the renderer's (:mod:`snapglyph.raster.render`): the inverted ``#id role`` label, the
 newline mark (:data:`snapglyph.raster.atlas.NEWLINE_MARKER`), tool output in grey, tool calls drawn decoded
-(:mod:`snapglyph.model.tool_calls`).
+(:mod:`snapglyph.model.tool_calls`), the column bands of code and logs in the ``auto`` layout
+(:mod:`snapglyph.raster.blocks`) and the continuation mark of a wrapped line (:data:`snapglyph.raster.atlas.CONT_MARK`).
 """
 
 from __future__ import annotations
 
-from ..raster.atlas import NEWLINE_MARKER
+from ..raster.atlas import CONT_MARK, NEWLINE_MARKER
 
 __all__ = ["reading_guide"]
 
@@ -41,12 +42,15 @@ def reading_guide(recall_tool: str | None = None) -> str:
     >>> print(reading_guide("recall_messages"))  # doctest: +NORMALIZE_WHITESPACE
     The pages above show earlier messages of this conversation, oldest first, in reading order. Each opens with an
     inverted "#id role" label; ↵ marks a line break; grey text is tool output; "-> name key=value" is a tool call
-    (long arguments follow under "key:"). Pixels can be misread: take exact values (hashes, ids, paths, numbers)
-    from the text below, or get a message's exact text by id with recall_messages.
+    (long arguments follow under "key:"). Code keeps one line per row, in columns read down, then across; ↪
+    continues a wrapped line. Pixels can be misread: take exact values (hashes, ids, paths, numbers) from the text
+    below, or get a message's exact text by id with recall_messages.
     """
     how = (f"get a message's exact text by id with {recall_tool}." if recall_tool
            else "ask for a message's exact text by its id (#id).")
     return ("The pages above show earlier messages of this conversation, oldest first, in reading order. Each opens "
             f"with an inverted \"#id role\" label; {chr(NEWLINE_MARKER)} marks a line break; grey text is tool "
-            "output; \"-> name key=value\" is a tool call (long arguments follow under \"key:\"). Pixels can be "
-            "misread: take exact values (hashes, ids, paths, numbers) from the text below, or " + how)
+            "output; \"-> name key=value\" is a tool call (long arguments follow under \"key:\"). Code keeps one "
+            f"line per row, in columns read down, then across; {chr(CONT_MARK)} continues a wrapped line. "
+            "Pixels can be misread: take exact values (hashes, ids, paths, numbers) from the text "
+            "below, or " + how)

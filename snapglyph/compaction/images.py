@@ -9,8 +9,13 @@ In this order, each only where the limit still breaks (:mod:`snapglyph.providers
    earlier downscaled copy (the source store keeps the original, and every pass starts from it);
 3. an image that cannot be made to fit (its bytes do not decode): a placeholder too.
 
+It runs twice: on the whole conversation before the cut (``extra=None``: the count, the bytes and the hard side;
+the request's final image count is not known yet), and on the head and tail once the pages are chosen (``extra``
+pages beside them), where the many-image rule is decided on the request's real count: a request whose pages
+take it past 20 images keeps its pages and downscales the conversation's oversized images instead.
 Only then can :class:`~snapglyph.errors.LimitError` remain (the request bytes). Every change is counted as a
-rewrite. Pages are never among these images: they are made to the profile's size.
+rewrite. Pages are never among these images: they are made to the profile's size, which
+:class:`~snapglyph.providers.profiles.Profile` checks against the many-image side.
 """
 
 from __future__ import annotations
@@ -59,7 +64,8 @@ def _map_images(messages: Sequence[Message], fn) -> list[Message]:
     return out
 
 
-def fit_image_limits(messages: Sequence[Message], prof: "Profile", rewrites: Counter) -> list[Message]:
+def fit_image_limits(messages: Sequence[Message], prof: "Profile", rewrites: Counter, *,
+                     extra: int | None = 0) -> list[Message]:
     """The conversation with its images within ``prof``'s limits: oldest dropped, oversized ones downscaled.
 
     Parameters
@@ -69,6 +75,10 @@ def fit_image_limits(messages: Sequence[Message], prof: "Profile", rewrites: Cou
     prof : Profile
     rewrites : collections.Counter
         Counts each change, in place.
+    extra : int or None
+        Images the request carries beside ``messages`` (its pages), counted for the image count and the
+        many-image rule; ``None`` when the request's count is not known yet: the many-image rule is then left
+        to a later call, and only the count, the bytes and the hard side limit are met.
 
     Returns
     -------
@@ -85,14 +95,17 @@ def fit_image_limits(messages: Sequence[Message], prof: "Profile", rewrites: Cou
     >>> [p.kind for p in out[0].parts[:3]], len(images_in(out)), dict(rw)
     (['text', 'text', 'image'], 100, {'oldest images replaced by a placeholder for the image count limit': 2})
     """
-    n = len(images_in(messages))
-    drop = images_over(prof, n)
-    n -= drop
+    own = len(images_in(messages))
+    drop = min(own, images_over(prof, own + (extra or 0)))
+    n = own - drop + extra if extra is not None else 0  # 0: below any many-image threshold
+    why_dropped = (f"the request keeps the newest {own - drop} images beside {extra} pages (profile {prof.name} "
+                   f"allows {prof.max_images})" if extra else
+                   f"the request keeps the newest {prof.max_images} images (profile {prof.name})")
 
     def fit(k: int, q: Part) -> Part:
         if k < drop:
             rewrites["oldest images replaced by a placeholder for the image count limit"] += 1
-            return _placeholder(q, f"the request keeps the newest {prof.max_images} images (profile {prof.name})")
+            return _placeholder(q, why_dropped)
         side, nbytes = image_target(prof, n)
         too_big = side is not None and max(q.width or 0, q.height or 0) > side
         if not q.data or not (too_big or len(q.data) > nbytes):

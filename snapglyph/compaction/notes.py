@@ -59,6 +59,18 @@ class Notes:
         The ledger's cap as a share of the kept pages' image tokens.
     count : callable
         ``count(text) -> int`` tokens of a text as sent.
+
+    Examples
+    --------
+    >>> from snapglyph import Message, Part
+    >>> middle = [Message(3, "user", [Part("text", text="never use curl")]),
+    ...           Message(4, "assistant", [Part("text", text="ok: commit 3f2a9c1d")])]
+    >>> notes = snapshot_notes(middle, budget=1000, ledger_share=0.5, recall_tool=None, count=len)
+    >>> notes.user_ids, notes.user_cap, notes.user_cost
+    ([3], 250, 68)
+    >>> print(notes.ledger_text([3, 4], page_tokens=400))
+    Exact identifiers in the messages shown as pages, newest first:
+    #4: 3f2a9c1d
     """
 
     guide: str

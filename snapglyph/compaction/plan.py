@@ -47,6 +47,13 @@ class Plan:
         half of what the head leaves, and later steps page its outputs or drop pages.
     exact_renders : int
         Middles rendered exactly to settle cut points the bounds left open.
+
+    Examples
+    --------
+    >>> from snapglyph.model.messages import Part
+    >>> p = Plan(head_end=1, cut=4, middle=[Message(i, "user", [Part("text", text="x")]) for i in (2, 3)])
+    >>> p.middle_ids, p.pages, p.fits
+    ([2, 3], [], True)
     """
 
     head_end: int
@@ -189,6 +196,20 @@ def plan_cut(conv: "Conversation", budget: int, *, user_bound: Callable[[list[Me
     ------
     BudgetError
         The head alone (with the tool definitions and the reserved output) exceeds the budget.
+
+    Examples
+    --------
+    >>> from snapglyph import Part, profile, render
+    >>> from snapglyph.compaction.conversation import prepare
+    >>> msgs = [Message(i, "assistant" if i % 2 else "user", [Part("text", text="word " * 300)]) for i in range(8)]
+    >>> conv = prepare(msgs, prof=profile("claude"), dialect="anthropic", store=None, model=None, max_tokens=100,
+    ...                tools=None, recall_tool=False, draw=render)
+    >>> p = plan_cut(conv, 2500)
+    >>> p.head_end, p.cut, p.middle_ids, len(p.pages), p.fits
+    (1, 6, [1, 2, 3, 4, 5], 1, True)
+    >>> p = plan_cut(conv, 1500)      # the newest round and every page do not fit: later steps drop pages
+    >>> p.cut, p.middle_ids, p.fits
+    (7, [1, 2, 3, 4, 5, 6], False)
     """
     norm, prof = conv.norm, conv.prof
     h = head_end(norm)

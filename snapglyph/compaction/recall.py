@@ -22,6 +22,16 @@ def source_text(m: Message) -> str:
 
     A message made of one text part gives exactly that part's text. Hidden reasoning (``thinking`` parts) and
     signatures are not returned, as they are never drawn: recall gives back what the pages show, exactly.
+
+    Examples
+    --------
+    >>> from snapglyph import Part
+    >>> print(source_text(Message(4, "assistant", [Part("text", text="running the tests"), Part(
+    ...     "tool_call", name="bash", arguments='{"cmd": "pytest"}', call_id="c1")])))
+    running the tests
+    -> bash {"cmd": "pytest"}
+    >>> source_text(Message(6, "user", [Part("image", media_type="image/png", width=640, height=480)]))
+    '[image image/png 640x480]'
     """
     out: list[str] = []
     for p in m.parts:
@@ -52,12 +62,30 @@ def recall(store: SourceStore, ids: "str | Iterable[int]") -> dict[int, str]:
         If an id has no retained source.
     InputError
         For a malformed id list.
+
+    Examples
+    --------
+    >>> from snapglyph import Message, Part, SourceStore
+    >>> store = SourceStore()
+    >>> store.put([Message(3, "assistant", [Part("text", text="ran pytest: 2 failed")])])
+    >>> recall(store, "#3")
+    {3: 'ran pytest: 2 failed'}
     """
     return {i: source_text(store.get(i)) for i in parse_ids(ids)}
 
 
 def format_recall(store: SourceStore, ids: "str | Iterable[int]") -> str:
-    """Recalled messages as one text: a ``#id role`` line before each message's source text."""
+    """Recalled messages as one text: a ``#id role`` line before each message's source text.
+
+    Examples
+    --------
+    >>> from snapglyph import Message, Part, SourceStore
+    >>> store = SourceStore()
+    >>> store.put([Message(3, "assistant", [Part("text", text="ran pytest: 2 failed")])])
+    >>> print(format_recall(store, [3]))
+    #3 assistant
+    ran pytest: 2 failed
+    """
     blocks = []
     for i in parse_ids(ids):
         m = store.get(i)
@@ -77,6 +105,12 @@ def recall_tool(dialect: str = "openai") -> dict:
     ------
     InputError
         For an unknown dialect.
+
+    Examples
+    --------
+    >>> t = recall_tool("anthropic")
+    >>> t["name"], sorted(t)
+    ('recall_messages', ['description', 'input_schema', 'name'])
     """
     desc = ("Return the exact text of earlier conversation messages that are shown as page images, by message "
             "id (the #N in each page's headers). Use it when a page is hard to read or exact text is needed.")

@@ -4,8 +4,12 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from .store import SourceStore
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .sticky import Cut
 
 __all__ = ["CompactResult"]
 
@@ -39,9 +43,19 @@ class CompactResult:
         a pointer in its place; see :mod:`snapglyph.compaction.tail_paging`).
     middle_text_tokens : int
         Estimated tokens the messages shown as pages would cost as text (for the image-vs-text comparison).
+    reader_notes : list of str
+        What the input's reader repaired or skipped to read it (a torn last line left out, records run together
+        read apart, a phantom parent crossed, records that are no message), so that every record of the input is
+        accounted for: shown, recallable, or named here.
+    renamed_tools : dict
+        ``{old: new}`` for each tool name the dialect refuses that was renamed, alike in calls, results, definitions
+        and the tool choice (also named in :attr:`notes`); map the model's calls of a new name back to the tool.
     cache_break : str or None
         Set when the input held an earlier snapshot and its oldest shown pages changed (more pages dropped for
         the budget or a limit), so a provider's prompt cache of them is lost; None otherwise.
+    cut : Cut or None
+        Where this compaction cut (:class:`~snapglyph.compaction.sticky.Cut`): pass it as ``compact(..., cut=)``
+        for the grown conversation to keep the same pages while its tail fits.
     """
 
     request: dict
@@ -59,15 +73,20 @@ class CompactResult:
     middle_text_tokens: int = 0
     paged: list = field(default_factory=list)
     notes: list = field(default_factory=list)
+    renamed_tools: dict = field(default_factory=dict)
+    reader_notes: list = field(default_factory=list)
     profile: str = ""
     dialect: str = ""
+    cut: Cut | None = None
 
     def __iter__(self):
         return iter((self.request, self.store))
 
     def summary(self) -> str:
-        """One line: messages in head/middle/tail, pages, rewrites, estimated tokens before and after."""
-        return self._summary() + "".join(f"; note: {n}" for n in self.notes)
+        """One line: messages in head/middle/tail, pages, rewrites, estimated tokens before and after; then what the
+        reader repaired or skipped (``; read: ...``) and the notes (``; note: ...``)."""
+        return (self._summary() + "".join(f"; read: {n}" for n in self.reader_notes)
+                + "".join(f"; note: {n}" for n in self.notes))
 
     def _summary(self) -> str:
         rw = sum(self.rewrites.values())

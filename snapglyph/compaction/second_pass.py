@@ -90,6 +90,16 @@ def conversation_key(messages: Sequence[Message]) -> str:
     The system prompt is left out (agents rebuild it on every call: date, working folder, git status), and so are
     whitespace, lone surrogates and U+FFFD, so the normalization a request went through does not change the key.
     Returns 16 hex digits.
+
+    Examples
+    --------
+    >>> from snapglyph.model.messages import Part
+    >>> def opening(system, task):
+    ...     return [Message(0, "system", [Part("text", text=system)]), Message(1, "user", [Part("text", text=task)])]
+    >>> conversation_key(opening("today is Monday", "fix parser.py"))
+    '31551fd36c34ed8e'
+    >>> conversation_key(opening("today is Tuesday", "fix  parser.py\\n"))   # system prompt and spaces left out
+    '31551fd36c34ed8e'
     """
     import hashlib
     import re
@@ -117,6 +127,16 @@ def expand_snapshots(messages: Sequence[Message], store: SourceStore | None) -> 
     ------
     StoreError
         If a snapshot is present and the store is missing or lacks a covered id.
+
+    Examples
+    --------
+    >>> from snapglyph import Part, SourceStore
+    >>> store = SourceStore()
+    >>> store.put([Message(i, "assistant", [Part("text", text=f"step {i}")]) for i in (1, 2)])
+    >>> snap = Message(1, "user", [Part("text", text="(pages)")], {"snapshot": {"covered": [[1, 2]]}})
+    >>> out = expand_snapshots([Message(0, "user", [Part("text", text="task")]), snap], store)
+    >>> [(m.id, m.text()) for m in out]
+    [(0, 'task'), (1, 'step 1'), (2, 'step 2')]
     """
     from .tail_paging import POINTER_RE, restore_pointers
 

@@ -26,6 +26,17 @@ def page_parts(pages: Sequence[Any], prof: Any, *, cache_breakpoint: bool = True
     With ``cache_breakpoint``, the last page that stays byte-identical when messages are appended (the one
     before the last page) carries ``meta["cache_control"]``; the Anthropic writer turns it into a prompt-cache
     breakpoint.
+
+    Examples
+    --------
+    >>> from types import SimpleNamespace as Page
+    >>> from snapglyph.providers.profiles import profile
+    >>> pages = [Page(index=i, png=b"PNG", width=1092, height=1092) for i in range(3)]
+    >>> parts = page_parts(pages, profile("openai"))
+    >>> parts[0].kind, parts[0].media_type, parts[0].data, parts[0].width
+    ('image', 'image/png', 'UE5H', 1092)
+    >>> [p.meta for p in parts]   # the page before the last is the cache breakpoint
+    [{'page': 0, 'detail': 'high'}, {'page': 1, 'detail': 'high', 'cache_control': True}, {'page': 2, 'detail': 'high'}]
     """
     parts = []
     for i, p in enumerate(pages):
@@ -53,6 +64,13 @@ class SnapshotParts:
         The rendered :class:`~snapglyph.raster.render.Page` objects.
     image_tokens : int
         What the pages cost under the profile (after the provider's own resize, which never changes them).
+
+    Examples
+    --------
+    >>> from snapglyph import Message, Part
+    >>> sp = snapshot_parts([Message(2, "assistant", [Part("text", text="done")])], dialect="openai")
+    >>> sp.ids, len(sp.pages), sp.parts[0]["type"], sp.image_tokens > 0
+    ([2], 1, 'image_url', True)
     """
 
     parts: list[dict]
@@ -90,6 +108,16 @@ def snapshot_parts(messages: Sequence[Message], *, profile: Any = "claude", dial
     ------
     InputError
         Empty slice, unknown dialect, something that is not a message, or a ledger share outside [0, 1].
+
+    Examples
+    --------
+    >>> from snapglyph import Message, Part
+    >>> msgs = [Message(i, "tool", [Part("text", text=f"line {i}\\n" * 50)]) for i in range(4, 8)]
+    >>> sp = snapshot_parts(msgs, dialect="anthropic")
+    >>> [p["type"] for p in sp.parts], sp.parts[0]["source"]["media_type"]
+    (['image', 'text'], 'image/png')
+    >>> sp.parts[1]["text"].splitlines()[0]
+    'snapglyph snapshot: the images above show messages #4-#7 as pages.'
     """
     from ..providers.dialects import request_messages
     from ..providers.profiles import profile as get_profile

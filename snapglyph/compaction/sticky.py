@@ -3,45 +3,46 @@ after that cut still fits.
 
 A client that does not know about compaction (an agent behind ``snapglyph serve``) sends its whole history on
 every request. Compacting each request afresh would move the cut as the conversation grows, and every move
-changes the pages, so a provider's prompt cache never keeps them. :func:`compact_sticky` instead reuses the
+changes the pages, so a provider's prompt cache never keeps them. ``compact(..., cut=earlier)`` instead reuses the
 earlier :class:`Cut`: the same head, the same middle (so byte-identical pages: the render is deterministic and
-depends on the middle's source only) and a verbatim tail that grows by what was added, until that tail no longer
-fits the budget. Only then (:class:`CutNoLongerFits`) does the caller make a new cut.
+depends on the middle's source only), the same pages kept, and a verbatim tail that grows by what was added, until
+that tail no longer fits the budget. Only then (:class:`CutNoLongerFits`) does the caller make a new cut.
+Everything else is the ordinary compaction: the reading guide, the user's words and the identifier ledger, the
+checks of the request.
 
-The pages of a middle are kept in a small in-memory cache keyed by the middle's source and the render settings,
-so a reused cut costs no render.
+This module holds the planning step of a reused cut (:func:`plan_at`, :func:`refit`) that
+:func:`snapglyph.compaction.compactor.compact` calls, and :func:`compact_sticky`, the proxy's entry point.
 """
 
 from __future__ import annotations
 
-import functools
 import hashlib
 import json
-from collections import OrderedDict
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from .._config import DEFAULT_MAX_TOKENS
 from ..errors import BudgetError
-from ..model.ids import format_ranges
-from ..providers.profiles import Profile, profile as get_profile
-from .assemble import assemble
-from .compactor import _finish, compact
-from .conversation import prepare, resolve_dialect
-from .dropping import Fit
 from .plan import Plan, head_end, page_caps
-from .result import CompactResult
-from .store import SourceStore, message_to_dict
+from .store import message_to_dict
 
-__all__ = ["Cut", "CutNoLongerFits", "compact_sticky", "prefix_fingerprint"]
+if TYPE_CHECKING:  # pragma: no cover
+    from .conversation import Conversation
+    from .dropping import Fit
+    from .notes import Notes
+    from .result import CompactResult
 
-_PAGE_CACHE: "OrderedDict[tuple, list]" = OrderedDict()
-_PAGE_CACHE_SIZE = 32
+__all__ = ["Cut", "CutNoLongerFits", "compact_sticky", "plan_at", "prefix_fingerprint", "refit"]
 
 
 class CutNoLongerFits(BudgetError):
     """The earlier cut cannot be reused: its tail no longer fits the budget, or the messages before it changed,
-    or it is no longer a cut point. Make a new cut."""
+    or it is no longer a cut point. Make a new cut.
+
+    Examples
+    --------
+    >>> isinstance(CutNoLongerFits("the tail grew"), BudgetError)
+    True
+    """
 
 
 @dataclass(frozen=True)
@@ -55,8 +56,13 @@ class Cut:
     prefix : str
         :func:`prefix_fingerprint` of the messages before it.
     kept : int
-        Pages of the middle that were sent (the newest ``kept``); ``-1`` when the cut cannot be reused (the tail
-        had oversized outputs shown as pages).
+        Pages of the middle that were sent (the last ``kept`` in the drop order); ``-1`` when the cut cannot be
+        reused (the tail had oversized outputs shown as pages, or nothing was compacted).
+
+    Examples
+    --------
+    >>> Cut(12, "0123456789abcdef", 3).to_json()
+    {'first_tail': 12, 'prefix': '0123456789abcdef', 'kept': 3}
     """
 
     first_tail: int
@@ -86,86 +92,36 @@ def prefix_fingerprint(messages: list, first_tail: int) -> str:
     return hashlib.sha256(json.dumps(data, ensure_ascii=True, sort_keys=True).encode()).hexdigest()[:16]
 
 
-def _cached_pages(draw: Any, middle: list, key: tuple) -> list:
-    pages = _PAGE_CACHE.get(key)
-    if pages is None:
-        pages = draw(middle)
-        _PAGE_CACHE[key] = pages
-        while len(_PAGE_CACHE) > _PAGE_CACHE_SIZE:
-            _PAGE_CACHE.popitem(last=False)
-    else:
-        _PAGE_CACHE.move_to_end(key)
-    return pages
+def cut_of(conv: Conversation, res: CompactResult) -> Cut:
+    """The :class:`Cut` a finished compaction made (``kept=-1`` when it cannot be reused)."""
+    first = res.tail_ids[0] if res.tail_ids else 0
+    kept = -1 if res.paged or res.passthrough else len(res.pages)
+    return Cut(first, prefix_fingerprint(conv.source, first), kept)
 
 
-def compact_sticky(messages: Any, *, cut: Cut | None = None, profile: "str | Profile" = "claude",
-                   dialect: str | None = None, budget: int = 100_000, store: SourceStore | None = None,
-                   model: str | None = None, max_tokens: int = DEFAULT_MAX_TOKENS,
-                   cell: tuple[int, int] | None = None, mode: str = "dense",
-                   family: str | None = None, allow_empty_middle: bool = False) -> tuple[CompactResult, Cut]:
-    """Compact ``messages`` with the earlier ``cut`` if its tail still fits ``budget``; with ``cut=None`` make a
-    new cut (:func:`snapglyph.compact`).
-
-    Parameters
-    ----------
-    messages : list of Message, Transcript, or dict
-        As for :func:`snapglyph.compact`; the whole conversation, grown since the earlier compaction.
-    cut : Cut, optional
-        The cut returned by an earlier call for this conversation.
-    profile, dialect, budget, store, model, max_tokens, cell, mode, family, allow_empty_middle
-        As for :func:`snapglyph.compact` (use the same render settings as the earlier call).
-
-    Returns
-    -------
-    (CompactResult, Cut)
-        The result, and the cut to pass next time (the same ``cut`` when it was reused).
+def plan_at(conv: Conversation, cut: Cut) -> Plan:
+    """The plan of a compaction that keeps the earlier ``cut``: same head, same middle, the tail from it on.
 
     Raises
     ------
     CutNoLongerFits
-        ``cut`` was given but its tail no longer fits ``budget``, the messages before it changed, or it is no
-        longer a cut point after the head.
-    BudgetError, InputError, StoreError, LimitError, InternalError
-        As :func:`snapglyph.compact` (a new cut).
+        The cut cannot be reused (it showed tail outputs as pages, its message is no longer a cut point after the
+        head, or the messages before it changed).
 
     Examples
     --------
-    >>> from snapglyph.model.messages import Message, Part
-    >>> def conv(n):
-    ...     return [Message(0, "user", [Part("text", text="the task")])] + [
-    ...         Message(i, "assistant" if i % 2 else "user", [Part("text", text=f"step {i} " + "word " * 300)])
-    ...         for i in range(1, n)]
-    >>> kw = dict(dialect="anthropic", max_tokens=100, budget=3800)
-    >>> first, cut = compact_sticky(conv(12), **{**kw, "budget": 3400})
-    >>> again, same = compact_sticky(conv(13), cut=cut, **kw)          # one message more: the same cut
-    >>> same == cut, [p.png for p in again.pages] == [p.png for p in first.pages], len(again.tail_ids)
-    (True, True, 2)
-    >>> compact_sticky(conv(16), cut=cut, **kw)
-    Traceback (most recent call last):
-    ...
-    snapglyph.compaction.sticky.CutNoLongerFits: the tail from #11 no longer fits: 3804 tokens > 3800
+    >>> from snapglyph import Message, Part, compact, profile, render
+    >>> from snapglyph.compaction.conversation import prepare
+    >>> msgs = [Message(i, "assistant" if i % 2 else "user", [Part("text", text="word " * 300)]) for i in range(9)]
+    >>> cut = compact(msgs[:8], dialect="anthropic", budget=3200, max_tokens=100).cut  # an earlier compaction
+    >>> conv = prepare(msgs, prof=profile("claude"), dialect="anthropic", store=None, model=None,  # one message more
+    ...                max_tokens=100, tools=None, recall_tool=False, draw=render)
+    >>> plan = plan_at(conv, cut)
+    >>> cut.first_tail, plan.middle_ids, [m.id for m in conv.norm[plan.cut:]]
+    (4, [1, 2, 3], [4, 5, 6, 7, 8])
     """
-    if cut is None:
-        res = compact(messages, profile=profile, dialect=dialect, budget=budget, store=store, model=model,
-                      max_tokens=max_tokens, cell=cell, mode=mode, family=family,
-                      allow_empty_middle=allow_empty_middle)
-        first = res.tail_ids[0] if res.tail_ids else 0
-        from .conversation import to_messages
-        kept = -1 if res.paged or res.passthrough else len(res.pages)
-        return res, Cut(first, prefix_fingerprint(to_messages(messages)[0], first), kept)
     if cut.kept < 0:
         raise CutNoLongerFits("the earlier cut showed outputs of its tail as pages; a new cut is needed")
-    prof = get_profile(profile)
-    dialect = resolve_dialect(prof, dialect)
-    from ..raster.render import render
-    draw = functools.partial(render, profile=prof, cell=cell, mode=mode, family=family)
-    conv = prepare(messages, prof=prof, dialect=dialect, store=store, model=model, max_tokens=max_tokens,
-                   tools=None, recall_tool=False, draw=draw)
-    return _reuse(conv, cut, budget, (prof.name, cell, mode, family)), cut
-
-
-def _reuse(conv: Any, cut: Cut, budget: int, settings: tuple) -> CompactResult:
-    """The request with the earlier cut; raises :class:`CutNoLongerFits` when it cannot be reused."""
     ids = [m.id for m in conv.norm]
     h = head_end(conv.norm)
     c = ids.index(cut.first_tail) if cut.first_tail in ids else -1
@@ -175,24 +131,95 @@ def _reuse(conv: Any, cut: Cut, budget: int, settings: tuple) -> CompactResult:
         raise CutNoLongerFits(f"the messages before #{cut.first_tail} changed")
     head_last = conv.norm[h - 1].id if h else -1
     middle = [m for m in conv.source if head_last < m.id < cut.first_tail]
-    pages = _cached_pages(conv.draw, middle, (*settings, cut.prefix, cut.first_tail))
+    pages = conv.draw(middle)
     cap = page_caps(conv.norm, h, conv.prof)[c]
     if cut.kept > min(len(pages), cap):
         raise CutNoLongerFits("the earlier pages no longer fit the provider's image limits")
-    kept = pages[len(pages) - cut.kept:] if cut.kept else []
-    plan = Plan(h, c, pages, cap, middle, True, 0)
-    fit = Fit(conv.norm[c:], sum(conv.per[c:]), [], kept, conv.fixed + sum(conv.per[:h]), conv.snapshot_text_cost,
-              conv.costs.pages)
-    for name, value in (("pages", pages), ("middle_ids", plan.middle_ids), ("budget", budget),
-                        ("order", list(range(len(pages))))):
-        if hasattr(fit, name):                       # newer Fit fields: drop the oldest first, as the cut was made
-            setattr(fit, name, value)
+    return Plan(h, c, pages, cap, middle, True, 0)
+
+
+def refit(conv: Conversation, plan: Plan, budget: int, notes: Notes | None, cut: Cut) -> Fit:
+    """Fit the budget with the pages the earlier ``cut`` kept, no fewer and no more.
+
+    Raises
+    ------
+    CutNoLongerFits
+        The tail no longer fits beside those pages (or would need its outputs shown as pages).
+
+    Examples
+    --------
+    >>> from snapglyph import Message, Part, compact, profile, render
+    >>> from snapglyph.compaction.conversation import prepare
+    >>> msgs = [Message(i, "assistant" if i % 2 else "user", [Part("text", text="word " * 300)]) for i in range(9)]
+    >>> cut = compact(msgs[:8], dialect="anthropic", budget=3200, max_tokens=100).cut  # an earlier compaction
+    >>> conv = prepare(msgs, prof=profile("claude"), dialect="anthropic", store=None, model=None,  # one message more
+    ...                max_tokens=100, tools=None, recall_tool=False, draw=render)
+    >>> plan = plan_at(conv, cut)
+    >>> fit = refit(conv, plan, 3500, None, cut)
+    >>> len(fit.kept), [m.id for m in fit.tail], fit.total()
+    (1, [4, 5, 6, 7, 8], 3149)
+    >>> refit(conv, plan, 3000, None, cut)
+    Traceback (most recent call last):
+    ...
+    snapglyph.compaction.sticky.CutNoLongerFits: the tail from #4 no longer fits: 3149 tokens > 3000
+    """
+    from .dropping import fit_budget
+    try:
+        fit = fit_budget(conv, plan, budget, notes)
+    except BudgetError as e:
+        raise CutNoLongerFits(f"the tail from #{cut.first_tail} no longer fits: {e}", needed=e.needed,
+                              budget=budget) from None
+    if fit.paged:
+        raise CutNoLongerFits(f"the tail from #{cut.first_tail} would need its outputs shown as pages")
+    fit.kept = fit.kept_after(len(plan.pages) - cut.kept)
     if fit.total() > budget:
-        raise CutNoLongerFits(f"the tail from #{cut.first_tail} no longer fits: {fit.total()} tokens > "
-                              f"{budget}", needed=fit.total(), budget=budget)
-    conv.store.put_tail(format_ranges(plan.middle_ids), [m for m in conv.source if m.id >= cut.first_tail])
-    out = assemble(conv, plan, fit, False)
-    if len(out.kept) != len(kept):
-        raise CutNoLongerFits("the request would exceed the provider's request bytes with the earlier pages")
-    return _finish(conv, out.messages, out.request, out.kept, head_ids=ids[:h], middle_ids=plan.middle_ids,
-                   tail_ids=ids[c:], dropped_ids=out.dropped, tokens_after=fit.total(out.kept))
+        raise CutNoLongerFits(f"the tail from #{cut.first_tail} no longer fits: {fit.total()} tokens > {budget}",
+                              needed=fit.total(), budget=budget)
+    return fit
+
+
+def compact_sticky(messages: Any, *, cut: Cut | None = None, **kw: Any) -> tuple[CompactResult, Cut]:
+    """Compact ``messages`` with the earlier ``cut`` if its tail still fits; with ``cut=None`` make a new cut.
+
+    Parameters
+    ----------
+    messages : list of Message, Transcript, or dict
+        As for :func:`snapglyph.compact`; the whole conversation, grown since the earlier compaction.
+    cut : Cut, optional
+        The cut returned by an earlier call for this conversation.
+    **kw
+        As for :func:`snapglyph.compact` (use the same render settings as the earlier call).
+
+    Returns
+    -------
+    (CompactResult, Cut)
+        The result, and the cut to pass next time (equal to ``cut`` when it was reused).
+
+    Raises
+    ------
+    CutNoLongerFits
+        ``cut`` was given but its tail no longer fits ``budget``, the messages before it changed, or it is no
+        longer a cut point after the head.
+    BudgetError, InputError, StoreError, LimitError, InternalError
+        As :func:`snapglyph.compact`.
+
+    Examples
+    --------
+    >>> from snapglyph.model.messages import Message, Part
+    >>> def conv(n):
+    ...     return [Message(0, "user", [Part("text", text="the task")])] + [
+    ...         Message(i, "assistant" if i % 2 else "user", [Part("text", text=f"step {i} " + "word " * 300)])
+    ...         for i in range(1, n)]
+    >>> kw = dict(dialect="anthropic", max_tokens=100, budget=4400)
+    >>> first, cut = compact_sticky(conv(12), **{**kw, "budget": 4000})
+    >>> again, same = compact_sticky(conv(13), cut=cut, **kw)          # one message more: the same cut
+    >>> same == cut, [p.png for p in again.pages] == [p.png for p in first.pages], len(again.tail_ids)
+    (True, True, 3)
+    >>> compact_sticky(conv(15), cut=cut, **kw)
+    Traceback (most recent call last):
+    ...
+    snapglyph.compaction.sticky.CutNoLongerFits: the tail from #10 no longer fits: 4493 tokens > 4400
+    """
+    from .compactor import compact
+    res = compact(messages, cut=cut, **kw)
+    return res, res.cut

@@ -18,11 +18,20 @@ from typing import Iterable, Iterator
 from ..errors import StoreError
 from ..model.messages import Message, Part
 
-__all__ = ["SourceStore", "message_from_dict", "message_to_dict"]
+__all__ = ["SourceStore", "message_from_dict", "message_to_dict", "store_beside"]
 
 
 def message_to_dict(m: Message) -> dict:
-    """Serialize a :class:`Message` to plain JSON-able data (every field kept)."""
+    """Serialize a :class:`Message` to plain JSON-able data (every field kept).
+
+    Examples
+    --------
+    >>> d = message_to_dict(Message(7, "tool", [Part("text", text="exit status 1")]))
+    >>> d["id"], d["role"], d["parts"][0]["kind"], d["parts"][0]["text"], d["meta"]
+    (7, 'tool', 'text', 'exit status 1', {})
+    >>> message_from_dict(d) == Message(7, "tool", [Part("text", text="exit status 1")])
+    True
+    """
     return asdict(m)
 
 
@@ -39,6 +48,15 @@ def message_from_dict(d: dict) -> Message:
     ------
     StoreError
         If the data is not a serialized message.
+
+    Examples
+    --------
+    >>> message_from_dict({"id": 7, "role": "tool", "parts": [{"kind": "text", "text": "exit status 1"}]}).parts[0].text
+    'exit status 1'
+    >>> message_from_dict({"role": "tool"})
+    Traceback (most recent call last):
+    ...
+    snapglyph.errors.StoreError: not a stored message: 'id'
     """
     try:
         return Message(id=int(d["id"]), role=d["role"], parts=[_part_from_dict(p) for p in d.get("parts", [])],
@@ -56,6 +74,17 @@ def _is_request(line: str) -> bool:
     return isinstance(rec, dict) and ("messages" in rec or "input" in rec) and "message" not in rec
 
 
+def store_beside(path: str | os.PathLike) -> Path:
+    """The source store file kept beside a request file (or named after an input): ``PATH.store.jsonl``.
+
+    Examples
+    --------
+    >>> store_beside("out/req.json").as_posix()
+    'out/req.json.store.jsonl'
+    """
+    return Path(str(path) + ".store.jsonl")
+
+
 class SourceStore:
     """Message sources keyed by message id, in memory and optionally on disk.
 
@@ -68,6 +97,17 @@ class SourceStore:
     ------
     StoreError
         If the file exists but a complete line is not a stored message.
+
+    Examples
+    --------
+    >>> import os, tempfile
+    >>> from snapglyph import Message, Part
+    >>> path = os.path.join(tempfile.mkdtemp(), "store.jsonl")
+    >>> store = SourceStore(path)
+    >>> store.put([Message(7, "tool", [Part("text", text="exit status 1")])])
+    >>> _ = store.save()
+    >>> SourceStore(path).get(7).parts[0].text
+    'exit status 1'
     """
 
     def __init__(self, path: "str | os.PathLike | None" = None) -> None:
@@ -89,7 +129,7 @@ class SourceStore:
             if not line.strip():
                 continue
             if n == 1 and line.lstrip().startswith("{") and _is_request(line):
-                beside = Path(str(path) + ".store.jsonl")
+                beside = store_beside(path)
                 raise StoreError(f"{path} is a request (what compact writes), not its source store; use the store "
                                  f"written beside it, {beside}"
                                  + ("" if beside.exists() else " (not found: give compact's --store)"))

@@ -29,7 +29,14 @@ POINTER_RE = re.compile(r"^\[snapglyph: (tool result|text) (\d+) of message #(\d
 
 
 def pointer_text(kind: str, ordinal: int, message_id: int, n_chars: int) -> str:
-    """The one line that stands in the tail for a part shown as pages (``kind`` is ``tool result`` or ``text``)."""
+    """The one line that stands in the tail for a part shown as pages (``kind`` is ``tool result`` or ``text``).
+
+    Examples
+    --------
+    >>> print(pointer_text("tool result", 1, 991, 51332))  # doctest: +NORMALIZE_WHITESPACE
+    [snapglyph: tool result 1 of message #991 (51,332 characters) is shown as pages in the snapshot above;
+     recall #991 for its exact text]
+    """
     return (f"[snapglyph: {kind} {ordinal} of message #{message_id} ({n_chars:,} characters) is shown as pages in "
             f"the snapshot above; recall #{message_id} for its exact text]")
 
@@ -52,6 +59,19 @@ class PagedPart:
         How many pages the part's text took.
     saved : int
         Tokens saved: the part's text tokens minus the pointer's and the pages' image tokens.
+
+    Examples
+    --------
+    >>> from snapglyph import Message, Part, profile, render
+    >>> from snapglyph.compaction.estimate import TokenCosts
+    >>> costs = TokenCosts(profile("claude"))
+    >>> log = Message(5, "tool", [Part("tool_result", call_id="c1",
+    ...                                content=[Part("text", text="GET /index.html 200\\n" * 300)])])
+    >>> tail, paged = page_out([log], sources={5: log}, need=1000, text_cost=costs.text, render=render,
+    ...                        page_cost=costs.pages)
+    >>> p = paged[0]
+    >>> p.message_id, p.kind, p.ordinal, p.n_rendered, p.saved, (p.pages[0].width, p.pages[0].height)
+    (5, 'tool result', 1, 1, 1631, (1092, 756))
     """
 
     message_id: int
@@ -107,6 +127,18 @@ def page_out(tail: Sequence[Message], *, sources: dict[int, Message], need: int,
         The tail with each paged part replaced by its pointer.
     paged : list of PagedPart
         In tail order; empty when nothing is worth paging.
+
+    Examples
+    --------
+    >>> from snapglyph import Message, Part, profile, render
+    >>> from snapglyph.compaction.estimate import TokenCosts
+    >>> costs = TokenCosts(profile("claude"))
+    >>> log = Message(5, "tool", [Part("tool_result", call_id="c1",
+    ...                                content=[Part("text", text="GET /index.html 200\\n" * 300)])])
+    >>> tail, paged = page_out([log], sources={5: log}, need=1000, text_cost=costs.text, render=render,
+    ...                        page_cost=costs.pages)
+    >>> tail[0].parts[0].result_text().split(" is shown")[0], tail[0].meta
+    ('[snapglyph: tool result 1 of message #5 (6,000 characters)', {'paged': True})
     """
     cands: list[tuple[int, int, int, str, int, str]] = []  # (tokens, ti, pi, kind, ordinal, text)
     for ti, m in enumerate(tail):
@@ -155,6 +187,14 @@ def restore_pointers(messages: Sequence[Message], store: SourceStore) -> list[Me
     ------
     StoreError
         If the store lacks the message a pointer names (pages are never reused).
+
+    Examples
+    --------
+    >>> store = SourceStore()
+    >>> store.put([Message(5, "tool", [Part("tool_result", call_id="c1", content=[Part("text", text="GET / 200")])])])
+    >>> ptr = Part("tool_result", call_id="c1", content=[Part("text", text=pointer_text("tool result", 1, 5, 9))])
+    >>> restore_pointers([Message(5, "tool", [ptr])], store)[0].parts[0].result_text()
+    'GET / 200'
     """
     out: list[Message] = []
     for m in messages:

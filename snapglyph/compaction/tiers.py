@@ -43,6 +43,11 @@ class TierReport:
         Message ids it changed (their originals are in the store).
     detail : str
         Human-readable summary (counts, sizes).
+
+    Examples
+    --------
+    >>> TierReport("image drop", [4, 9], "2 images replaced by placeholders").ids
+    [4, 9]
     """
 
     tier: str
@@ -86,6 +91,18 @@ def omit_uneventful(messages: Sequence[Message], *, protect_from: int, store: So
     messages : list of Message
         New list; changed messages carry ``meta["reduced"] = "omission"``.
     report : TierReport
+
+    Examples
+    --------
+    >>> from snapglyph import SourceStore
+    >>> ls = "".join(f"src/mod{k}.py\\n" for k in range(20))
+    >>> msgs = [Message(i, "tool", [Part("tool_result", name="ls", call_id=f"c{i}", content=[Part("text", text=ls)])])
+    ...         for i in (1, 2, 3)]
+    >>> out, report = omit_uneventful(msgs, protect_from=2, store=SourceStore())
+    >>> print(out[1].parts[0].result_text())
+    [omitted: ls result, 20 lines, 250 bytes, repeats an earlier identical output; recall #2]
+    >>> report.ids, out[2] is msgs[2]    # the newest result is protected
+    ([2], True)
     """
     seen: set[tuple[str, str]] = set()
     out: list[Message] = []
@@ -137,6 +154,17 @@ def drop_images(messages: Sequence[Message], *, keep: int, store: SourceStore) -
     ------
     InputError
         If ``keep`` is negative.
+
+    Examples
+    --------
+    >>> from snapglyph import SourceStore
+    >>> img = Part("image", media_type="image/png", data="iVBORw0KGgo=", width=640, height=480)
+    >>> msgs = [Message(1, "user", [img]), Message(2, "user", [Part("text", text="and this one"), img])]
+    >>> out, report = drop_images(msgs, keep=1, store=SourceStore())
+    >>> out[0].parts[0].text, [p.kind for p in out[1].parts]
+    ('[image image/png 640x480 0.0 KB] dropped; recall #1', ['text', 'image'])
+    >>> report.ids, report.detail
+    ([1], '1 images replaced by placeholders')
     """
     if keep < 0:
         raise InputError(f"keep must be >= 0 images, not {keep}")
@@ -184,6 +212,14 @@ class LadderResult:
         One per tier that ran, in order.
     result : CompactResult
         The final compaction (its ``tokens_before`` is the input's estimate before any tier).
+
+    Examples
+    --------
+    >>> from snapglyph import Message, Part, compact_ladder
+    >>> msgs = [Message(0, "user", [Part("text", text="hi")]), Message(1, "assistant", [Part("text", text="hello")])]
+    >>> request, store = compact_ladder(msgs, dialect="anthropic")      # it fits: passed through
+    >>> [m["role"] for m in request["messages"]]
+    ['user', 'assistant']
     """
 
     request: dict
@@ -222,6 +258,18 @@ def compact_ladder(messages: Any, *, profile: Any = "claude", dialect: str | Non
     ------
     BudgetError, LimitError, StoreError, InputError
         As :func:`snapglyph.compact` does, when no tier gets the request within the budget.
+
+    Examples
+    --------
+    >>> from snapglyph import Message, Part
+    >>> msgs = [Message(0, "user", [Part("text", text="Fix the failing test")])] + [
+    ...     Message(i, "assistant" if i % 2 else "user", [Part("text", text=f"step {i}: " + "log line\\n" * 200)])
+    ...     for i in range(1, 12)]
+    >>> lad = compact_ladder(msgs, dialect="anthropic", budget=6000, max_tokens=500)
+    >>> [(r.tier, r.ids) for r in lad.reports]
+    [('omission', []), ('image drop', []), ('snapshot', [1, 2, 3, 4, 5, 6, 7, 8])]
+    >>> lad.result.tokens_after <= 6000
+    True
     """
     from .compactor import compact, expand_snapshots
     from .conversation import to_messages
@@ -241,7 +289,8 @@ def compact_ladder(messages: Any, *, profile: Any = "claude", dialect: str | Non
     reports.append(rep)
     msgs = older + newer
     from ..readers.registry import Transcript
-    source = Transcript(msgs, settings["dialect"] or "text", meta={"params": settings["params"]})
+    source = Transcript(msgs, settings["dialect"] or "text", meta={"params": settings["params"]},
+                        notes=list(settings.get("reader_notes") or []))
     res = compact(source, profile=profile, dialect=dialect, budget=budget, store=store, summarize=summarize, **kw)
     if not res.passthrough:
         reports.append(TierReport("snapshot", res.middle_ids, f"{len(res.pages)} pages"))

@@ -55,7 +55,13 @@ def typed_text(m: Message) -> str:
 
 
 def entry(mid: int, text: str) -> str:
-    """One message's line in the section (after a line break): ``[#12 user] text``."""
+    """One message's line in the section (after a line break): ``[#12 user] text``.
+
+    Examples
+    --------
+    >>> entry(12, "never use curl")
+    '\\n[#12 user] never use curl'
+    """
     return f"\n[#{mid} user] {text}"
 
 

@@ -138,7 +138,7 @@ class RecoveringModel(Model):
         self.inner = inner
         self.input_filter = input_filter
 
-    async def get_response(self, system_instructions, input, *args, **kwargs):  # noqa: A002
+    async def get_response(self, system_instructions, input, *args, **kwargs):
         """Call ``inner``; on an overflow, compact to the learned budget and call once more."""
         try:
             return await self.inner.get_response(system_instructions, input, *args, **kwargs)
@@ -148,6 +148,6 @@ class RecoveringModel(Model):
         system_instructions, input = self.input_filter.compact_input(system_instructions, input)
         return await self.inner.get_response(system_instructions, input, *args, **kwargs)
 
-    def stream_response(self, system_instructions, input, *args, **kwargs):  # noqa: A002
+    def stream_response(self, system_instructions, input, *args, **kwargs):
         """Streaming is passed through unchanged (the filter still compacts to the current budget)."""
         return self.inner.stream_response(system_instructions, input, *args, **kwargs)

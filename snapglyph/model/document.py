@@ -69,6 +69,15 @@ class Segment:
         One of ``STYLE_TEXT``, ``STYLE_DIM``, ``STYLE_HEADER``, ``STYLE_CALL``.
     message_id : int
         The id of the message this text belongs to (``-1`` for text outside any message).
+
+    Examples
+    --------
+    >>> from snapglyph import Message, Part
+    >>> result = Part("tool_result", call_id="c1", name="bash", content=[Part("text", text="exit 1")])
+    >>> build_document([Message(4, "tool", [result])]).segments
+    [Segment(text=' #4 tool bash ', style=2, message_id=4), Segment(text='exit 1', style=1, message_id=4)]
+    >>> Segment("free text")
+    Segment(text='free text', style=0, message_id=-1)
     """
 
     text: str
@@ -83,6 +92,13 @@ class Document:
     Attributes
     ----------
     segments : list of Segment
+
+    Examples
+    --------
+    >>> from snapglyph import Message, Part
+    >>> doc = build_document([Message(0, "user", [Part("text", text="hi")])])
+    >>> [s.message_id for s in doc.segments], doc.segments[1].text
+    ([0, 0], 'hi')
     """
 
     segments: list[Segment] = field(default_factory=list)
@@ -121,6 +137,15 @@ def replace_blobs(text: str) -> str:
     -------
     str
         The text with each blob replaced; sizes are the decoded size in kilobytes (1 KB = 1024 bytes).
+
+    Examples
+    --------
+    >>> import base64
+    >>> blob = base64.b64encode(bytes(range(256)) * 4).decode()   # 1,368 characters of base64
+    >>> replace_blobs("see " + blob + " above"), replace_blobs("url(data:image/png;base64," + blob + ")")
+    ('see [base64 1.0 KB] above', 'url([data:image/png base64 1.0 KB])')
+    >>> replace_blobs("a" * 300) == "a" * 300   # letters alone are words glued together, not base64
+    True
     """
     if len(text) < BLOB_MIN_CHARS:
         return text
@@ -139,7 +164,15 @@ def replace_blobs(text: str) -> str:
 
 
 def placeholder_for_image(part: Part) -> str:
-    """Return the one-line placeholder drawn for an image part: kind, pixel size where known, decoded size."""
+    """Return the one-line placeholder drawn for an image part: kind, pixel size where known, decoded size.
+
+    Examples
+    --------
+    >>> placeholder_for_image(Part("image", media_type="image/png", data="A" * 1200, width=64, height=64))
+    '[image image/png 64x64 0.9 KB]'
+    >>> placeholder_for_image(Part("image", url="https://example.com/cat.png"))
+    '[image https://example.com/cat.png]'
+    """
     bits = ["image"]
     if part.media_type:
         bits.append(part.media_type)
@@ -224,6 +257,13 @@ def build_document(messages: Sequence[Message], *, header_row: bool = False) -> 
     -------
     Document
         Segments in message order; every segment carries its message's id.
+
+    Examples
+    --------
+    >>> from snapglyph import Message, Part
+    >>> doc = build_document([Message(1, "assistant", [Part("tool_call", name="bash", arguments='{"cmd": "ls -l"}')])])
+    >>> [(s.text, s.style) for s in doc.segments]
+    [(' #1 assistant ', 2), ('-> bash cmd="ls -l"', 3)]
     """
     segs: list[Segment] = []
     for m in messages:

@@ -4,8 +4,10 @@ Providers check the bytes of every base64 image against its declared media type 
 and one such image in the history makes every later request of a session fail. Anthropic takes JPEG, PNG, GIF and
 WebP ("The image was specified using the image/png media type, but the image appears to be a image/jpeg image";
 platform.claude.com/docs/en/build-with-claude/vision, read 2026-11-30); OpenAI takes PNG, JPEG, WebP and
-non-animated GIF (developers.openai.com/api/docs/guides/images-vision, read 2026-11-30). Pillow reads only the
-header (:func:`PIL.Image.open` is lazy), so checking an image costs its base64 decode, not a decompression.
+non-animated GIF (developers.openai.com/api/docs/guides/images-vision, read 2026-11-30); Gemini takes PNG, JPEG,
+WebP, HEIC and HEIF but no GIF (:data:`DIALECT_MEDIA_TYPES`). Pillow reads only the header (:func:`PIL.Image.open`
+is lazy), so checking an image costs its base64 decode, not a decompression, and reading its size
+(:func:`image_size`) only the decode of its first bytes. The one place image headers are read.
 """
 
 from __future__ import annotations
@@ -17,10 +19,30 @@ import struct
 import warnings
 from dataclasses import dataclass
 
-__all__ = ["ImageCheck", "SUPPORTED_MEDIA_TYPES", "check_image", "downscale"]
+from .._config import IMAGE_HEAD_CHARS
 
-#: The image media types every supported provider accepts, by Pillow format name.
+__all__ = ["DIALECT_MEDIA_TYPES", "SUPPORTED_MEDIA_TYPES", "ImageCheck", "check_image", "downscale", "image_size",
+           "media_types"]
+
+#: The image media types the OpenAI and Anthropic dialects' providers accept, by Pillow format name.
 SUPPORTED_MEDIA_TYPES = {"PNG": "image/png", "JPEG": "image/jpeg", "GIF": "image/gif", "WEBP": "image/webp"}
+
+#: Dialects whose provider takes fewer of :data:`SUPPORTED_MEDIA_TYPES`. Gemini: "PNG, JPEG, WEBP, HEIC, HEIF"
+#: (ai.google.dev/gemini-api/docs/image-understanding#supported-formats, as cited in microsoft/vscode#286628; a GIF
+#: gets ``400 Unsupported MIME type: image/gif``, Mai-with-u/MaiBot#1435, and so does the alias ``image/jpg``,
+#: ogkalu2/comic-translate#399; read 2026-12-01). HEIC and HEIF are left out: Pillow reads neither without a plugin.
+DIALECT_MEDIA_TYPES = {"gemini": frozenset({"image/png", "image/jpeg", "image/webp"})}
+
+
+def media_types(dialect: str | None) -> frozenset[str]:
+    """The image media types the provider of ``dialect`` takes (``None``: those every dialect but Gemini takes).
+
+    Examples
+    --------
+    >>> sorted(media_types("gemini")), "image/gif" in media_types("anthropic")
+    (['image/jpeg', 'image/png', 'image/webp'], True)
+    """
+    return DIALECT_MEDIA_TYPES.get(dialect or "", frozenset(SUPPORTED_MEDIA_TYPES.values()))
 
 #: Leading bytes of common payloads that are not images, and what to call them.
 _NOT_IMAGES = ((b"%PDF-", "a PDF document"), (b"<!doctype html", "an HTML document"), (b"<html", "an HTML document"),
@@ -43,6 +65,16 @@ class ImageCheck:
         Size in bytes of the decoded payload (0 when it does not decode).
     problem : str
         Why the payload cannot be sent as an image (empty when it can), e.g. ``"an HTML document, not an image"``.
+
+    Examples
+    --------
+    >>> from PIL import Image
+    >>> buf = io.BytesIO(); Image.new("L", (40, 30)).save(buf, format="GIF")
+    >>> c = check_image(base64.b64encode(buf.getvalue()).decode())
+    >>> c.media_type, c.width, c.height, c.problem
+    ('image/gif', 40, 30, '')
+    >>> check_image(base64.b64encode(b"%PDF-1.4").decode())
+    ImageCheck(media_type=None, width=None, height=None, nbytes=8, problem='a PDF document, not an image')
     """
 
     media_type: str | None
@@ -57,6 +89,65 @@ def _decode(data: str) -> bytes | None:
         return base64.b64decode(data, validate=True)
     except (binascii.Error, ValueError):
         return None
+
+
+#: What Pillow's header readers raise for bytes they cannot read (truncated, corrupt or of no known format).
+_UNREADABLE = (OSError, SyntaxError, ValueError, EOFError, IndexError, struct.error)
+
+
+def _read_header(raw: bytes) -> tuple[str | None, int, int]:
+    """Pillow's format name and the ``(width, height)`` in pixels from the header of ``raw``; nothing is
+    decompressed. Raises one of :data:`_UNREADABLE`, or ``PIL.Image.DecompressionBombError`` past Pillow's pixel
+    limit."""
+    from PIL import Image
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        with Image.open(io.BytesIO(raw)) as im:
+            return im.format, im.size[0], im.size[1]
+
+
+def image_size(data: str) -> tuple[int, int] | None:
+    """Read the pixel size ``(width, height)`` of a base64 PNG, JPEG, GIF or WebP payload from its header.
+
+    Pillow reads the header (:func:`PIL.Image.open` is lazy) from the first :data:`~snapglyph._config.IMAGE_HEAD_CHARS`
+    base64 characters; where that is not enough (a JPEG whose frame header follows a large ICC profile; a WebP,
+    which Pillow reads whole) four times as many are decoded, up to the whole payload.
+
+    Parameters
+    ----------
+    data : str
+        Base64 text, no ``data:`` prefix; characters outside the base64 alphabet (line breaks) are skipped.
+
+    Returns
+    -------
+    tuple of int, or None
+        ``None`` when the payload does not decode, is no image of those four formats, or has more pixels than
+        Pillow opens (:func:`check_image` names that problem).
+
+    Examples
+    --------
+    >>> image_size("iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAAAAAA6fptVAAAACklEQVR4nGNgAAAAAgABSK+kcQAAAABJRU5ErkJggg==")
+    (1, 1)
+    >>> image_size(base64.b64encode(b"GIF89a not really").decode()) is None
+    True
+    """
+    if not isinstance(data, str) or not data:
+        return None
+    from PIL import Image
+
+    n = IMAGE_HEAD_CHARS
+    while True:
+        head = data[:n]
+        try:
+            fmt, w, h = _read_header(base64.b64decode(head + "=" * (-len(head) % 4), validate=False))
+            return (w, h) if fmt in SUPPORTED_MEDIA_TYPES else None
+        except Image.DecompressionBombError:
+            return None
+        except (binascii.Error, *_UNREADABLE):
+            if n >= len(data):
+                return None
+            n *= 4
 
 
 def _what(raw: bytes) -> str:
@@ -96,14 +187,10 @@ def check_image(data: str) -> ImageCheck:
     from PIL import Image
 
     try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            with Image.open(io.BytesIO(raw)) as im:
-                fmt, (w, h) = im.format, im.size
+        fmt, w, h = _read_header(raw)
     except Image.DecompressionBombError:
         return ImageCheck(None, None, None, len(raw), "an image of more pixels than any provider takes")
-    except (OSError, SyntaxError, ValueError, EOFError, IndexError, struct.error):
-        # the kinds Pillow's header parsers raise for bytes they cannot read
+    except _UNREADABLE:
         return ImageCheck(None, None, None, len(raw), f"{_what(raw)}, not an image")
     mt = SUPPORTED_MEDIA_TYPES.get(fmt or "")
     if mt is None:
@@ -161,7 +248,7 @@ def downscale(data: str, *, max_side: int | None, max_b64_bytes: int) -> tuple[s
             with Image.open(io.BytesIO(raw)) as src:
                 fmt = "JPEG" if src.format == "JPEG" else "PNG"
                 im = src.convert("RGBA" if src.mode in ("RGBA", "LA", "P", "PA") else "RGB")
-    except (Image.DecompressionBombError, OSError, SyntaxError, ValueError, EOFError, IndexError, struct.error):
+    except (Image.DecompressionBombError, *_UNREADABLE):
         return None
     w, h = im.size
     scale = min(1.0, (max_side or max(w, h)) / max(w, h))

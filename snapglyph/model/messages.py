@@ -26,10 +26,12 @@ Part kinds
 
 from __future__ import annotations
 
-import base64
-import binascii
 from dataclasses import dataclass, field
 from typing import Any, Sequence
+
+from .images import (
+    image_size,  # re-exported for callers that read it here; its home is model.images
+)
 
 __all__ = [
     "Message",
@@ -156,30 +158,3 @@ def images_in(messages: Sequence[Message]) -> list[Part]:
             elif p.kind == "tool_result":
                 out.extend(q for q in p.content if q.kind == "image")
     return out
-
-
-def image_size(data: str) -> tuple[int, int] | None:
-    """Read the pixel size ``(width, height)`` of a base64 PNG, GIF or JPEG payload from its header.
-
-    Only the first bytes are decoded; returns ``None`` when the payload is not base64 or the format is unknown.
-    """
-    try:
-        head = base64.b64decode(data[:8192] + "=" * (-len(data[:8192]) % 4), validate=False)
-    except (binascii.Error, ValueError):
-        return None
-    if head[:8] == b"\x89PNG\r\n\x1a\n" and len(head) >= 24:
-        return int.from_bytes(head[16:20], "big"), int.from_bytes(head[20:24], "big")
-    if head[:6] in (b"GIF87a", b"GIF89a") and len(head) >= 10:
-        return int.from_bytes(head[6:8], "little"), int.from_bytes(head[8:10], "little")
-    if head[:2] == b"\xff\xd8":
-        i = 2
-        while i + 9 < len(head):
-            if head[i] != 0xFF:
-                i += 1
-                continue
-            marker = head[i + 1]
-            seg = int.from_bytes(head[i + 2:i + 4], "big")
-            if marker in (0xC0, 0xC1, 0xC2, 0xC3, 0xC5, 0xC6, 0xC7, 0xC9, 0xCA, 0xCB, 0xCD, 0xCE, 0xCF):
-                return int.from_bytes(head[i + 7:i + 9], "big"), int.from_bytes(head[i + 5:i + 7], "big")
-            i += 2 + seg
-    return None

@@ -191,6 +191,16 @@ def request_messages(messages: Sequence[Message], *, dialect: str) -> list[dict]
 
     Returns the ``messages`` list (``openai``, ``anthropic``), the ``input`` item list (``responses``) or the
     ``contents`` list (``gemini``). Raises :class:`InputError` for an unknown dialect.
+
+    Examples
+    --------
+    >>> from snapglyph import Message, Part
+    >>> msgs = [Message(0, "user", [Part("text", text="list files")]),
+    ...         Message(1, "assistant", [Part("tool_call", name="bash", arguments='{"cmd": "ls"}', call_id="c1")])]
+    >>> request_messages(msgs, dialect="anthropic")[1]
+    {'role': 'assistant', 'content': [{'type': 'tool_use', 'id': 'c1', 'name': 'bash', 'input': {'cmd': 'ls'}}]}
+    >>> request_messages(msgs, dialect="responses")[1]
+    {'type': 'function_call', 'call_id': 'c1', 'name': 'bash', 'arguments': '{"cmd": "ls"}'}
     """
     _check_dialect(dialect)
     if dialect == "gemini":
@@ -249,6 +259,17 @@ def tool_definitions(tools: Sequence[dict], messages: Sequence[Message], *, dial
     list of dict
         Definitions in the dialect's shape, source order first, then synthesised ones sorted by name (for
         ``gemini``: one ``{"functionDeclarations": [...]}`` tool holding them all, or none).
+
+    Examples
+    --------
+    >>> from snapglyph import Message, Part
+    >>> call = Message(1, "assistant", [Part("tool_call", name="bash", arguments='{"cmd": "ls"}', call_id="c1")])
+    >>> tool_definitions([], [call], dialect="anthropic")     # called but not defined: an open schema
+    [{'name': 'bash', 'description': 'The bash tool.', 'input_schema': {'type': 'object'}}]
+    >>> tool_definitions([{"name": "bash", "description": "Run a command.", "parameters": {"type": "object"}}],
+    ...                  [call], dialect="openai")  # doctest: +NORMALIZE_WHITESPACE
+    [{'type': 'function',
+      'function': {'name': 'bash', 'description': 'Run a command.', 'parameters': {'type': 'object'}}}]
     """
     _check_dialect(dialect)
     defs = _all_defs(tools, messages)
@@ -297,6 +318,18 @@ def to_request(messages: Sequence[Message], *, dialect: str, model: str, max_tok
     -------
     dict
         The JSON-serialisable request body.
+
+    Examples
+    --------
+    >>> from snapglyph import Message, Part
+    >>> msgs = [Message(0, "system", [Part("text", text="be brief")]), Message(1, "user", [Part("text", text="hi")])]
+    >>> to_request(msgs, dialect="anthropic", model="claude-sonnet-4-5", max_tokens=1024)
+    ... # doctest: +NORMALIZE_WHITESPACE
+    {'model': 'claude-sonnet-4-5', 'max_tokens': 1024, 'system': 'be brief',
+     'messages': [{'role': 'user', 'content': [{'type': 'text', 'text': 'hi'}]}]}
+    >>> to_request(msgs, dialect="openai", model="o3", max_tokens=1024)  # doctest: +NORMALIZE_WHITESPACE
+    {'model': 'o3', 'max_completion_tokens': 1024,
+     'messages': [{'role': 'system', 'content': 'be brief'}, {'role': 'user', 'content': 'hi'}]}
     """
     _check_dialect(dialect)
     if dialect == "gemini":  # the model is named in the URL, not the body

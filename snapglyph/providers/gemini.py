@@ -34,6 +34,7 @@ the same order (same name, same ``id`` where both have one); no ``functionRespon
 from __future__ import annotations
 
 import copy
+import itertools
 import json
 from typing import Any, Sequence
 
@@ -159,7 +160,20 @@ def gemini_contents(messages: Sequence[Message]) -> list[dict]:
             continue
         out.append({"role": "user", "parts": _user_parts(m.parts)})
         prev_tool = False
+    _responses_in_call_order(out)
     return out
+
+
+def _responses_in_call_order(contents: list[dict]) -> None:
+    """Put the function responses after each function call turn in the order of its calls, in place (results that
+    arrived in another order, or an error result added for a call without one, come to their call's place)."""
+    for prev, cur in itertools.pairwise(contents):
+        order = {p["functionCall"].get("id"): k for k, p in enumerate(prev["parts"]) if "functionCall" in p}
+        if prev["role"] != "model" or cur["role"] != "user" or not order:
+            continue
+        n = sum(1 for q in cur["parts"] if "functionResponse" in q)
+        head = sorted(cur["parts"][:n], key=lambda q: order.get(q.get("functionResponse", {}).get("id"), len(order)))
+        cur["parts"][:n] = head
 
 
 def gemini_tools(defs: Sequence[dict]) -> list[dict]:

@@ -16,6 +16,7 @@ import re
 from typing import Any, Callable
 
 from .request_model import openai_reasoning_model
+from .tool_names import TOOL_NAME_RULES, tool_name_ok
 
 __all__ = ["PARAMS", "param_faults", "part_faults"]
 
@@ -43,7 +44,6 @@ PARAMS = {
 }
 
 _ID = re.compile(r"[a-zA-Z0-9_-]+")
-_TOOL_NAME = re.compile(r"[a-zA-Z0-9_-]{1,64}")
 _ANTHROPIC_MEDIA = ("image/jpeg", "image/png", "image/gif", "image/webp")
 _DETAILS = ("auto", "low", "high", "original")
 
@@ -99,6 +99,8 @@ def _a_document(b: dict, where: str, out: list[str]) -> None:
 
 def _a_tool_use(b: dict, where: str, out: list[str]) -> None:
     _str_field(b, "name", where, out)
+    if isinstance(b.get("name"), str) and not tool_name_ok(b["name"], "anthropic"):
+        out.append(f"{where}.name: String should match pattern '{TOOL_NAME_RULES['anthropic']}' ({b['name']!r})")
     if not isinstance(b.get("id"), str) or not _ID.fullmatch(b["id"]):
         out.append(f"{where}.id: String should match pattern '^[a-zA-Z0-9_-]+$'")
     if not isinstance(b.get("input"), dict):
@@ -297,8 +299,8 @@ def _tool_faults(dialect: str, tools: Any, out: list[str]) -> None:
             continue
         else:
             name = t.get("name")
-        if not isinstance(name, str) or not _TOOL_NAME.fullmatch(name):
-            out.append(f"{where}.name: String should match pattern '^[a-zA-Z0-9_-]{{1,64}}$' ({name!r})")
+        if not tool_name_ok(name, dialect):
+            out.append(f"{where}.name: String should match pattern '{TOOL_NAME_RULES[dialect]}' ({name!r})")
         if dialect == "anthropic" and not isinstance(t.get("input_schema"), dict):
             out.append(f"{where}.input_schema: Field required (a JSON schema object)")
 

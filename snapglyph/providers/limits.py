@@ -17,6 +17,7 @@ import json
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Sequence
 
+from .._config import PAGE_IMAGE_SHARE
 from ..errors import LimitError
 from ..model.messages import Message, Part, images_in
 
@@ -174,32 +175,43 @@ def request_fits(body: dict, prof: "Profile") -> bool:
 
 
 def has_big_image(prof: "Profile", images: Sequence[Part]) -> bool:
-    """Whether one of ``images`` has a side above ``prof``'s many-image limit (known sizes only).
+    """Whether one of ``images`` has a side above ``prof``'s many-image limit (known sizes only) and cannot be
+    downscaled: it has no bytes here (an image given by URL). One with bytes is downscaled instead once the request
+    holds more images than the rule's threshold (:func:`snapglyph.compaction.images.fit_image_limits`).
 
     Examples
     --------
     >>> from snapglyph.providers.profiles import profile
     >>> has_big_image(profile("claude"), [Part("image", width=2100, height=100)])
     True
+    >>> has_big_image(profile("claude"), [Part("image", data="iVBORw0K", width=2100, height=100)])
+    False
     """
-    return any(_big(prof, q.width, q.height) for q in images)
+    return any(not q.data and _big(prof, q.width, q.height) for q in images)
 
 
 def image_allowance(prof: "Profile", n_images: int, has_big: bool) -> int:
     """How many more images (pages of the profile's geometry) a request already holding ``n_images`` may carry.
 
-    The pages never exceed the many-image side limit themselves; when one of the request's own images does
-    (``has_big``, see :func:`has_big_image`), the request must stay at or below the count that triggers the rule.
+    Pages may always take :data:`~snapglyph._config.PAGE_IMAGE_SHARE` of the profile's images: the request's
+    oldest own images become placeholders to make room (:func:`snapglyph.compaction.images.fit_image_limits`).
+    The pages never exceed the many-image side limit themselves; when one of the request's own images does and
+    cannot be downscaled (``has_big``, see :func:`has_big_image`), the request must stay at or below the count
+    that triggers the rule.
 
     Examples
     --------
     >>> from snapglyph.providers.profiles import profile
     >>> image_allowance(profile("claude"), 1, False), image_allowance(profile("claude"), 1, True)
     (99, 19)
+    >>> image_allowance(profile("claude"), 100, False)  # the 50 oldest of the 100 make room for 50 pages
+    50
     """
     cap = prof.max_images - n_images
     if has_big and prof.many_image_threshold is not None:
         cap = min(cap, prof.many_image_threshold - n_images)
+    else:
+        cap = max(cap, int(PAGE_IMAGE_SHARE * prof.max_images))
     return max(0, cap)
 
 

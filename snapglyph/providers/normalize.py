@@ -3,7 +3,8 @@
 The rewrites: non-standard keys dropped; tool calls that share an id given unique ids (their results paired in
 order, so none is swapped); tool call ids Anthropic refuses made safe; whitespace-only text removed; hidden
 reasoning without a usable signature removed; lone surrogates replaced by U+FFFD; images whose bytes are another
-format given their real media type, and bytes that are no image replaced by a placeholder; tool calls without a
+format given their real media type, bytes that are no image replaced by a placeholder, and an image in a format
+the dialect does not take (a GIF for Gemini) made a PNG; tool calls without a
 result given an error result; tool results without a call turned into user text; messages left empty removed; a
 neutral user line before a conversation that opens with an assistant message. Grammar sources:
 platform.claude.com/docs/en/agents-and-tools/tool-use/handle-tool-calls and the OpenAI chat completions reference
@@ -14,12 +15,13 @@ from __future__ import annotations
 
 import json
 import re
+import sys
 from collections import Counter
 from dataclasses import replace
 from typing import Sequence
 
 from ..errors import InputError
-from ..model.images import check_image
+from ..model.images import check_image, downscale, media_types
 from ..model.messages import OPENING_USER_LINE, Message, Part
 
 __all__ = ["normalize"]
@@ -55,7 +57,7 @@ def _clean_arguments(arguments: str, rewrites: Counter) -> str:
     return json.dumps(json.loads(_clean(text, rewrites)), ensure_ascii=False)
 
 
-def _clean_content(parts: list[Part], rewrites: Counter) -> list[Part]:
+def _clean_content(parts: list[Part], rewrites: Counter, dialect: str | None = None) -> list[Part]:
     out = []
     for p in parts:
         if p.kind == "text":
@@ -64,13 +66,14 @@ def _clean_content(parts: list[Part], rewrites: Counter) -> list[Part]:
                 continue
             out.append(replace(p, text=_clean(p.text, rewrites)))
         elif p.kind == "image":
-            out.append(_checked_image(p, rewrites))
+            out.append(_checked_image(p, rewrites, dialect))
     return out
 
 
-def _checked_image(p: Part, rewrites: Counter) -> Part:
+def _checked_image(p: Part, rewrites: Counter, dialect: str | None = None) -> Part:
     """An image part whose bytes are what it says: the media type corrected from the bytes, or a text placeholder
-    naming its size and why when the bytes are no image a provider takes (:func:`snapglyph.model.images.check_image`).
+    naming its size and why when the bytes are no image a provider takes (:func:`snapglyph.model.images.check_image`);
+    an image in a format the ``dialect``'s provider does not take (a GIF for Gemini) made a PNG from its bytes.
     URL images are left alone (their bytes are not here)."""
     if not p.data:
         return p
@@ -80,6 +83,14 @@ def _checked_image(p: Part, rewrites: Counter) -> Part:
         rewrites["images that are not images replaced by a placeholder"] += 1
         size = f"{found.nbytes:,} bytes" if found.nbytes else f"{len(p.data):,} characters of base64"
         return Part("text", text=f"[image removed: {size} labelled {label} are {found.problem}]")
+    if found.media_type not in media_types(dialect):
+        png = downscale(p.data, max_side=None, max_b64_bytes=sys.maxsize)  # same size; a GIF's first frame
+        if png is None:
+            rewrites["images that are not images replaced by a placeholder"] += 1
+            return Part("text", text=f"[image removed: {found.nbytes:,} bytes of {found.media_type} that do not "
+                                     f"decode]")
+        rewrites[f"images in a format the {dialect} dialect does not take made PNG"] += 1
+        return replace(p, data=png[0], media_type=png[1], width=png[2], height=png[3])
     if found.media_type != p.media_type:
         rewrites["image media types corrected from the bytes"] += 1
     if (found.media_type, found.width, found.height) != (p.media_type, p.width, p.height):
@@ -191,7 +202,7 @@ class _Normalizer:
                 rw["images in assistant messages turned into text"] += 1
                 parts.append(Part("text", text="[image in an assistant message]"))
             else:
-                parts.extend(_clean_content([p], rw))
+                parts.extend(_clean_content([p], rw, self.dialect))
         if not parts:
             rw["empty messages removed"] += 1
             return
@@ -203,12 +214,12 @@ class _Normalizer:
         new = next((n for n in self.pending.get(cid, ()) if n not in self.answered), None)
         if new is not None:
             self.answered.add(new)
-            results.append(replace(p, call_id=new, content=_clean_content(p.content, self.rewrites)))
+            results.append(replace(p, call_id=new, content=_clean_content(p.content, self.rewrites, self.dialect)))
             return
         self.rewrites["tool results without a call turned into user text"] += 1
         body = p.result_text()
         rest.append(Part("text", text=_clean(f"[tool result {p.name or cid}]\n{body}", self.rewrites)))
-        rest.extend(_clean_content([q for q in p.content if q.kind == "image"], self.rewrites))
+        rest.extend(_clean_content([q for q in p.content if q.kind == "image"], self.rewrites, self.dialect))
 
     def user_or_tool(self, m: Message) -> None:
         rw = self.rewrites
@@ -218,7 +229,7 @@ class _Normalizer:
             if p.kind == "tool_result":
                 self.result(p, results, rest)
             elif p.kind in ("text", "image"):
-                rest.extend(_clean_content([p], rw))
+                rest.extend(_clean_content([p], rw, self.dialect))
             elif p.kind == "thinking":
                 rw["hidden reasoning removed (dialect cannot carry it)"] += 1
             elif p.kind == "tool_call":

@@ -49,6 +49,13 @@ class OverflowResult:
         The provider's error message, as sent.
     status : int or None
         The HTTP status given to :func:`detect`.
+
+    Examples
+    --------
+    >>> r = detect(400, {"error": {"message": "This model's maximum context length is 128000 tokens. However, "
+    ...                                       "your messages resulted in 130512 tokens."}})
+    >>> r.provider, r.limit, r.prompt_tokens
+    ('openai-compatible', 128000, 130512)
     """
 
     provider: str
@@ -319,6 +326,14 @@ def detect(status: int | None, body: Any) -> OverflowResult | None:
     4.5+, which accepts input + ``max_tokens`` over the window and stops when it is full) is also reported, with
     ``prompt_tokens`` from its ``usage.input_tokens``. A body-less 400/413 (which Cerebras and once Mistral sent for
     an overflow, per pi-mono) is not reported: nothing in it tells an overflow from another error.
+
+    Examples
+    --------
+    >>> detect(400, {"type": "error", "error": {"type": "invalid_request_error",
+    ...                                         "message": "prompt is too long: 210000 tokens > 200000 maximum"}})
+    OverflowResult(provider='anthropic', prompt_tokens=210000, limit=200000, message='prompt is too long: 210000 tokens > 200000 maximum', status=400)
+    >>> detect(429, {"type": "error", "error": {"type": "rate_limit_error", "message": "slow down"}}) is None
+    True
     """
     if status == 429:
         return None
@@ -407,6 +422,13 @@ def check_silent_truncation(sent_tokens: int, reported_prompt_tokens: int | None
     ------
     InputError
         If ``sent_tokens`` is negative or ``ratio`` is not in (0, 1] (a ``ValueError`` too).
+
+    Examples
+    --------
+    >>> check_silent_truncation(150000, 60000, context_window=128000).limit
+    128000
+    >>> check_silent_truncation(1000, 990) is None
+    True
     """
     if sent_tokens < 0:
         raise InputError(f"sent_tokens must be >= 0, got {sent_tokens}")

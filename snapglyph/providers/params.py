@@ -13,10 +13,11 @@ from __future__ import annotations
 
 from typing import Any
 
+from .._config import DEFAULT_MAX_TOKENS
 from .grammar import PARAMS
 from .request_model import openai_reasoning_model
 
-__all__ = ["OUTPUT_LIMIT_KEYS", "carry_params", "output_limit", "output_limit_key"]
+__all__ = ["OUTPUT_LIMIT_KEYS", "carry_params", "output_limit", "output_limit_key", "output_reserve"]
 
 #: The output-token limit's name in each dialect (OpenAI chat: ``max_completion_tokens`` for reasoning models).
 OUTPUT_LIMIT_KEYS = ("max_tokens", "max_completion_tokens", "max_output_tokens")
@@ -41,6 +42,19 @@ def output_limit(params: dict) -> int | None:
         if isinstance(v, int) and not isinstance(v, bool) and v > 0:
             return v
     return None
+
+
+def output_reserve(max_tokens: int | None, params: dict) -> int:
+    """Output tokens a compacted request reserves inside its budget: ``max_tokens`` (the caller's) when given, else
+    the source request's own limit (:func:`output_limit` of its ``params``), else
+    :data:`~snapglyph._config.DEFAULT_MAX_TOKENS`.
+
+    Examples
+    --------
+    >>> output_reserve(None, {"max_tokens": 900}), output_reserve(2000, {"max_tokens": 900}), output_reserve(None, {})
+    (900, 2000, 4096)
+    """
+    return max_tokens or output_limit(params) or DEFAULT_MAX_TOKENS
 
 
 def output_limit_key(dialect: str, model: str, source_params: dict | None = None) -> str:

@@ -17,6 +17,8 @@ tokens for that provider. Sources were read on 2026-11-30 (stored copies; see ea
     pixtral          1024x1024   16        4160      6x12     14450     openai        cl100k x 1.10
 
 (``tests/test_profiles.py`` checks this table against the code.) Cells are defaults; the renderer may take others.
+The numbers of each profile are data in :mod:`snapglyph.providers.profile_table`; this module holds the type, the
+image cost and resize rules with their sources, and the lookup by profile name or model name.
 """
 
 from __future__ import annotations
@@ -29,12 +31,9 @@ from types import MappingProxyType
 from typing import Any, Callable, Mapping
 
 from ..errors import InputError, LimitError, UnknownProfileError
+from .profile_table import PROFILE_TABLE, READ
 
 __all__ = ["Profile", "profile", "profile_for_model", "profile_names"]
-
-READ = "2026-11-30"  # the date every source below was read (stored copies)
-_MB = 1000 * 1000
-_MIB = 1024 * 1024
 
 
 @dataclass(frozen=True)
@@ -99,6 +98,21 @@ class Profile:
     max_image_side: int | None = None
     params: Mapping[str, Any] = field(default_factory=dict, compare=False)
     doc: str = field(default="", repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        """Refuse a page the provider would reject: a side above the many-image limit (pages alone can take a
+        request past the rule's threshold, so they must meet it whatever the count) or the hard side limit.
+
+        Raises
+        ------
+        InputError
+            Naming the side and the limit.
+        """
+        side = max(self.page_size)
+        for limit, what in ((self.many_image_max_side, "many-image"), (self.max_image_side, "image side")):
+            if limit is not None and side > limit:
+                raise InputError(f"profile {self.name}: a {self.page_size[0]}x{self.page_size[1]} page exceeds the "
+                                 f"{what} limit of {limit} px a side")
 
     def image_tokens(self, width: int, height: int) -> int:
         """Tokens an image of ``width`` x ``height`` pixels costs, after the provider's own resize.
@@ -371,86 +385,27 @@ https://www.scaleway.com/en/docs/managed-inference/reference-content/pixtral-12b
 available offline; 1.10 over cl100k is an unmeasured margin."""
 
 
-def _mk(name: str, **kw: Any) -> Profile:
-    params = kw.pop("params", {})
-    return Profile(name=name, params=MappingProxyType(dict(params)), **kw)
+#: Each rule of the table: ``rule -> (image tokens, provider resize, sources)``.
+_RULES: dict[str, tuple[Callable[..., int], Callable[..., tuple[int, int]], str]] = {
+    "claude": (_claude_tokens, _claude_resize, _CLAUDE_SRC),
+    "openai-patch": (_patch_tokens, _patch_resize, _OPENAI_SRC),
+    "openai-tiles": (_tile_tokens, _tile_resize, _OPENAI_SRC),
+    "gemini-3": (_gemini3_tokens, _gemini_resize, _GEMINI_SRC),
+    "gemini-2": (_gemini2_tokens, _gemini_resize, _GEMINI_SRC),
+    "qwen": (_qwen_tokens, _qwen_resize, _QWEN_SRC),
+    "pixtral": (_pixtral_tokens, _pixtral_resize, _PIXTRAL_SRC),
+}
 
 
-_CLAUDE_LIMITS = dict(max_images=100, max_image_bytes=5 * _MIB, max_request_bytes=32 * _MB, many_image_threshold=20,
-                      many_image_max_side=2000, encoding="cl100k_base", patch=28, _tokens=_claude_tokens,
-                      _resize=_claude_resize, dialect="anthropic", max_image_side=8000)
+def _build(name: str, row: dict[str, Any]) -> Profile:
+    """The :class:`Profile` of one row of :data:`~snapglyph.providers.profile_table.PROFILE_TABLE`."""
+    kw = dict(row)
+    tokens, resize, sources = _RULES[kw.pop("rule")]
+    params = MappingProxyType(dict(kw.pop("params", {})))
+    return Profile(name=name, params=params, _tokens=tokens, _resize=resize, doc=kw.pop("doc") + sources, **kw)
 
-_PROFILES: dict[str, Profile] = {p.name: p for p in [
-    _mk("claude", page_size=(1092, 1092), cell=(6, 12), text_token_factor=1.30,
-        params={"max_edge": 1568, "max_tokens": 1568}, **_CLAUDE_LIMITS,
-        doc="Claude standard tier (Haiku 4.5, Sonnet 4.6 and older): long edge <= 1568 px and <= 1568 tokens. The "
-            "1092x1092 page is 39x39 = 1521 tokens and also meets the older w*h/750 <= 1600 rule (1590)."
-            + _CLAUDE_SRC),
-    _mk("claude-hires", page_size=(1932, 1932), cell=(6, 12), text_token_factor=1.75,
-        params={"max_edge": 2576, "max_tokens": 4784}, **_CLAUDE_LIMITS,
-        doc="Claude 4.7 and later (Opus 4.7/4.8, Sonnet 5.5, Fable 5, ...): long edge <= 2576 px and <= 4784 tokens. "
-            "The 1932x1932 page is 69x69 = 4761 tokens and stays under the 2000 px many-image limit. Text: these "
-            "models use the tokenizer introduced with Opus 4.7, ~30% more tokens (1.0-1.35x by content) than "
-            "earlier models (Opus 4.7 / Sonnet 5.5 migration notes, platform.claude.com, as quoted in stored "
-            f"copies read {READ}); 1.30 x 1.35 = 1.75 over cl100k." + _CLAUDE_SRC),
-    _mk("openai", page_size=(1600, 1600), cell=(6, 12), max_images=1500, max_image_bytes=20 * _MIB,
-        max_request_bytes=512 * _MB, many_image_threshold=None, many_image_max_side=None, text_token_factor=1.0,
-        encoding="o200k_base", patch=32, _tokens=_patch_tokens, _resize=_patch_resize, detail="high",
-        params={"max_side": 2048, "patch_budget": 2500, "multiplier": 1.2},
-        doc="gpt-5.4 to gpt-5.6 with detail 'high': fit 2048 px, at most 2,500 patches of 32 px, times 1.2. The "
-            "1600x1600 page is exactly 2,500 patches = 3000 tokens; under 'original'/'auto' it is not resized "
-            "either and costs the same." + _OPENAI_SRC),
-    _mk("openai-original", page_size=(3200, 3200), cell=(6, 12), max_images=1500, max_image_bytes=20 * _MIB,
-        max_request_bytes=512 * _MB, many_image_threshold=None, many_image_max_side=None, text_token_factor=1.0,
-        encoding="o200k_base", patch=32, _tokens=_patch_tokens, _resize=_patch_resize, detail="original",
-        params={"max_side": 6000, "patch_budget": 10000, "multiplier": 1.2},
-        doc="gpt-5.5 (and gpt-5.4) with detail 'original': fit 6000 px, at most 10,000 patches, times 1.2 (gpt-5.6 "
-            "has no patch budget there; the page is within every one of these). 3200x3200 = 10,000 patches = "
-            "12,000 tokens." + _OPENAI_SRC),
-    _mk("openai-tiles", page_size=(512, 2048), cell=(6, 12), max_images=500, max_image_bytes=20 * _MIB,
-        max_request_bytes=50 * _MB, many_image_threshold=None, many_image_max_side=None, text_token_factor=1.0,
-        encoding="o200k_base", patch=512, _tokens=_tile_tokens, _resize=_tile_resize, detail="high",
-        params={"base_tokens": 85, "tile_tokens": 170},
-        doc="gpt-4o / gpt-4.1, detail 'high': fit 2048x2048, shortest side to 768, 85 + 170 per 512 px tile. "
-            "512x2048 is 4 whole tiles = 765 tokens, the most pixels per token this rule allows (768x1536 = 6 "
-            "tiles = 1105). Limits use the older, smaller published values (500 images, 50 MB), which deployments "
-            "of these models (e.g. Azure) still apply." + _OPENAI_SRC),
-    _mk("gemini", page_size=(2048, 2048), cell=(12, 24), max_images=900, max_image_bytes=7 * _MB,
-        max_request_bytes=20 * _MB, many_image_threshold=None, many_image_max_side=None, text_token_factor=1.15,
-        encoding="cl100k_base", patch=32, _tokens=_gemini3_tokens, _resize=_gemini_resize, dialect="gemini",
-        params={"max_tokens": 1120, "max_side": 3072},
-        doc="Gemini 3, media_resolution HIGH (the default for images): at most 1120 tokens an image; the resize is "
-            "undocumented, so the cost is the cap and the emulation only fits 3072x3072 (older Vertex rule). Page: "
-            "2048 px frames, which others measured to work. 1120 tokens cover about 1.1 Mpx at 32 px a token, so "
-            "the model likely sees a 2048 page at about half scale: hence the 12x24 default cell (6x12 as seen)."
-            + _GEMINI_SRC),
-    _mk("gemini-2", page_size=(1536, 1536), cell=(6, 12), max_images=3000, max_image_bytes=7 * _MB,
-        max_request_bytes=20 * _MB, many_image_threshold=None, many_image_max_side=None, text_token_factor=1.15,
-        encoding="cl100k_base", patch=768, _tokens=_gemini2_tokens, _resize=_gemini_resize, dialect="gemini",
-        params={"max_side": 3072},
-        doc="Gemini 2.x: 258 tokens for images up to 384x384, else 258 per tile. 1536x1536 has a 768 px crop "
-            "unit (1536/1.5 = 1024, clamped to 768), so it is 4 whole tiles at native scale = 1032 tokens. A short "
-            "page is costly here (a 1536x400 page has a 266 px crop unit: 12 tiles); keep pages full height."
-            + _GEMINI_SRC),
-    _mk("qwen2.5-vl", page_size=(1008, 980), cell=(6, 12), max_images=100, max_image_bytes=20 * _MIB,
-        max_request_bytes=100 * _MB, many_image_threshold=None, many_image_max_side=None, text_token_factor=1.0,
-        encoding="cl100k_base", patch=28, _tokens=_qwen_tokens, _resize=_qwen_resize,
-        params={"factor": 28, "min_pixels": 3136, "max_pixels": 12_845_056},
-        doc="Qwen2/2.5-VL: 14 px patches merged 2x2, so one token per 28x28 px; smart_resize to multiples of 28 "
-            "within [min_pixels, max_pixels]. 1008x980 = 36x35 = 1260 tokens, 987,840 px." + _QWEN_SRC),
-    _mk("qwen3-vl", page_size=(1024, 1024), cell=(6, 12), max_images=100, max_image_bytes=20 * _MIB,
-        max_request_bytes=100 * _MB, many_image_threshold=None, many_image_max_side=None, text_token_factor=1.0,
-        encoding="cl100k_base", patch=32, _tokens=_qwen_tokens, _resize=_qwen_resize,
-        params={"factor": 32, "min_pixels": 65_536, "max_pixels": 16_777_216},
-        doc="Qwen3-VL / Qwen3.5: 16 px patches merged 2x2, one token per 32x32 px; pixel bounds 256^2..4096^2. "
-            "1024x1024 = 32x32 = 1024 tokens." + _QWEN_SRC),
-    _mk("pixtral", page_size=(1024, 1024), cell=(6, 12), max_images=12, max_image_bytes=10 * _MIB,
-        max_request_bytes=50 * _MB, many_image_threshold=None, many_image_max_side=None, text_token_factor=1.10,
-        encoding="cl100k_base", patch=16, _tokens=_pixtral_tokens, _resize=_pixtral_resize,
-        params={"max_image_size": 1024, "patch": 16, "merge": 1},
-        doc="Pixtral-12B: long side <= 1024, 16 px patches, one break token per row: 1024x1024 = 65 x 64 = 4160 "
-            "tokens (Mistral-Small-3.1 uses 28 px tokens instead; not this profile)." + _PIXTRAL_SRC),
-]}
+
+_PROFILES: dict[str, Profile] = {name: _build(name, row) for name, row in PROFILE_TABLE.items()}
 
 
 def profile_names() -> list[str]:

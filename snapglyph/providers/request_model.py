@@ -36,7 +36,13 @@ the source's model belongs to another profile (``profile_for_model`` maps each b
 
 
 def reads_as(model: str) -> str | None:
-    """The profile that reads images for ``model`` (None for a model no profile knows, e.g. a local one)."""
+    """The profile that reads images for ``model`` (None for a model no profile knows, e.g. a local one).
+
+    Examples
+    --------
+    >>> reads_as("gpt-4.1"), reads_as("claude-sonnet-4-5"), reads_as("gemini-2.5-pro"), reads_as("llama3:8b")
+    ('openai-tiles', 'claude', 'gemini-2', None)
+    """
     from .profiles import profile_for_model
     from ..errors import UnknownProfileError
     try:
@@ -51,7 +57,18 @@ def _compatible(a: str | None, b: str) -> bool:
 
 def request_model(model: str | None, src_model: str | None, prof: Profile) -> tuple[str, list[str]]:
     """The request's ``model`` and any warning: pages are sized for ``prof``; a model read by another profile's
-    rules would resize (blur) them or bill them differently."""
+    rules would resize (blur) them or bill them differently.
+
+    Examples
+    --------
+    >>> from snapglyph.providers.profiles import profile
+    >>> request_model(None, None, profile("claude")), request_model(None, "claude-3-5-haiku", profile("claude"))
+    (('claude-sonnet-4-5', []), ('claude-3-5-haiku', []))
+    >>> model, notes = request_model(None, "gpt-4.1", profile("claude"))
+    >>> print(model, notes[0])  # doctest: +NORMALIZE_WHITESPACE
+    claude-sonnet-4-5 the source's model gpt-4.1 reads images by profile openai-tiles; wrote model claude-sonnet-4-5
+    for profile claude (choose with --model)
+    """
     if model:
         reads = reads_as(model)
         if reads is not None and not _compatible(reads, prof.name):

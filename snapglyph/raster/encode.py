@@ -54,6 +54,11 @@ def exact_depth(pixels: np.ndarray) -> int:
     -------
     int
         1 (only 0 and 255), 2 (multiples of 85), 4 (multiples of 17) or 8.
+
+    Examples
+    --------
+    >>> [exact_depth(np.array([[0, v]], np.uint8)) for v in (255, 170, 17, 200)]
+    [1, 2, 4, 8]
     """
     if not (pixels % 17).any():
         if not (pixels % 85).any():
@@ -146,6 +151,20 @@ def data_url(png: bytes) -> str:
     Returns
     -------
     str
+
+    Raises
+    ------
+    InputError
+        If ``png`` is not bytes.
+
+    Examples
+    --------
+    >>> data_url(b"\\x89PNG\\r\\n\\x1a\\n")
+    'data:image/png;base64,iVBORw0KGgo='
+    >>> data_url("iVBORw0KGgo=")
+    Traceback (most recent call last):
+    ...
+    snapglyph.errors.InputError: png must be bytes, not str
     """
     if not isinstance(png, (bytes, bytearray, memoryview)):
         raise InputError(f"png must be bytes, not {type(png).__name__}")

@@ -11,12 +11,20 @@ Applied to each document segment on its own, in this order:
    overwrite, a backspace moves one back, ``CSI K`` erases to the line end, so a progress bar leaves only its final
    state (overwritten characters count as removed). Other C0 controls and DEL become their visible Control Pictures
    (U+2400 + code, U+2421); C1 controls become U+FFFD.
-4. NFC composition (a decomposed ``é`` becomes one cell).
-5. Zero-width characters are dropped and counted: combining marks (categories Mn, Me), format characters (Cf: ZWJ,
-   ZWNJ, bidi marks, soft hyphen), variation selectors, emoji skin-tone modifiers, and a pictograph joined to the
-   previous one by a ZWJ (so a ZWJ emoji family is drawn as its first person: one 2-cell glyph).
+4. NFC composition (a decomposed ``é`` becomes one cell), bounded by the pinned Unicode version
+   (:func:`snapglyph.raster.widths.nfc`): NFC is the one step that reads the running Python's ``unicodedata``, and
+   it is kept because Unicode's normalization stability policy makes it give the same result on every Python for
+   characters the pinned version assigns; code points it leaves unassigned are not composed (a newer Python would
+   compose some of them, an older one could not), so the text and its PNG bytes do not depend on the interpreter.
+5. Zero-width characters are dropped and counted: from U+0300 up, combining marks (categories Mn, Me), format
+   characters (Cf: ZWJ, ZWNJ, bidi marks), variation selectors, emoji skin-tone modifiers, Hangul medial and final
+   jamo, and a pictograph joined to the previous one by a ZWJ (so a ZWJ emoji family is drawn as its first person:
+   one 2-cell glyph). Characters below U+0300 all keep their cell (the soft hyphen U+00AD too).
 6. Tabs expand to the next multiple of 8 cells from the source line start (wide characters count 2; a symbol the
    renderer draws as a short label, ``label_cells``, counts the label's length, so tab-aligned columns stay aligned).
+
+Cells (steps 5 and 6) come from :mod:`snapglyph.raster.widths`, tables generated for one pinned Unicode version
+(14.0.0), never from the running Python's ``unicodedata``.
 
 :func:`normalize_codes` does steps 1-4 the same way, then steps 5 and 6 and the glyph lookup in one compiled pass
 over the code points (the renderer uses it for long segments); tests hold it equal to :func:`normalize`.
@@ -32,13 +40,13 @@ where drawn and replaced are counted by the renderer over the non-synthetic char
 from __future__ import annotations
 
 import re
-import threading
-import unicodedata
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import numpy as np
 
 from ..errors import InternalError
+from .widths import cell_table, char_cells, nfc
 
 __all__ = ["Normalized", "cell_table", "char_cells", "normalize", "normalize_codes"]
 
@@ -56,40 +64,6 @@ _TOKEN = re.compile(
 )
 _IMAGE_PLACEHOLDER = "[inline image]"
 _ZWJ = "\u200d"
-_ZW_CACHE: dict[str, bool] = {}
-_CELLS: np.ndarray | None = None  # int8 (0x110000,): char_cells of each code point, -1 where not computed yet
-_CELLS_LOCK = threading.Lock()
-
-
-def _zero_width(ch: str) -> bool:
-    z = _ZW_CACHE.get(ch)
-    if z is None:
-        cp = ord(ch)
-        cat = unicodedata.category(ch)
-        z = (cat in ("Mn", "Me", "Cf") or 0xFE00 <= cp <= 0xFE0F or 0xE0100 <= cp <= 0xE01EF
-             or 0x1F3FB <= cp <= 0x1F3FF or 0x1160 <= cp <= 0x11FF)
-        _ZW_CACHE[ch] = z
-    return z
-
-
-def char_cells(ch: str) -> int:
-    """Return the number of cells one character takes: 0 (zero-width), 1, or 2 (East-Asian wide or fullwidth).
-
-    Parameters
-    ----------
-    ch : str
-        A single character (not a lone surrogate).
-
-    Returns
-    -------
-    int
-        Number of cells (0, 1 or 2).
-    """
-    if ch < "\u0300":
-        return 1
-    if _zero_width(ch):
-        return 0
-    return 2 if unicodedata.east_asian_width(ch) in "WF" else 1
 
 
 @dataclass
@@ -114,94 +88,125 @@ class Normalized:
     zero_width: int = 0
 
 
-def _terminal(s: str) -> tuple[str, list[tuple[int, int]], int]:
-    """Apply escapes, CR, backspace and control pictures; return text, synthetic spans and removed count."""
-    out: list[str] = []  # finished lines, joined by "\n"
-    synthetic: list[tuple[int, int]] = []
-    removed = 0
-    line: list[str] = []
-    syn_line: list[bool] = []
-    cur = 0
+def _runs(flags: list, base: int = 0) -> list[tuple[int, int]]:
+    """The ``(start, end)`` spans of the runs of true ``flags``, shifted by ``base``."""
+    spans = []
+    i, n = 0, len(flags)
+    while i < n:
+        if flags[i]:
+            j = i
+            while j < n and flags[j]:
+                j += 1
+            spans.append((base + i, base + j))
+            i = j
+        else:
+            i += 1
+    return spans
 
-    def write(chars: str, syn: bool) -> None:
-        nonlocal cur, removed
-        if cur == len(line):
+
+class _Screen:
+    """One segment replayed as a terminal shows it: the finished lines, the line being written and its cursor.
+
+    ``line`` holds the current line's characters and ``syn`` whether each is synthetic (a placeholder or erase fill);
+    ``removed`` counts the source characters that escapes, CR, backspace and overwriting took away.
+    """
+
+    def __init__(self) -> None:
+        self.out: list[str] = []  # finished lines, each with its "\n"
+        self.synthetic: list[tuple[int, int]] = []  # spans of synthetic characters in the finished text
+        self.removed = 0
+        self.base = 0  # length of the finished text
+        self.line: list[str] = []
+        self.syn: list[bool] = []
+        self.cur = 0
+
+    def write(self, chars: str, syn: bool) -> None:
+        """Write ``chars`` at the cursor, overwriting (and counting as removed) the source characters there."""
+        line, flags = self.line, self.syn
+        if self.cur == len(line):
             line.extend(chars)
-            syn_line.extend([syn] * len(chars))
-            cur += len(chars)
+            flags.extend([syn] * len(chars))
+            self.cur += len(chars)
             return
         for c in chars:
-            if cur < len(line):
-                if not syn_line[cur]:
-                    removed += 1
-                line[cur] = c
-                syn_line[cur] = syn
+            if self.cur < len(line):
+                if not flags[self.cur]:
+                    self.removed += 1
+                line[self.cur] = c
+                flags[self.cur] = syn
             else:
                 line.append(c)
-                syn_line.append(syn)
-            cur += 1
+                flags.append(syn)
+            self.cur += 1
 
+    def move(self, to: int) -> None:
+        """Move the cursor to column ``to`` (a carriage return or a backspace, which count as removed)."""
+        self.removed += 1
+        self.cur = max(0, to)
+
+    def erase(self, param: str) -> None:
+        """``CSI K``: erase to the line end (param ``0`` or empty) or the whole line (``2``, the cursor stays)."""
+        if param in ("0", ""):
+            del self.line[self.cur:], self.syn[self.cur:]
+        elif param == "2":
+            self.removed += sum(1 for x in self.syn if not x)
+            self.line[:] = [" "] * self.cur
+            self.syn[:] = [True] * self.cur
+
+    def flush(self, nl: bool) -> None:
+        """Finish the current line (with a newline where ``nl``) and record its synthetic spans."""
+        line = self.line
+        self.synthetic += _runs(self.syn, self.base)
+        self.out.append("".join(line) + ("\n" if nl else ""))
+        self.base += len(line) + (1 if nl else 0)
+        self.line, self.syn, self.cur = [], [], 0
+
+
+def _control_picture(c: str) -> str:
+    """The visible stand-in of a control character: its Control Picture (U+2400 + code, U+2421 for DEL), or
+    U+FFFD for a C1 control."""
+    code = ord(c)
+    if code < 0x20:
+        return chr(0x2400 + code)
+    return "\u2421" if code == 0x7F else "\ufffd"
+
+
+def _escape(screen: _Screen, m: re.Match) -> None:
+    """Apply one escape token of :data:`_TOKEN` (osc, str, csi, esc): it is removed; an OSC 1337 inline image
+    leaves its placeholder, ``CSI K`` erases."""
+    kind = m.lastgroup
+    screen.removed += len(m.group(0))
+    if kind == "osc" and (m.group("oscbody") or "").startswith("1337;File="):
+        screen.write(_IMAGE_PLACEHOLDER, True)
+    elif kind == "csi" and m.group("final") == "K":
+        screen.erase(m.group("params") or "0")
+
+
+def _terminal(s: str) -> tuple[str, list[tuple[int, int]], int]:
+    """Apply escapes, CR, backspace and control pictures; return text, synthetic spans and removed count."""
+    screen = _Screen()
     pos = 0
-    base = 0
-
-    def flush(nl: bool) -> None:
-        nonlocal base, line, syn_line, cur
-        start = base
-        i = 0
-        while i < len(line):
-            if syn_line[i]:
-                j = i
-                while j < len(line) and syn_line[j]:
-                    j += 1
-                synthetic.append((start + i, start + j))
-                i = j
-            else:
-                i += 1
-        out.append("".join(line) + ("\n" if nl else ""))
-        base += len(line) + (1 if nl else 0)
-        line, syn_line, cur = [], [], 0
-
     for m in _TOKEN.finditer(s):
         if m.start() != pos:  # pragma: no cover - the token pattern matches every character
             raise InternalError(f"terminal tokenizer skipped {s[pos:m.start()]!r}")
         kind = m.lastgroup
-        text = m.group(0)
         pos = m.end()
         if kind == "run":
-            write(text, False)
+            screen.write(m.group(0), False)
         elif kind == "nl":
-            flush(True)
+            screen.flush(True)
         elif kind == "cr":
-            removed += 1
-            cur = 0
+            screen.move(0)
         elif kind == "bs":
-            removed += 1
-            cur = max(0, cur - 1)
+            screen.move(screen.cur - 1)
         elif kind == "ctl":
-            c = ord(text)
-            if c < 0x20:
-                write(chr(0x2400 + c), False)
-            elif c == 0x7F:
-                write("\u2421", False)
-            else:
-                write("\ufffd", False)
+            screen.write(_control_picture(m.group(0)), False)
         else:
-            removed += len(text)
-            if kind == "osc" and (m.group("oscbody") or "").startswith("1337;File="):
-                write(_IMAGE_PLACEHOLDER, True)
-            elif kind == "csi" and m.group("final") == "K":
-                p = m.group("params") or "0"
-                if p in ("0", ""):
-                    del line[cur:], syn_line[cur:]
-                elif p == "2":
-                    removed += sum(1 for x in syn_line if not x)
-                    line[:] = [" "] * cur
-                    syn_line[:] = [True] * cur
-                    continue
+            _escape(screen, m)
     if pos != len(s):  # pragma: no cover
         raise InternalError("terminal tokenizer stopped early")
-    flush(False)
-    return "".join(out), synthetic, removed
+    screen.flush(False)
+    return "".join(screen.out), screen.synthetic, screen.removed
 
 
 def _terminal_lines(s: str) -> tuple[str, list[tuple[int, int]], int]:
@@ -292,31 +297,37 @@ def _expand_tabs(s: str, synthetic: list[tuple[int, int]],
             chars.append(c)
             flags.append(syn[i])
             col += _cells(c, label_cells)
-    spans = []
-    i = 0
-    while i < len(flags):
-        if flags[i]:
-            j = i
-            while j < len(flags) and flags[j]:
-                j += 1
-            spans.append((i, j))
-            i = j
-        else:
-            i += 1
-    return "".join(chars), spans
+    return "".join(chars), _runs(flags)
 
 
-def _drop_zero_width(s: str) -> tuple[str, int]:
-    """Remove zero-width characters (and pictographs joined by ZWJ); return the text and how many were dropped."""
-    zw = {c for c in set(s) if c >= "\u0300" and _zero_width(c)}
+def _per_stretch(s: str, synthetic: list[tuple[int, int]],
+                 fn: Callable[[str], str]) -> tuple[str, list[tuple[int, int]], int]:
+    """Apply ``fn`` to each stretch of ``s`` between the synthetic spans, which stay exact (shifted); return the
+    text, its spans and how many characters ``fn`` took away."""
+    if not synthetic:
+        out = fn(s)
+        return out, synthetic, len(s) - len(out)
+    pieces, spans, pos, n = [], [], 0, 0
+    for a, b in synthetic:
+        src = fn(s[pos:a])
+        pieces += (src, s[a:b])
+        spans.append((n + len(src), n + len(src) + b - a))
+        n += len(src) + b - a
+        pos = b
+    pieces.append(fn(s[pos:]))
+    out = "".join(pieces)
+    return out, spans, len(s) - len(out)
+
+
+def _drop_zero_width(s: str) -> str:
+    """Remove zero-width characters (and pictographs joined by ZWJ)."""
+    zw = {c for c in set(s) if not char_cells(c)}
     if not zw:
-        return s, 0
-    n0 = len(s)
+        return s
     if _ZWJ in zw:
         # A pictograph after a ZWJ joins the previous one: it takes no cell of its own.
         s = re.sub("\u200d[\ufe0f\U0001f3fb-\U0001f3ff]*[\u2600-\u27bf\U0001f000-\U0001faff]", "", s)
-    s = s.translate({ord(c): None for c in zw})
-    return s, n0 - len(s)
+    return s.translate({ord(c): None for c in zw})
 
 
 def _prepare(s: str) -> tuple[str, list[tuple[int, int]], int, int]:
@@ -336,28 +347,8 @@ def _prepare(s: str) -> tuple[str, list[tuple[int, int]], int, int]:
         s, synthetic, r = _terminal_lines(s)
         removed += r
     zero_width = 0
-    if not s.isascii():
-        if not unicodedata.is_normalized("NFC", s):
-            if synthetic:
-                # Keep placeholder spans exact: normalize each source stretch between them on its own.
-                pieces, spans, pos, n = [], [], 0, 0
-                for a, b in synthetic:
-                    src = unicodedata.normalize("NFC", s[pos:a])
-                    zero_width += (a - pos) - len(src)
-                    pieces.append(src)
-                    n += len(src)
-                    pieces.append(s[a:b])
-                    spans.append((n, n + b - a))
-                    n += b - a
-                    pos = b
-                tail = unicodedata.normalize("NFC", s[pos:])
-                zero_width += (len(s) - pos) - len(tail)
-                pieces.append(tail)
-                s, synthetic = "".join(pieces), spans
-            else:
-                n0 = len(s)
-                s = unicodedata.normalize("NFC", s)
-                zero_width += n0 - len(s)
+    if not s.isascii():  # NFC composes each source stretch between placeholders on its own
+        s, synthetic, zero_width = _per_stretch(s, synthetic, nfc)
     return s, synthetic, removed, zero_width
 
 
@@ -387,57 +378,12 @@ def normalize(s: str, label_cells: dict[str, int] | None = None) -> Normalized:
 
         raise InputError(f"text must be a str, not {type(s).__name__}")
     s, synthetic, removed, zero_width = _prepare(s)
-    if not s.isascii():
-        # Placeholders are ASCII, so dropping zero-width characters never touches them; shift their spans.
-        if synthetic:
-            pieces, spans, pos, n = [], [], 0, 0
-            for a, b in synthetic:
-                src, z = _drop_zero_width(s[pos:a])
-                zero_width += z
-                pieces.append(src)
-                n += len(src)
-                pieces.append(s[a:b])
-                spans.append((n, n + b - a))
-                n += b - a
-                pos = b
-            tail, z = _drop_zero_width(s[pos:])
-            zero_width += z
-            pieces.append(tail)
-            s, synthetic = "".join(pieces), spans
-        else:
-            s, z = _drop_zero_width(s)
-            zero_width += z
+    if not s.isascii():  # placeholders are ASCII: dropping zero-width characters never touches them
+        s, synthetic, z = _per_stretch(s, synthetic, _drop_zero_width)
+        zero_width += z
     if "\t" in s:
         s, synthetic = _expand_tabs(s, synthetic, label_cells)
     return Normalized(s, synthetic, removed, zero_width)
-
-
-def cell_table(cps: np.ndarray | None = None) -> np.ndarray:
-    """Return the process-wide table of :func:`char_cells` per code point, filled for every code point of ``cps``.
-
-    Parameters
-    ----------
-    cps : numpy.ndarray or None
-        1-D integer array of code points ``0..0x10FFFF`` (no lone surrogate) whose entries must be filled.
-
-    Returns
-    -------
-    numpy.ndarray
-        ``(0x110000,)`` int8: cells (0, 1 or 2) of each code point, -1 where not computed yet (entries below
-        U+0300 are always 1). Shared and filled in place by later calls; do not modify.
-    """
-    global _CELLS
-    with _CELLS_LOCK:
-        if _CELLS is None:
-            t = np.full(0x110000, -1, np.int8)
-            t[:0x300] = 1
-            _CELLS = t
-        t = _CELLS
-        if cps is not None and len(cps):
-            todo = np.unique(cps[t[cps] < 0])
-            for cp in todo.tolist():
-                t[cp] = char_cells(chr(cp))
-    return t
 
 
 def normalize_codes(s: str, table: np.ndarray, head: int = 0,
@@ -494,7 +440,6 @@ def normalize_codes(s: str, table: np.ndarray, head: int = 0,
     cells = cell_table()
     lab = np.zeros(1, np.uint8) if label_len is None else label_len
     stop, zw, unseen = expand_codes(cps, spans, cells, table, codes, srcw, head, lab)
-    if stop < 0:  # code points not seen before: fill their cells, then run again
-        cells = cell_table(cps[cps >= 0x300])
-        stop, zw, unseen = expand_codes(cps, spans, cells, table, codes, srcw, head, lab)
+    if stop < 0:  # pragma: no cover - the cell table holds every code point
+        raise InternalError(f"no cell width for U+{int(cps[-1 - stop]):04X}")
     return codes[:stop], srcw[:stop], zero_width + zw, removed, unseen

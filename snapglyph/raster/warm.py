@@ -20,6 +20,10 @@ def warm() -> None:
     ------
     RenderError
         If a kernel returns a wrong result on the tiny input.
+
+    Examples
+    --------
+    >>> warm()   # compiles or loads each kernel; silent on success, a RenderError on a wrong result
     """
     from ..errors import RenderError
     from ._codes import N_STATE

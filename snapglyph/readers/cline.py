@@ -15,7 +15,7 @@ Code (github.com/RooCodeInc/Roo-Code, ``src/core/task-persistence/apiMessages.ts
 The conversation is the live history Roo sends: a message whose ``condenseParent`` names an existing summary, or
 whose ``truncationParent`` names an existing marker, is not part of it; those are skipped and counted in
 ``meta["condensed"]`` / ``meta["truncated"]`` (a parent id that names no existing summary keeps the message, as
-Roo does). Content blocks are read as Anthropic blocks (:func:`snapglyph.readers.requests.read_anthropic`): a user
+Roo does). Content blocks are read as Anthropic blocks (:func:`snapglyph.readers.anthropic.read_anthropic`): a user
 message with ``tool_result`` blocks becomes a ``tool`` message. A reasoning entry becomes a redacted ``thinking``
 part of the next assistant message (never drawn, never sent). ``ts``, ``id`` and the Roo fields ride along in each
 message's ``meta["cline"]``.
@@ -27,7 +27,7 @@ from typing import Any
 
 from ..errors import FormatError
 from ..model.messages import Message, Part
-from .requests import read_anthropic
+from .anthropic import read_anthropic
 
 __all__ = [
     "is_cline",

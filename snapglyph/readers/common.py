@@ -1,4 +1,5 @@
-"""Helpers shared by the transcript readers: image parts, JSON arguments, snapshot marking, id numbering.
+"""Helpers shared by the transcript readers: image parts, JSON arguments, request settings, unknown blocks, snapshot
+marking, id numbering.
 
 Snapshot texts are parsed by :func:`snapglyph.model.snapshot_text.parse_snapshot_text` (re-exported by
 :mod:`snapglyph.readers.registry`).
@@ -10,11 +11,15 @@ import json
 from typing import Any
 
 from ..errors import FormatError
-from ..model.messages import OPENING_USER_LINE, Message, Part, image_size
+from ..model.images import image_size
+from ..model.messages import OPENING_USER_LINE, Message, Part
 from ..model.snapshot_text import parse_snapshot_text
 
 __all__ = ["as_str", "coerce_types", "dumps_args", "extra_keys", "image_part", "mark_snapshots", "number_messages",
-           "require_dict"]
+           "part_extra", "request_meta", "require_dict", "unknown_block"]
+
+#: The keys of a request body that hold its content; every other key is a setting (:func:`request_meta`).
+_REQUEST_CONTENT_KEYS = frozenset({"messages", "system", "tools", "input", "instructions", "model"})
 
 def drop_opening_line(messages: list[Message]) -> bool:
     """Remove the neutral user line a snapglyph request puts before an opening assistant message, in place.
@@ -165,6 +170,42 @@ def image_part(media_type: str = "", data: str = "", url: str = "", meta: dict |
 def extra_keys(obj: dict, standard: set[str] | frozenset[str]) -> dict:
     """Return the keys of ``obj`` outside ``standard`` (kept in ``meta["extra"]``)."""
     return {k: v for k, v in obj.items() if k not in standard}
+
+
+def part_extra(b: dict, standard: set[str]) -> dict:
+    """A part's meta holding the block's keys outside ``standard`` under ``"extra"`` (``{}`` when there are none).
+
+    Examples
+    --------
+    >>> part_extra({"type": "text", "text": "hi", "cache_control": 1}, {"type", "text"})
+    {'extra': {'cache_control': 1}}
+    """
+    extra = extra_keys(b, standard)
+    return {"extra": extra} if extra else {}
+
+
+def unknown_block(b: dict) -> Part:
+    """A content block of a kind the neutral form lacks: a short text stand-in, the block kept in ``meta``.
+
+    Examples
+    --------
+    >>> unknown_block({"type": "audio", "id": "a1"}).text
+    '[audio]'
+    """
+    return Part(kind="text", text=f"[{b.get('type', 'block')}]", meta={"source_block": b})
+
+
+def request_meta(body: dict) -> dict:
+    """The request's settings other than its content: each at the top of the meta (as before) and all together
+    under ``"params"`` (what a compacted request carries over, see :mod:`snapglyph.providers.params`).
+
+    Examples
+    --------
+    >>> request_meta({"model": "m", "messages": [], "temperature": 0})
+    {'temperature': 0, 'params': {'temperature': 0}}
+    """
+    params = {k: v for k, v in body.items() if k not in _REQUEST_CONTENT_KEYS}
+    return {**params, "params": dict(params)}
 
 
 def require_dict(obj: Any, what: str, path: str | None) -> dict:

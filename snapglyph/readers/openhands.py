@@ -37,6 +37,7 @@ from typing import Any
 from ..errors import FormatError
 from ..model.messages import Message, Part
 from .common import as_str, image_part
+from .decode import json_error
 from .requests import normalize_tools
 
 __all__ = [
@@ -71,6 +72,47 @@ def event_files(folder: Path) -> list[Path] | None:
         if files:
             return files
     return None
+
+
+def folder_events(folder: Path) -> tuple[list[dict], str | None, int]:
+    """Read an SDK conversation folder: its events (``event-*.json`` in order), the model its ``base_state.json``
+    names (None where it names none), and the number of event files.
+
+    Raises
+    ------
+    FormatError
+        A folder with no event files, or an event file that cannot be read or is malformed JSON.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> d = Path(tempfile.mkdtemp()); (d / "events").mkdir()
+    >>> _ = (d / "events" / "event-00000-a.json").write_text('{"id": "a", "kind": "MessageEvent"}')
+    >>> folder_events(d)
+    ([{'id': 'a', 'kind': 'MessageEvent'}], None, 1)
+    """
+    sp = str(folder)
+    files = event_files(folder)
+    if files is None:
+        raise FormatError(f"{sp} is a directory with no events/event-*.json files (an OpenHands conversation), "
+                          "not a transcript file", path=sp)
+    events = []
+    for f in files:
+        try:
+            events.append(json.loads(f.read_text(encoding="utf-8", errors="replace")))
+        except json.JSONDecodeError as e:
+            raise json_error(e, f.name, str(f)) from None
+        except OSError as e:
+            raise FormatError(f"cannot read {f}: {e.strerror or e}", path=str(f)) from None
+    model = None
+    state = folder / "base_state.json"
+    if state.is_file():
+        try:
+            agent = json.loads(state.read_text(encoding="utf-8", errors="replace")).get("agent") or {}
+            model = (agent.get("llm") or {}).get("model") if isinstance(agent, dict) else None
+        except (json.JSONDecodeError, OSError, AttributeError):
+            model = None
+    return events, model, len(files)
 
 
 # ------------------------------------------------------------------------------------------------------------- SDK

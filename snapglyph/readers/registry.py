@@ -23,7 +23,7 @@ stable across passes (see :func:`parse_snapshot_text`).
 Message ids are ordinals ``0, 1, ...`` in the source conversation (the system prompt, where there is one, is
 ``#0``); the source format's own ids (uuids, tool call ids) are kept in ``Message.meta`` and ``Part.call_id``.
 The format-specific choices are documented on each reader: :func:`~snapglyph.readers.requests.read_openai`,
-:func:`~snapglyph.readers.requests.read_anthropic`, :func:`~snapglyph.readers.responses.read_responses`,
+:func:`~snapglyph.readers.anthropic.read_anthropic`, :func:`~snapglyph.readers.responses.read_responses`,
 :func:`~snapglyph.readers.requests.read_swe_agent`, :func:`~snapglyph.readers.sessions.read_claude_code`,
 :func:`~snapglyph.readers.sessions.read_pi`, :mod:`snapglyph.readers.aider`, :mod:`snapglyph.readers.codex`,
 :mod:`snapglyph.readers.gemini_cli`, :mod:`snapglyph.readers.cline` and :mod:`snapglyph.readers.openhands`.
@@ -33,7 +33,6 @@ from __future__ import annotations
 
 import json
 import os
-import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -42,14 +41,21 @@ from ..errors import FormatError
 from ..model.messages import Message
 from ..model.snapshot_text import parse_snapshot_text
 from .aider import is_aider, read_aider
+from .anthropic import read_anthropic
 from .cline import is_cline, read_cline
 from .codex import is_codex, read_codex
+from .common import coerce_types, drop_opening_line, mark_snapshots, number_messages
+from .decode import JSON_EXTS, LOOKS_JSON, decode_text, json_error, jsonl_entries
 from .gemini_api import is_gemini_request, read_gemini
 from .gemini_cli import is_gemini_cli_json, is_gemini_cli_jsonl, read_gemini_cli
-from .openhands import (event_files, is_openhands_events, is_openhands_trajectory, read_openhands_events,
-                        read_openhands_trajectory)
-from .common import coerce_types, drop_opening_line, mark_snapshots, number_messages
-from .requests import detect_request, read_anthropic, read_openai, read_swe_agent
+from .openhands import (
+    folder_events,
+    is_openhands_events,
+    is_openhands_trajectory,
+    read_openhands_events,
+    read_openhands_trajectory,
+)
+from .requests import detect_request, read_openai, read_swe_agent
 from .responses import read_responses
 from .sessions import is_claude_code, is_pi, read_claude_code, read_pi
 
@@ -67,13 +73,6 @@ __all__ = [
 #: Every value ``Transcript.format`` can take.
 FORMATS = ("openai", "swe-agent", "anthropic", "claude-code", "pi", "aider", "responses", "gemini", "codex",
            "gemini-cli", "cline", "openhands", "text")
-
-#: Text that opens like a JSON object or array of objects: malformed JSON here is an error even without an extension.
-_LOOKS_JSON = re.compile(r'\s*(\{\s*"|\[\s*\{)')
-
-#: Extensions whose files must hold a transcript (an unknown shape there is an error, not plain text).
-_JSON_EXTS = frozenset({".json", ".jsonl", ".ndjson", ".traj"})
-
 
 @dataclass
 class Transcript:
@@ -106,6 +105,17 @@ class Transcript:
     model: str | None = None
     meta: dict[str, Any] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
+
+    @property
+    def content(self) -> str | list[Message]:
+        """What to render or price: the text of a plain text file (``format == "text"``), else the messages.
+
+        Examples
+        --------
+        >>> load_text("just words").content, load_text('[{"role": "user", "content": "hi"}]').content[0].text()
+        ('just words', 'hi')
+        """
+        return self.meta.get("text", "") if self.format == "text" else self.messages
 
 
 def _guard(fn, *args, path: str | None = None, what: str = "input"):
@@ -170,11 +180,6 @@ def _from_request(body: Any, path: str | None) -> Transcript:
     return _finish(fmt, _guard(reader, body, path, path=path, what=f"{fmt} request"))
 
 
-def _json_error(e: json.JSONDecodeError, what: str, path: str | None, line: int | None = None) -> FormatError:
-    where = f"line {line}" if line is not None else f"line {e.lineno} column {e.colno}"
-    return FormatError(f"malformed JSON in {what} at {where}: {e.msg}", path=path)
-
-
 def _from_json(doc: Any, name: str, path: str | None) -> Transcript | None:
     """A parsed JSON document -> Transcript, or None when its shape is no known format."""
     if isinstance(doc, dict):
@@ -212,52 +217,8 @@ def _from_json(doc: Any, name: str, path: str | None) -> Transcript | None:
     return None
 
 
-def _run_together(line: str) -> list | None:
-    """The JSON values of a line holding several run together (``{...}{...}``), or None if it is not that."""
-    dec, values, pos = json.JSONDecoder(), [], 0
-    try:
-        while pos < len(line):
-            value, pos = dec.raw_decode(line, pos)
-            values.append(value)
-            while pos < len(line) and line[pos] in " \t\r":
-                pos += 1
-    except json.JSONDecodeError:
-        return None
-    return values if len(values) > 1 else None
-
-
-def _jsonl_entries(text: str, name: str, path: str | None) -> tuple[list[dict], list[str]]:
-    """Parse JSON lines into objects, with notes on what was repaired: records run together on one line are read
-    apart; a last line with no newline that does not parse (a file being written) is left out. Any other line that
-    does not parse is a FormatError."""
-    entries: list[dict] = []
-    notes: list[str] = []
-    lines = text.split("\n")
-    for n, line in enumerate(lines, 1):
-        if not line.strip():
-            continue
-        try:
-            values = [json.loads(line)]
-        except json.JSONDecodeError as e:
-            values = _run_together(line)
-            if values is not None:
-                notes.append(f"line {n} of {name} holds {len(values)} JSON records run together; read each")
-            elif n == len(lines):  # the last line, with no newline after it: torn by a writer still at work
-                notes.append(f"line {n} of {name} is torn (it ends without a newline after {len(line)} characters "
-                             f"and is no complete JSON: a session still being written); it is left out")
-                break
-            else:
-                raise _json_error(e, name, path, line=n) from None
-        for value in values:
-            if not isinstance(value, dict):
-                raise FormatError(f"line {n} of {name} is a JSON {type(value).__name__}, expected an object",
-                                  path=path)
-        entries.extend(values)
-    return entries, notes
-
-
 def _from_jsonl(text: str, name: str, path: str | None) -> Transcript | None:
-    entries, notes = _jsonl_entries(text, name, path)
+    entries, notes = jsonl_entries(text, name, path)
     t = None
     if _guard(is_claude_code, entries, path=path):
         t = _finish("claude-code", _guard(read_claude_code, entries, path, path=path, what="Claude Code session"))
@@ -308,7 +269,7 @@ def _load(text: str, name: str, path: str | None, strict: bool) -> Transcript:
             try:
                 t = _from_jsonl(text, name, path)
             except FormatError:
-                if strict or _LOOKS_JSON.match(text):
+                if strict or LOOKS_JSON.match(text):
                     raise
                 return _plain(text, path)
             if t is not None:
@@ -317,8 +278,8 @@ def _load(text: str, name: str, path: str | None, strict: bool) -> Transcript:
                 raise FormatError(f"{name}: JSON lines in no supported session format (expected Claude Code or pi "
                                   f"session entries, or chat messages with 'role')", path=path)
             return _plain(text, path)
-        if strict or _LOOKS_JSON.match(text):
-            raise _json_error(first_error, name, path)
+        if strict or LOOKS_JSON.match(text):
+            raise json_error(first_error, name, path)
         return _plain(text, path)
     if strict:
         raise FormatError(f"{name} holds no transcript: expected a JSON object, a list of messages or JSON lines "
@@ -353,62 +314,15 @@ def load_text(text: str, *, name: str = "<stdin>") -> Transcript:
     """
     if not isinstance(text, str):
         raise FormatError(f"load_text needs a str, not {type(text).__name__}")
-    return _load(text, name, None, Path(name).suffix.lower() in _JSON_EXTS)
-
-
-SNIFF_BYTES = 65536
-"""Bytes at the start of a file that :func:`looks_binary` reads."""
-
-
-def looks_binary(sample: bytes) -> bool:
-    """Whether ``sample`` (the first :data:`SNIFF_BYTES` of a file) is binary: many NUL, control or non-UTF-8 bytes.
-
-    Parameters
-    ----------
-    sample : bytes
-
-    Returns
-    -------
-    bool
-
-    Examples
-    --------
-    >>> looks_binary(b"hello\\n" * 10), looks_binary(bytes(range(256)) * 4)
-    (False, True)
-    """
-    bad_utf8 = sample.decode("utf-8", errors="replace").count("\ufffd") - sample.decode(
-        "utf-8", errors="ignore").count("\ufffd")
-    controls = sum(b < 9 or 13 < b < 27 or 27 < b < 32 for b in sample)
-    floor = 8  # a few odd bytes in a short text file do not make it binary
-    return (sample.count(0) > max(floor, len(sample) // 100) or controls > max(floor, len(sample) // 10)
-            or bad_utf8 > max(floor, len(sample) // 10))
+    return _load(text, name, None, Path(name).suffix.lower() in JSON_EXTS)
 
 
 def _load_folder(p: Path) -> Transcript:
     """An OpenHands SDK conversation folder: its ``event-*.json`` files in order (model from ``base_state.json``)."""
     sp = str(p)
-    files = event_files(p)
-    if files is None:
-        raise FormatError(f"{sp} is a directory with no events/event-*.json files (an OpenHands conversation), "
-                          "not a transcript file", path=sp)
-    events = []
-    for f in files:
-        try:
-            events.append(json.loads(f.read_text(encoding="utf-8", errors="replace")))
-        except json.JSONDecodeError as e:
-            raise _json_error(e, f.name, str(f)) from None
-        except OSError as e:
-            raise FormatError(f"cannot read {f}: {e.strerror or e}", path=str(f)) from None
-    model = None
-    state = p / "base_state.json"
-    if state.is_file():
-        try:
-            agent = json.loads(state.read_text(encoding="utf-8", errors="replace")).get("agent") or {}
-            model = (agent.get("llm") or {}).get("model") if isinstance(agent, dict) else None
-        except (json.JSONDecodeError, OSError, AttributeError):
-            model = None
+    events, model, n_files = folder_events(p)
     t = _finish("openhands", _guard(read_openhands_events, events, sp, model, path=sp, what="OpenHands events"))
-    t.meta.update({"path": sp, "event_files": len(files)})
+    t.meta.update({"path": sp, "event_files": n_files})
     return t
 
 
@@ -450,53 +364,9 @@ def load(path: str | os.PathLike) -> Transcript:
     return t
 
 
-def decode_text(raw: bytes, name: str, path: str | None = None) -> tuple[str, int]:
-    """Decode the bytes of a transcript or text file as UTF-8, refusing binary data.
-
-    Parameters
-    ----------
-    raw : bytes
-        The content.
-    name : str
-        The file's name (or ``<stdin>``), named in the error.
-    path : str, optional
-        The file's path, for the error's ``path``.
-
-    Returns
-    -------
-    text, bad : str, int
-        The text (bytes that are not UTF-8 replaced with U+FFFD) and how many were replaced.
-
-    Raises
-    ------
-    FormatError
-        When the first :data:`SNIFF_BYTES` look binary (:func:`looks_binary`).
-
-    Examples
-    --------
-    >>> decode_text("héllo".encode(), "a.txt")
-    ('héllo', 0)
-    >>> text, bad = decode_text(b"ok \\xff", "a.txt")
-    >>> text == "ok \\N{REPLACEMENT CHARACTER}", bad
-    (True, 1)
-    >>> decode_text(bytes(range(256)) * 4, "<stdin>")
-    Traceback (most recent call last):
-    ...
-    snapglyph.errors.FormatError: <stdin> looks like a binary file (NUL, control or non-UTF-8 bytes), not a transcript or text
-    """
-    if looks_binary(raw[:SNIFF_BYTES]):
-        raise FormatError(f"{name} looks like a binary file (NUL, control or non-UTF-8 bytes), not a transcript or "
-                          "text", path=path)
-    try:
-        return raw.decode("utf-8"), 0
-    except UnicodeDecodeError:
-        text = raw.decode("utf-8", errors="replace")
-        return text, text.count("\ufffd") - raw.decode("utf-8", errors="ignore").count("\ufffd")
-
-
 def _load_bytes(raw: bytes, name: str, path: str | None) -> Transcript:
     text, bad = decode_text(raw, path or name, path)
-    t = _load(text, name, path, Path(name).suffix.lower() in _JSON_EXTS)
+    t = _load(text, name, path, Path(name).suffix.lower() in JSON_EXTS)
     if bad:
         t.meta["decode_errors"] = bad
     return t

@@ -1,7 +1,7 @@
-"""Readers for request bodies: OpenAI chat completions and Anthropic messages (and SWE-agent ``.traj``).
+"""Readers for request bodies: OpenAI chat completions (and SWE-agent ``.traj``), tool definitions, dialect detection.
 
-The OpenAI Responses reader lives in :mod:`snapglyph.readers.responses`; :func:`detect_request` tells the three
-apart.
+The Anthropic messages reader lives in :mod:`snapglyph.readers.anthropic`, the OpenAI Responses reader in
+:mod:`snapglyph.readers.responses`; :func:`detect_request` tells them and Gemini bodies apart.
 
 Each reader returns ``(messages, tools, model, meta)``; :mod:`snapglyph.readers.registry` numbers the messages and wraps
 them in a :class:`~snapglyph.readers.registry.Transcript`. Malformed input raises :class:`~snapglyph.errors.FormatError`.
@@ -10,30 +10,38 @@ them in a :class:`~snapglyph.readers.registry.Transcript`. Malformed input raise
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass, field
 from typing import Any
 
 from ..errors import FormatError
 from ..model.messages import Message, Part
-from .common import CallNames, as_str, dumps_args, extra_keys, image_part, require_dict
+from .common import (
+    CallNames,
+    as_str,
+    dumps_args,
+    extra_keys,
+    image_part,
+    part_extra,
+    request_meta,
+    require_dict,
+    unknown_block,
+)
 
 __all__ = [
     "detect_request",
-    "read_anthropic",
+    "normalize_tools",
     "read_openai",
     "read_swe_agent",
-    "normalize_tools",
 ]
 
 _OPENAI_MSG_KEYS = frozenset({"role", "content", "name", "tool_calls", "tool_call_id", "function_call", "refusal",
                               "audio"})
-_ANTHROPIC_MSG_KEYS = frozenset({"role", "content"})
 _ANTHROPIC_ONLY_BLOCKS = frozenset({"tool_use", "tool_result", "thinking", "redacted_thinking", "document",
                                     "server_tool_use", "web_search_tool_result"})
 _RESPONSES_ITEMS = frozenset({"function_call", "function_call_output", "reasoning", "custom_tool_call",
                               "custom_tool_call_output", "item_reference", "web_search_call", "computer_call",
                               "computer_call_output", "local_shell_call", "local_shell_call_output"})
 _RESPONSES_PARTS = frozenset({"input_text", "output_text", "input_image", "input_file", "refusal"})
-_REQUEST_CONTENT_KEYS = frozenset({"messages", "system", "tools", "input", "instructions", "model"})
 
 
 # ----------------------------------------------------------------------------------------------------------- tools
@@ -118,13 +126,6 @@ def detect_request(body: Any) -> str:
     return "openai"
 
 
-def _request_meta(body: dict) -> dict:
-    """The request's settings other than its content: each at the top of the meta (as before) and all together
-    under ``"params"`` (what a compacted request carries over, see :mod:`snapglyph.providers.params`)."""
-    params = {k: v for k, v in body.items() if k not in _REQUEST_CONTENT_KEYS}
-    return {**params, "params": dict(params)}
-
-
 # ---------------------------------------------------------------------------------------------------- OpenAI chat
 def _openai_parts(content: Any, path: str | None, where: str) -> list[Part]:
     if content is None:
@@ -142,7 +143,7 @@ def _openai_parts(content: Any, path: str | None, where: str) -> list[Part]:
             raise FormatError(f"{where}: a content part is a {type(b).__name__}", path=path)
         t = b.get("type")
         if t in ("text", "input_text", "output_text"):
-            parts.append(Part(kind="text", text=as_str(b.get("text")), meta=_part_extra(b, {"type", "text"})))
+            parts.append(Part(kind="text", text=as_str(b.get("text")), meta=part_extra(b, {"type", "text"})))
         elif t == "refusal":
             parts.append(Part(kind="text", text=as_str(b.get("refusal")), meta={"refusal": True}))
         elif t == "image_url":
@@ -151,18 +152,121 @@ def _openai_parts(content: Any, path: str | None, where: str) -> list[Part]:
             meta = {"detail": iu["detail"]} if isinstance(iu, dict) and "detail" in iu else {}
             parts.append(image_part(url=url, meta=meta))
         else:
-            parts.append(_unknown_block(b))
+            parts.append(unknown_block(b))
     return parts
 
 
-def _part_extra(b: dict, standard: set[str]) -> dict:
-    extra = extra_keys(b, standard)
-    return {"extra": extra} if extra else {}
+@dataclass
+class _OpenCalls:
+    """The tool calls of an OpenAI chat conversation so far: names by call id, and the calls of the last assistant
+    message that no tool message answered yet (``pending``, oldest first)."""
+
+    names: CallNames = field(default_factory=CallNames)
+    pending: list[str] = field(default_factory=list)
+
+    def open(self, call_id: str, name: str) -> None:
+        """Record a call of the current assistant message."""
+        self.names.add(call_id, name)
+        self.pending.append(call_id)
 
 
-def _unknown_block(b: dict) -> Part:
-    """A content block of a kind the neutral form lacks: a short text stand-in, the block kept in ``meta``."""
-    return Part(kind="text", text=f"[{b.get('type', 'block')}]", meta={"source_block": b})
+def _chat_body(body: Any, path: str | None) -> tuple[list, list[dict], str | None, dict]:
+    """``(messages, tools, model, meta)`` of a chat-completions body, or of a bare message list."""
+    if isinstance(body, dict):
+        msgs = body.get("messages")
+        tools = normalize_tools(body.get("tools") or body.get("functions"), path)
+        model, meta = body.get("model"), request_meta(body)
+    else:
+        msgs, tools, model, meta = body, [], None, {}
+    if not isinstance(msgs, list):
+        raise FormatError(f"'messages' is a {type(msgs).__name__}, expected a list", path=path)
+    return msgs, tools, model, meta
+
+
+def _chat_meta(m: dict, role: Any) -> dict[str, Any]:
+    """A chat message's meta: its keys outside the standard ones under ``extra``, and its ``name``."""
+    meta_m: dict[str, Any] = {}
+    extra = extra_keys(m, _OPENAI_MSG_KEYS)
+    if extra:
+        meta_m["extra"] = extra
+    if m.get("name") and role != "function":
+        meta_m["name"] = m["name"]
+    return meta_m
+
+
+def _chat_assistant_parts(m: dict, i: int, meta_m: dict, calls: _OpenCalls, path: str | None,
+                          where: str) -> list[Part]:
+    """An assistant message's parts: reasoning, content, refusal, tool calls, a legacy ``function_call``.
+
+    The reasoning keys leave ``meta_m["extra"]`` (they become ``thinking`` parts); the calls open in ``calls``.
+    """
+    parts = []
+    for key in ("reasoning_content", "reasoning"):
+        if isinstance(m.get(key), str) and m[key]:
+            parts.append(Part(kind="thinking", text=m[key], meta={"source_key": key}))
+            meta_m.get("extra", {}).pop(key, None)
+    if meta_m.get("extra") == {}:
+        del meta_m["extra"]
+    parts += _openai_parts(m.get("content"), path, where)
+    if m.get("refusal"):
+        parts.append(Part(kind="text", text=as_str(m["refusal"]), meta={"refusal": True}))
+    calls.pending = []
+    tool_calls = m.get("tool_calls") or []
+    if not isinstance(tool_calls, list):
+        raise FormatError(f"{where}: tool_calls is not a list", path=path)
+    for c in tool_calls:
+        c = require_dict(c, f"{where}: a tool call", path)
+        fn = c.get("function") if isinstance(c.get("function"), dict) else {}
+        name, args, cid = fn.get("name", ""), fn.get("arguments", ""), as_str(c.get("id"))
+        extra = extra_keys(c, {"id", "type", "function"})
+        parts.append(Part(kind="tool_call", name=name, arguments=dumps_args(args), call_id=cid,
+                          meta={"extra": extra} if extra else {}))
+        calls.open(cid, name)
+    fc = m.get("function_call")
+    if isinstance(fc, dict):  # legacy single function call
+        cid = f"function_call_{i}"
+        parts.append(Part(kind="tool_call", name=fc.get("name", ""), arguments=dumps_args(
+            fc.get("arguments", "")), call_id=cid, meta={"legacy_function_call": True}))
+        calls.open(cid, fc.get("name", ""))
+    return parts
+
+
+def _answered_ids(m: dict, role: str, meta_m: dict, calls: _OpenCalls) -> list:
+    """The call ids a tool/function message answers: its ``tool_call_id``, SWE-agent's ``tool_call_ids``, else
+    the oldest pending call (of the same name, for a ``function`` message); ``[""]`` for an orphan."""
+    ids = m.get("tool_call_ids") if isinstance(m.get("tool_call_ids"), list) else None
+    if m.get("tool_call_id"):
+        return [as_str(m["tool_call_id"])]
+    if ids:
+        return ids
+    if role == "function" and m.get("name"):
+        match = [c for c in calls.pending if calls.names.peek(c) == m["name"]]
+        ids = match[:1] or calls.pending[:1]
+    else:
+        ids = calls.pending[:1]
+    if ids:
+        meta_m["inferred_call_id"] = True
+        return ids
+    meta_m["orphan"] = True
+    return [""]
+
+
+def _chat_results(m: dict, role: str, meta_m: dict, calls: _OpenCalls, path: str | None,
+                  where: str) -> list[Part]:
+    """A tool/function message's ``tool_result`` parts: the content on the first, the others ``shared_with`` it."""
+    content = _openai_parts(m.get("content"), path, where)
+    ids = _answered_ids(m, role, meta_m, calls)
+    results = []
+    for k, cid in enumerate(ids):
+        cid = str(cid)
+        name = calls.names.take(cid) or (m.get("name", "") if role == "function" else "")
+        results.append(Part(kind="tool_result", call_id=cid, name=name,
+                            content=content if k == 0 else [], meta={} if k == 0 else {"shared_with": ids[0]}))
+        if cid in calls.pending:
+            calls.pending.remove(cid)
+    if role == "function":
+        meta_m["source_role"] = "function"
+    return results
 
 
 def read_openai(body: Any, path: str | None = None) -> tuple[list[Message], list[dict], str | None, dict]:
@@ -190,27 +294,14 @@ def read_openai(body: Any, path: str | None = None) -> tuple[list[Message], list
     FormatError
         A message that is not an object, an unknown role, or content of the wrong type.
     """
-    if isinstance(body, dict):
-        msgs = body.get("messages")
-        tools = normalize_tools(body.get("tools") or body.get("functions"), path)
-        model, meta = body.get("model"), _request_meta(body)
-    else:
-        msgs, tools, model, meta = body, [], None, {}
-    if not isinstance(msgs, list):
-        raise FormatError(f"'messages' is a {type(msgs).__name__}, expected a list", path=path)
+    msgs, tools, model, meta = _chat_body(body, path)
     out: list[Message] = []
-    names = CallNames()
-    pending: list[str] = []  # call ids of the last assistant message not yet answered
+    calls = _OpenCalls()
     for i, m in enumerate(msgs):
         m = require_dict(m, f"message {i}", path)
         role = m.get("role")
         where = f"message {i} ({role})"
-        meta_m: dict[str, Any] = {}
-        extra = extra_keys(m, _OPENAI_MSG_KEYS)
-        if extra:
-            meta_m["extra"] = extra
-        if m.get("name") and role != "function":
-            meta_m["name"] = m["name"]
+        meta_m = _chat_meta(m, role)
         if role in ("system", "developer"):
             if role == "developer" or any(x.role == "system" for x in out):
                 meta_m["source_role"] = role
@@ -218,64 +309,9 @@ def read_openai(body: Any, path: str | None = None) -> tuple[list[Message], list
         elif role == "user":
             out.append(Message(0, "user", _openai_parts(m.get("content"), path, where), meta_m))
         elif role == "assistant":
-            parts = []
-            for key in ("reasoning_content", "reasoning"):
-                if isinstance(m.get(key), str) and m[key]:
-                    parts.append(Part(kind="thinking", text=m[key], meta={"source_key": key}))
-                    meta_m.get("extra", {}).pop(key, None)
-            if meta_m.get("extra") == {}:
-                del meta_m["extra"]
-            parts += _openai_parts(m.get("content"), path, where)
-            if m.get("refusal"):
-                parts.append(Part(kind="text", text=as_str(m["refusal"]), meta={"refusal": True}))
-            pending = []
-            calls = m.get("tool_calls") or []
-            if not isinstance(calls, list):
-                raise FormatError(f"{where}: tool_calls is not a list", path=path)
-            for c in calls:
-                c = require_dict(c, f"{where}: a tool call", path)
-                fn = c.get("function") if isinstance(c.get("function"), dict) else {}
-                name, args, cid = fn.get("name", ""), fn.get("arguments", ""), as_str(c.get("id"))
-                pmeta = {"extra": extra_keys(c, {"id", "type", "function"})} if extra_keys(
-                    c, {"id", "type", "function"}) else {}
-                parts.append(Part(kind="tool_call", name=name, arguments=dumps_args(args), call_id=cid, meta=pmeta))
-                names.add(cid, name)
-                pending.append(cid)
-            fc = m.get("function_call")
-            if isinstance(fc, dict):  # legacy single function call
-                cid = f"function_call_{i}"
-                parts.append(Part(kind="tool_call", name=fc.get("name", ""), arguments=dumps_args(
-                    fc.get("arguments", "")), call_id=cid, meta={"legacy_function_call": True}))
-                names.add(cid, fc.get("name", ""))
-                pending.append(cid)
-            out.append(Message(0, "assistant", parts, meta_m))
+            out.append(Message(0, "assistant", _chat_assistant_parts(m, i, meta_m, calls, path, where), meta_m))
         elif role in ("tool", "function"):
-            content = _openai_parts(m.get("content"), path, where)
-            ids = m.get("tool_call_ids") if isinstance(m.get("tool_call_ids"), list) else None
-            if m.get("tool_call_id"):
-                ids = [as_str(m["tool_call_id"])]
-            elif not ids:
-                if role == "function" and m.get("name"):
-                    match = [c for c in pending if names.peek(c) == m["name"]]
-                    ids = match[:1] or pending[:1]
-                else:
-                    ids = pending[:1]
-                if ids:
-                    meta_m["inferred_call_id"] = True
-                else:
-                    ids = [""]
-                    meta_m["orphan"] = True
-            results = []
-            for k, cid in enumerate(ids):
-                cid = str(cid)
-                name = names.take(cid) or (m.get("name", "") if role == "function" else "")
-                results.append(Part(kind="tool_result", call_id=cid, name=name,
-                                    content=content if k == 0 else [], meta={} if k == 0 else {"shared_with": ids[0]}))
-                if cid in pending:
-                    pending.remove(cid)
-            if role == "function":
-                meta_m["source_role"] = "function"
-            out.append(Message(0, "tool", results, meta_m))
+            out.append(Message(0, "tool", _chat_results(m, role, meta_m, calls, path, where), meta_m))
         else:
             raise FormatError(f"{where}: unknown role {role!r} for an OpenAI chat message", path=path)
     return out, tools, model, meta
@@ -326,118 +362,3 @@ def read_swe_agent(doc: dict, path: str | None = None) -> tuple[list[Message], l
     info = doc.get("info") if isinstance(doc.get("info"), dict) else {}
     meta = {"info": info, "environment": doc.get("environment"), "trajectory_steps": len(doc.get("trajectory") or [])}
     return messages, tools, model, meta
-
-
-# ----------------------------------------------------------------------------------------------------- Anthropic
-def _anthropic_block(b: dict, path: str | None, where: str, names: CallNames) -> Part:
-    t = b.get("type")
-    if t == "text":
-        return Part(kind="text", text=as_str(b.get("text")), meta=_part_extra(b, {"type", "text"}))
-    if t == "image":
-        src = b.get("source") if isinstance(b.get("source"), dict) else {}
-        meta = _part_extra(b, {"type", "source"})
-        if src.get("type") == "base64":
-            return image_part(media_type=src.get("media_type", ""), data=src.get("data", ""), meta=meta)
-        if src.get("type") == "url":
-            return image_part(url=src.get("url", ""), meta=meta)
-        return Part(kind="image", meta={**meta, "source": src})
-    if t in ("tool_use", "server_tool_use"):
-        cid = as_str(b.get("id"))
-        names.add(cid, b.get("name", ""))
-        meta = _part_extra(b, {"type", "id", "name", "input"})
-        if t == "server_tool_use":
-            meta["server_tool"] = True
-        return Part(kind="tool_call", name=b.get("name", ""), arguments=dumps_args(b.get("input", {})), call_id=cid,
-                    meta=meta)
-    if t == "tool_result":
-        cid = as_str(b.get("tool_use_id"))
-        c = b.get("content")
-        if c is None:
-            content = []
-        elif isinstance(c, str):
-            content = [Part(kind="text", text=c)]
-        elif isinstance(c, list):
-            content = [_anthropic_block(require_dict(x, f"{where}: tool_result content", path), path, where, names)
-                       for x in c]
-        else:
-            raise FormatError(f"{where}: tool_result content is a {type(c).__name__}", path=path)
-        return Part(kind="tool_result", call_id=cid, name=names.take(cid), content=content,
-                    is_error=bool(b.get("is_error", False)),
-                    meta=_part_extra(b, {"type", "tool_use_id", "content", "is_error"}))
-    if t == "thinking":
-        return Part(kind="thinking", text=as_str(b.get("thinking")), signature=as_str(b.get("signature")),
-                    meta=_part_extra(b, {"type", "thinking", "signature"}))
-    if t == "redacted_thinking":
-        return Part(kind="thinking", signature=as_str(b.get("data")), meta={"redacted": True})
-    return _unknown_block(b)
-
-
-def read_anthropic(body: Any, path: str | None = None) -> tuple[list[Message], list[dict], str | None, dict]:
-    """Read an Anthropic messages request body (or a bare Anthropic message list).
-
-    ``system`` (a string or text blocks) becomes message 0. A user message holding ``tool_result`` blocks becomes
-    role ``tool``: its tool results first, then its other blocks. ``tool_use`` input is serialized with
-    ``json.dumps(input, ensure_ascii=False)``.
-
-    Parameters
-    ----------
-    body : dict or list
-        The request body, or a bare list of Anthropic messages.
-    path : str, optional
-        The file it came from, named in errors.
-
-    Returns
-    -------
-    tuple
-        ``(messages, tools, model, meta)``: neutral messages (ids assigned later by the caller), tool
-        definitions ``{"name", "description", "parameters"}``, the model name or ``None``, and format facts.
-
-    Raises
-    ------
-    FormatError
-        A role other than user/assistant, or content of the wrong type.
-    """
-    if isinstance(body, dict):
-        msgs = body.get("messages")
-        tools, model, meta = normalize_tools(body.get("tools"), path), body.get("model"), _request_meta(body)
-        system = body.get("system")
-    else:
-        msgs, tools, model, meta, system = body, [], None, {}, None
-    if not isinstance(msgs, list):
-        raise FormatError(f"'messages' is a {type(msgs).__name__}, expected a list", path=path)
-    out: list[Message] = []
-    names = CallNames()
-    if system:
-        if isinstance(system, str):
-            parts = [Part(kind="text", text=system)]
-        elif isinstance(system, list):
-            parts = [_anthropic_block(require_dict(b, "a system block", path), path, "system", names) for b in system]
-        else:
-            raise FormatError(f"'system' is a {type(system).__name__}, expected a string or a list", path=path)
-        out.append(Message(0, "system", parts, {}))
-    for i, m in enumerate(msgs):
-        m = require_dict(m, f"message {i}", path)
-        role = m.get("role")
-        where = f"message {i} ({role})"
-        if role not in ("user", "assistant"):
-            raise FormatError(f"{where}: an Anthropic message role must be 'user' or 'assistant'", path=path)
-        meta_m = {"extra": extra_keys(m, _ANTHROPIC_MSG_KEYS)} if extra_keys(m, _ANTHROPIC_MSG_KEYS) else {}
-        c = m.get("content")
-        if isinstance(c, str):
-            parts = [Part(kind="text", text=c)]
-        elif isinstance(c, list):
-            parts = [_anthropic_block(require_dict(b, f"{where}: a content block", path), path, where, names)
-                     for b in c]
-        elif c is None:
-            parts = []
-        else:
-            raise FormatError(f"{where}: content is a {type(c).__name__}", path=path)
-        if role == "user" and any(p.kind == "tool_result" for p in parts):
-            results = [p for p in parts if p.kind == "tool_result"]
-            rest = [p for p in parts if p.kind != "tool_result"]
-            if parts[:len(results)] != results:
-                meta_m["reordered"] = True
-            out.append(Message(0, "tool", results + rest, meta_m))
-        else:
-            out.append(Message(0, role, parts, meta_m))
-    return out, tools, model, meta

@@ -12,8 +12,18 @@ from typing import Any
 
 from ..errors import FormatError
 from ..model.messages import Message, Part
-from .common import CallNames, as_str, dumps_args, extra_keys, image_part, require_dict
-from .requests import _part_extra, _request_meta, _unknown_block, normalize_tools
+from .common import (
+    CallNames,
+    as_str,
+    dumps_args,
+    extra_keys,
+    image_part,
+    part_extra,
+    request_meta,
+    require_dict,
+    unknown_block,
+)
+from .requests import normalize_tools
 
 __all__ = [
     "read_responses",
@@ -42,7 +52,7 @@ def _responses_parts(content: Any, path: str | None, where: str) -> list[Part]:
         b = require_dict(b, f"{where}: a content part", path)
         t = b.get("type")
         if t in ("input_text", "output_text", "text"):
-            parts.append(Part(kind="text", text=as_str(b.get("text")), meta=_part_extra(b, {"type", "text"})))
+            parts.append(Part(kind="text", text=as_str(b.get("text")), meta=part_extra(b, {"type", "text"})))
         elif t == "refusal":
             parts.append(Part(kind="text", text=as_str(b.get("refusal")), meta={"refusal": True}))
         elif t == "input_image":
@@ -52,8 +62,113 @@ def _responses_parts(content: Any, path: str | None, where: str) -> list[Part]:
                 meta["file_id"] = b["file_id"]
             parts.append(image_part(url=url, meta=meta))
         else:
-            parts.append(_unknown_block(b))
+            parts.append(unknown_block(b))
     return parts
+
+
+class _Items:
+    """The conversation built from Responses input items, one item at a time.
+
+    Assistant-side items (an assistant ``message``, ``reasoning``, a tool call) join the open assistant message,
+    opened by the first of them; any other item closes it.
+    """
+
+    def __init__(self, path: str | None) -> None:
+        self.path = path
+        self.out: list[Message] = []
+        self.names = CallNames()
+        self.open: Message | None = None
+
+    def assistant(self) -> Message:
+        """The open assistant message (a new one when none is open)."""
+        if self.open is None:
+            self.open = Message(0, "assistant", [], {"items": []})
+            self.out.append(self.open)
+        return self.open
+
+    def message(self, it: dict, where: str) -> None:
+        """A ``message`` item: an assistant one joins the open assistant message; system/developer/user stand alone."""
+        role = it.get("role")
+        parts = _responses_parts(it.get("content", ""), self.path, where)
+        extra = extra_keys(it, _RESP_MSG_KEYS)
+        if role == "assistant":
+            a = self.assistant()
+            a.parts += parts
+            a.meta["items"].append({k: it[k] for k in ("id", "status") if k in it} | {"type": "message"})
+            if extra:
+                a.meta.setdefault("extra", {}).update(extra)
+            return
+        self.open = None
+        meta_m = {"extra": extra} if extra else {}
+        if it.get("id"):
+            meta_m["item_id"] = it["id"]
+        if role in ("system", "developer"):
+            if role == "developer" or any(x.role == "system" for x in self.out):
+                meta_m["source_role"] = role
+            self.out.append(Message(0, "system", parts, meta_m))
+        elif role == "user":
+            self.out.append(Message(0, "user", parts, meta_m))
+        else:
+            raise FormatError(f"{where}: unknown role {role!r}", path=self.path)
+
+    def call(self, it: dict, t: str) -> None:
+        """A ``function_call`` or ``custom_tool_call`` item: a ``tool_call`` part of the open assistant message."""
+        cid = as_str(it.get("call_id"))
+        self.names.add(cid, it.get("name", ""))
+        args = it.get("arguments", "") if t == "function_call" else it.get("input", "")
+        pm = {k: it[k] for k in ("id", "status") if k in it}
+        if t == "custom_tool_call":
+            pm["custom"] = True
+        self.assistant().parts.append(Part(kind="tool_call", name=it.get("name", ""), arguments=dumps_args(args),
+                                           call_id=cid, meta=pm))
+
+    def reasoning(self, it: dict) -> None:
+        """A ``reasoning`` item: a ``thinking`` part (summary text, ``encrypted_content`` as the signature)."""
+        summ = it.get("summary") or []
+        text = "\n".join(s.get("text", "") for s in summ if isinstance(s, dict))
+        pm = {"item_id": it["id"]} if it.get("id") else {}
+        if it.get("content"):
+            pm["content"] = it["content"]
+        self.assistant().parts.append(Part(kind="thinking", text=text, signature=as_str(it.get("encrypted_content")),
+                                           meta=pm))
+
+    def output(self, it: dict, t: str, where: str) -> None:
+        """A ``function_call_output`` or ``custom_tool_call_output`` item: one ``tool`` message."""
+        self.open = None
+        cid = as_str(it.get("call_id"))
+        meta_m = {"item_id": it["id"]} if it.get("id") else {}
+        if t == "custom_tool_call_output":
+            meta_m["custom"] = True
+        self.out.append(Message(0, "tool", [Part(kind="tool_result", call_id=cid, name=self.names.take(cid),
+                                                 content=_responses_output(it.get("output"), self.path, where))],
+                                meta_m))
+
+    def other(self, it: dict, t: Any) -> None:
+        """An item without a neutral form (``item_reference``, built-in tool calls): kept whole in meta."""
+        self.open = None
+        self.out.append(Message(0, "user", [Part(kind="text", text=f"[{t}]")], {"source_item": it}))
+
+    def finish(self) -> list[Message]:
+        """The messages; assistant messages made of no ``message`` item lose their empty ``items`` list."""
+        for m in self.out:
+            if m.role == "assistant" and not m.meta.get("items"):
+                m.meta.pop("items", None)
+        return self.out
+
+
+def _responses_body(body: Any, path: str | None) -> tuple[list, list[dict], str | None, dict, Any]:
+    """``(items, tools, model, meta, instructions)`` of a Responses body, or of a bare item list."""
+    if isinstance(body, dict):
+        items = body.get("input", [])
+        tools, model, meta = normalize_tools(body.get("tools"), path), body.get("model"), request_meta(body)
+        instructions = body.get("instructions")
+    else:
+        items, tools, model, meta, instructions = body, [], None, {}, None
+    if isinstance(items, str):
+        items = [{"role": "user", "content": items}]
+    if not isinstance(items, list):
+        raise FormatError(f"'input' is a {type(items).__name__}, expected a string or a list", path=path)
+    return items, tools, model, meta, instructions
 
 
 def read_responses(body: Any, path: str | None = None) -> tuple[list[Message], list[dict], str | None, dict]:
@@ -82,86 +197,23 @@ def read_responses(body: Any, path: str | None = None) -> tuple[list[Message], l
     FormatError
         An item that is not an object, an unknown message role, or content of the wrong type.
     """
-    if isinstance(body, dict):
-        items = body.get("input", [])
-        tools, model, meta = normalize_tools(body.get("tools"), path), body.get("model"), _request_meta(body)
-        instructions = body.get("instructions")
-    else:
-        items, tools, model, meta, instructions = body, [], None, {}, None
-    if isinstance(items, str):
-        items = [{"role": "user", "content": items}]
-    if not isinstance(items, list):
-        raise FormatError(f"'input' is a {type(items).__name__}, expected a string or a list", path=path)
-    out: list[Message] = []
-    names = CallNames()
+    items, tools, model, meta, instructions = _responses_body(body, path)
+    conv = _Items(path)
     if instructions:
-        out.append(Message(0, "system", [Part(kind="text", text=as_str(instructions))], {"source": "instructions"}))
-    cur: Message | None = None  # the open assistant message
-
-    def assistant() -> Message:
-        nonlocal cur
-        if cur is None:
-            cur = Message(0, "assistant", [], {"items": []})
-            out.append(cur)
-        return cur
-
+        conv.out.append(Message(0, "system", [Part(kind="text", text=as_str(instructions))],
+                                {"source": "instructions"}))
     for i, it in enumerate(items):
         it = require_dict(it, f"input item {i}", path)
         t = it.get("type", "message" if "role" in it else None)
         where = f"input item {i} ({t})"
         if t == "message":
-            role = it.get("role")
-            parts = _responses_parts(it.get("content", ""), path, where)
-            extra = extra_keys(it, _RESP_MSG_KEYS)
-            if role == "assistant":
-                a = assistant()
-                a.parts += parts
-                a.meta["items"].append({k: it[k] for k in ("id", "status") if k in it} | {"type": "message"})
-                if extra:
-                    a.meta.setdefault("extra", {}).update(extra)
-                continue
-            cur = None
-            meta_m = {"extra": extra} if extra else {}
-            if it.get("id"):
-                meta_m["item_id"] = it["id"]
-            if role in ("system", "developer"):
-                if role == "developer" or any(x.role == "system" for x in out):
-                    meta_m["source_role"] = role
-                out.append(Message(0, "system", parts, meta_m))
-            elif role == "user":
-                out.append(Message(0, "user", parts, meta_m))
-            else:
-                raise FormatError(f"{where}: unknown role {role!r}", path=path)
+            conv.message(it, where)
         elif t in ("function_call", "custom_tool_call"):
-            cid = as_str(it.get("call_id"))
-            names.add(cid, it.get("name", ""))
-            args = it.get("arguments", "") if t == "function_call" else it.get("input", "")
-            pm = {k: it[k] for k in ("id", "status") if k in it}
-            if t == "custom_tool_call":
-                pm["custom"] = True
-            assistant().parts.append(Part(kind="tool_call", name=it.get("name", ""), arguments=dumps_args(args),
-                                          call_id=cid, meta=pm))
+            conv.call(it, t)
         elif t == "reasoning":
-            summ = it.get("summary") or []
-            text = "\n".join(s.get("text", "") for s in summ if isinstance(s, dict))
-            pm = {"item_id": it["id"]} if it.get("id") else {}
-            if it.get("content"):
-                pm["content"] = it["content"]
-            assistant().parts.append(Part(kind="thinking", text=text,
-                                          signature=as_str(it.get("encrypted_content")), meta=pm))
+            conv.reasoning(it)
         elif t in ("function_call_output", "custom_tool_call_output"):
-            cur = None
-            cid = as_str(it.get("call_id"))
-            meta_m = {"item_id": it["id"]} if it.get("id") else {}
-            if t == "custom_tool_call_output":
-                meta_m["custom"] = True
-            out.append(Message(0, "tool", [Part(kind="tool_result", call_id=cid, name=names.take(cid),
-                                                content=_responses_output(it.get("output"), path, where))], meta_m))
+            conv.output(it, t, where)
         else:
-            # Items without a neutral form (item_reference, built-in tool calls): kept whole in meta.
-            cur = None
-            out.append(Message(0, "user", [Part(kind="text", text=f"[{t}]")], {"source_item": it}))
-    for m in out:
-        if m.role == "assistant" and not m.meta.get("items"):
-            m.meta.pop("items", None)
-    return out, tools, model, meta
+            conv.other(it, t)
+    return conv.finish(), tools, model, meta

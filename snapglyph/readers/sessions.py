@@ -12,6 +12,9 @@ from typing import Any
 
 from ..errors import FormatError
 from ..model.messages import Message, Part
+from .anthropic import (
+    anthropic_block,  # Claude Code lines hold Anthropic content blocks
+)
 from .common import CallNames, as_str, dumps_args, image_part
 
 __all__ = [
@@ -38,16 +41,27 @@ def is_pi(entries: list[dict]) -> bool:
 # --------------------------------------------------------------------------------------------------- Claude Code
 def _cc_branch(entries: list[dict]) -> tuple[list[int], dict]:
     """Indices (file order) of the entries of the active branch, and facts about how it was found."""
-    byu = {e["uuid"]: i for i, e in enumerate(entries) if isinstance(e.get("uuid"), str)}
     msg_idx = [i for i, e in enumerate(entries) if e.get("type") in ("user", "assistant")
                and isinstance(e.get("message"), dict)]
     if not msg_idx:
         return [], {}
-    msg_set = set(msg_idx)
     main = [i for i in msg_idx if not entries[i].get("isSidechain")]
     leaf = (main or msg_idx)[-1]
-    side = bool(entries[leaf].get("isSidechain"))
+    on, facts = _cc_chain(entries, leaf)
+    facts["side_entries"] = _cc_add_side_entries(entries, msg_idx, on)
+    if facts.pop("missing_parent") is not None:
+        facts["fragment"] = True  # the first entry's parent lives in another file (e.g. a sub-agent log)
+    msg_set = set(msg_idx)
+    return sorted(j for j in on if j in msg_set), facts
+
+
+def _cc_chain(entries: list[dict], leaf: int) -> tuple[set[int], dict]:
+    """The entries on the parent chain from ``leaf`` back to the root, and facts: ``leaf_uuid``,
+    ``compact_boundaries`` crossed, ``phantom_parents`` repaired, and ``missing_parent`` (where the chain left the
+    file, else None)."""
+    byu = {e["uuid"]: i for i, e in enumerate(entries) if isinstance(e.get("uuid"), str)}
     with_uuid = sorted(byu.values())
+    side = bool(entries[leaf].get("isSidechain"))
     on: set[int] = set()
     facts: dict[str, Any] = {"leaf_uuid": entries[leaf].get("uuid"), "compact_boundaries": []}
     repairs: list[dict] = []
@@ -74,8 +88,19 @@ def _cc_branch(entries: list[dict]) -> tuple[list[int], dict]:
             continue
         i = byu[parent]
     facts["phantom_parents"] = repairs
-    # Claude Code writes one line per content block and chains them, so parallel tool calls leave side branches:
-    # blocks of an assistant message already on the branch, and tool results answering tool_use blocks on it.
+    facts["missing_parent"] = missing_parent
+    return on, facts
+
+
+def _cc_add_side_entries(entries: list[dict], msg_idx: list[int], on: set[int]) -> int:
+    """Add to ``on`` (in place) the side entries of parallel tool calls; returns how many were added.
+
+    Claude Code writes one line per content block and chains them, so parallel tool calls leave side branches:
+    blocks of an assistant message already on the branch, and tool results answering tool_use blocks on it.
+    Repeated until nothing more joins (an added result can make room for none, an added block for more results).
+    """
+    msg_set = set(msg_idx)
+
     def msg_id(j: int) -> str | None:
         return entries[j]["message"].get("id") if entries[j].get("type") == "assistant" else None
 
@@ -103,13 +128,9 @@ def _cc_branch(entries: list[dict]) -> tuple[list[int], dict]:
                     and answered[b.get("tool_use_id")] < calls[b.get("tool_use_id")] for b in c)):
                 new.add(j)
         if not new:
-            break
+            return added
         on |= new
         added += len(new)
-    facts["side_entries"] = added
-    if missing_parent is not None:
-        facts["fragment"] = True  # the first entry's parent lives in another file (e.g. a sub-agent log)
-    return sorted(j for j in on if j in msg_set), facts
 
 
 def _previous_entry(entries: list[dict], with_uuid: list[int], i: int, on: set[int], side: bool) -> int | None:
@@ -124,13 +145,68 @@ def _previous_entry(entries: list[dict], with_uuid: list[int], i: int, on: set[i
 
 
 def _cc_blocks(content: Any, names: CallNames, path: str | None, where: str) -> list[Part]:
-    from .requests import _anthropic_block  # the Anthropic block reader; same block shapes
     if isinstance(content, str):
         return [Part(kind="text", text=content)]
     if not isinstance(content, list):
         raise FormatError(f"{where}: message content is a {type(content).__name__}", path=path)
-    return [_anthropic_block(b if isinstance(b, dict) else {"type": "text", "text": str(b)}, path, where, names)
+    return [anthropic_block(b if isinstance(b, dict) else {"type": "text", "text": str(b)}, path, where, names)
             for b in content]
+
+
+def _cc_assistant(e: dict, parts: list[Part], by_msg_id: dict[str, Message]) -> Message | None:
+    """An assistant line as a new message, or None when it continues the message of the same ``message.id``
+    (its parts, uuid, ``stop_reason`` and ``usage`` then join that one)."""
+    m = e["message"]
+    mid = m.get("id")
+    if mid and mid in by_msg_id:
+        prev = by_msg_id[mid]
+        prev.parts += parts
+        prev.meta["uuids"].append(e.get("uuid"))
+        for k in ("stop_reason", "usage"):
+            if m.get(k) is not None:
+                prev.meta[k] = m[k]
+        return None
+    meta = {"uuids": [e.get("uuid")], "parent_uuid": e.get("parentUuid"), "timestamp": e.get("timestamp"),
+            "message_id": mid, "model": m.get("model"), "stop_reason": m.get("stop_reason"), "usage": m.get("usage")}
+    if e.get("requestId"):
+        meta["request_id"] = e["requestId"]
+    if e.get("isApiErrorMessage"):
+        meta["api_error"] = True
+    msg = Message(0, "assistant", parts, meta)
+    if mid:
+        by_msg_id[mid] = msg
+    return msg
+
+
+def _cc_user(e: dict, parts: list[Part]) -> Message:
+    """A user line: role ``tool`` (tool results first) when it holds tool results, else ``user``."""
+    meta = {"uuids": [e.get("uuid")], "parent_uuid": e.get("parentUuid"), "timestamp": e.get("timestamp")}
+    for src, dst in (("isCompactSummary", "compact_summary"), ("isMeta", "is_meta"),
+                     ("isVisibleInTranscriptOnly", "transcript_only")):
+        if e.get(src):
+            meta[dst] = True
+    if any(p.kind == "tool_result" for p in parts):
+        results = [p for p in parts if p.kind == "tool_result"]
+        rest = [p for p in parts if p.kind != "tool_result"]
+        return Message(0, "tool", results + rest, meta)
+    return Message(0, "user", parts, meta)
+
+
+def _cc_meta(entries: list[dict], idx: list[int], facts: dict) -> dict:
+    """The session's facts: ids, entry counts, skipped entry kinds, titles, branch facts and repair sentences."""
+    skipped = Counter(e.get("type", "?") for e in entries
+                      if not (e.get("type") in ("user", "assistant") and isinstance(e.get("message"), dict)))
+    first = next((e for e in entries if e.get("sessionId")), {})
+    meta = {"session_id": first.get("sessionId"), "cwd": first.get("cwd"), "version": first.get("version"),
+            "git_branch": first.get("gitBranch"), "entries": len(entries),
+            "message_entries": sum(1 for e in entries if e.get("type") in ("user", "assistant")
+                                   and isinstance(e.get("message"), dict)),
+            "branch_entries": len(idx), "skipped": dict(skipped),
+            "summaries": [e.get("summary") for e in entries if e.get("type") == "summary"], **facts}
+    meta["repairs"] = [f"line {r['line']}: its parent {r['missing_parent']} is not in the file (a phantom parent); "
+                       f"the conversation continues at line {r['continued_at_line']}, the entry before it"
+                       for r in facts["phantom_parents"]]
+    return meta
 
 
 def read_claude_code(entries: list[dict], path: str | None = None) -> tuple[list[Message], list[dict], str | None,
@@ -177,56 +253,16 @@ def read_claude_code(entries: list[dict], path: str | None = None) -> tuple[list
     for j in idx:
         e = entries[j]
         m = e["message"]
-        where = f"line {j + 1} ({e.get('type')})"
-        parts = _cc_blocks(m.get("content"), names, path, where)
+        parts = _cc_blocks(m.get("content"), names, path, f"line {j + 1} ({e.get('type')})")
         if e["type"] == "assistant":
-            mid = m.get("id")
             if m.get("model") and m.get("model") != "<synthetic>":
                 model = m["model"]
-            if mid and mid in by_msg_id:
-                prev = by_msg_id[mid]
-                prev.parts += parts
-                prev.meta["uuids"].append(e.get("uuid"))
-                for k in ("stop_reason", "usage"):
-                    if m.get(k) is not None:
-                        prev.meta[k] = m[k]
-                continue
-            meta = {"uuids": [e.get("uuid")], "parent_uuid": e.get("parentUuid"), "timestamp": e.get("timestamp"),
-                    "message_id": mid, "model": m.get("model"), "stop_reason": m.get("stop_reason"),
-                    "usage": m.get("usage")}
-            if e.get("requestId"):
-                meta["request_id"] = e["requestId"]
-            if e.get("isApiErrorMessage"):
-                meta["api_error"] = True
-            msg = Message(0, "assistant", parts, meta)
-            if mid:
-                by_msg_id[mid] = msg
-            out.append(msg)
-            continue
-        meta = {"uuids": [e.get("uuid")], "parent_uuid": e.get("parentUuid"), "timestamp": e.get("timestamp")}
-        for src, dst in (("isCompactSummary", "compact_summary"), ("isMeta", "is_meta"),
-                         ("isVisibleInTranscriptOnly", "transcript_only")):
-            if e.get(src):
-                meta[dst] = True
-        if any(p.kind == "tool_result" for p in parts):
-            results = [p for p in parts if p.kind == "tool_result"]
-            rest = [p for p in parts if p.kind != "tool_result"]
-            out.append(Message(0, "tool", results + rest, meta))
+            msg = _cc_assistant(e, parts, by_msg_id)
+            if msg is not None:
+                out.append(msg)
         else:
-            out.append(Message(0, "user", parts, meta))
-    skipped = Counter(e.get("type", "?") for e in entries
-                      if not (e.get("type") in ("user", "assistant") and isinstance(e.get("message"), dict)))
-    first = next((e for e in entries if e.get("sessionId")), {})
-    meta = {"session_id": first.get("sessionId"), "cwd": first.get("cwd"), "version": first.get("version"),
-            "git_branch": first.get("gitBranch"), "entries": len(entries),
-            "message_entries": sum(1 for e in entries if e.get("type") in ("user", "assistant")
-                                   and isinstance(e.get("message"), dict)),
-            "branch_entries": len(idx), "skipped": dict(skipped),
-            "summaries": [e.get("summary") for e in entries if e.get("type") == "summary"], **facts}
-    meta["repairs"] = [f"line {r['line']}: its parent {r['missing_parent']} is not in the file (a phantom parent); "
-                       f"the conversation continues at line {r['continued_at_line']}, the entry before it"
-                       for r in facts["phantom_parents"]]
-    return out, [], model, meta
+            out.append(_cc_user(e, parts))
+    return out, [], model, _cc_meta(entries, idx, facts)
 
 
 # ------------------------------------------------------------------------------------------------------------ pi
@@ -299,6 +335,55 @@ def _pi_message(m: dict, path: str | None, where: str) -> Message | None:
     raise FormatError(f"{where}: unknown pi message role {role!r}", path=path)
 
 
+def _pi_branch(body: list[dict]) -> tuple[list[dict], list[str]]:
+    """The entries of the conversation (file order) and repair sentences: all entries of a linear (v1) file; of a
+    tree (v2+), the path from the last entry with an ``id`` back through ``parentId``."""
+    if not any("id" in e for e in body):
+        return body, []
+    repairs: list[str] = []
+    byid = {e["id"]: i for i, e in enumerate(body) if "id" in e}
+    path_idx: list[int] = []
+    seen: set[int] = set()
+    i: int | None = max(byid.values())
+    while i is not None and i not in seen:
+        seen.add(i)
+        path_idx.append(i)
+        parent = body[i].get("parentId")
+        i = byid.get(parent) if parent else None
+        if parent and i is None:  # a parent not in the file: go on at the entry before, in file order
+            i = next((j for j in range(path_idx[-1] - 1, -1, -1) if "id" in body[j] and j not in seen), None)
+            if i is not None:
+                repairs.append(f"entry {path_idx[-1] + 1} after the header: its parent {parent} is not in the "
+                               f"file; the conversation continues at the entry before it")
+    return [body[i] for i in sorted(path_idx)], repairs
+
+
+def _pi_entry(e: dict, path: str | None, where: str) -> Message | None:
+    """The message an entry stands for; None for an entry that is no message (or a bash run kept out of context).
+
+    Raises
+    ------
+    FormatError
+        A ``message`` entry whose ``message`` is not an object, or an unknown message role.
+    """
+    t = e.get("type")
+    if t == "message":
+        if not isinstance(e.get("message"), dict):
+            raise FormatError(f"{where}: 'message' is not a JSON object", path=path)
+        return _pi_message(e["message"], path, where)
+    if t == "compaction":
+        info = {k: e.get(k) for k in ("firstKeptEntryId", "firstKeptEntryIndex", "tokensBefore") if k in e}
+        return Message(0, "user", [Part(kind="text", text=as_str(e.get("summary")))],
+                       {"timestamp": e.get("timestamp"), "compaction": info})
+    if t == "branch_summary":
+        return Message(0, "user", [Part(kind="text", text=as_str(e.get("summary")))],
+                       {"timestamp": e.get("timestamp"), "branch_summary": {"fromId": e.get("fromId")}})
+    if t == "custom_message":
+        return Message(0, "user", _pi_content(e.get("content"), path, where),
+                       {"timestamp": e.get("timestamp"), "custom_type": e.get("customType")})
+    return None
+
+
 def read_pi(entries: list[dict], path: str | None = None) -> tuple[list[Message], list[dict], str | None, dict]:
     """Read a pi coding-agent session (``~/.pi/agent/sessions/*.jsonl``), already parsed into entries.
 
@@ -330,59 +415,23 @@ def read_pi(entries: list[dict], path: str | None = None) -> tuple[list[Message]
         An unknown message role, or content of the wrong type.
     """
     header = next((e for e in entries if e.get("type") == "session"), {})
-    body = [e for e in entries if e.get("type") != "session"]
-    repairs: list[str] = []
-    if any("id" in e for e in body):
-        byid = {e["id"]: i for i, e in enumerate(body) if "id" in e}
-        leaf = max(byid.values())
-        path_idx, seen, i = [], set(), leaf
-        while i is not None and i not in seen:
-            seen.add(i)
-            path_idx.append(i)
-            parent = body[i].get("parentId")
-            i = byid.get(parent) if parent else None
-            if parent and i is None:  # a parent not in the file: go on at the entry before, in file order
-                i = next((j for j in range(path_idx[-1] - 1, -1, -1) if "id" in body[j] and j not in seen), None)
-                if i is not None:
-                    repairs.append(f"entry {path_idx[-1] + 1} after the header: its parent {parent} is not in the "
-                                   f"file; the conversation continues at the entry before it")
-        chosen = [body[i] for i in sorted(path_idx)]
-    else:
-        chosen = body
+    chosen, repairs = _pi_branch([e for e in entries if e.get("type") != "session"])
     out: list[Message] = []
     model = header.get("modelId")
     skipped: Counter = Counter()
     for n, e in enumerate(chosen):
         t = e.get("type")
-        where = f"entry {n} ({t})"
-        if t == "message":
-            if not isinstance(e.get("message"), dict):
-                raise FormatError(f"{where}: 'message' is not a JSON object", path=path)
-            msg = _pi_message(e["message"], path, where)
-            if msg is None:
-                skipped["excluded_bash"] += 1
-                continue
-            if msg.role == "assistant" and e["message"].get("model"):
-                model = e["message"]["model"]
-            out.append(msg)
-        elif t == "compaction":
-            info = {k: e.get(k) for k in ("firstKeptEntryId", "firstKeptEntryIndex", "tokensBefore")
-                    if k in e}
-            out.append(Message(0, "user", [Part(kind="text", text=as_str(e.get("summary")))],
-                               {"timestamp": e.get("timestamp"), "compaction": info}))
-        elif t == "branch_summary":
-            out.append(Message(0, "user", [Part(kind="text", text=as_str(e.get("summary")))],
-                               {"timestamp": e.get("timestamp"), "branch_summary": {"fromId": e.get("fromId")}}))
-        elif t == "custom_message":
-            out.append(Message(0, "user", _pi_content(e.get("content"), path, where),
-                               {"timestamp": e.get("timestamp"), "custom_type": e.get("customType")}))
-        else:
-            skipped[t] += 1
+        msg = _pi_entry(e, path, f"entry {n} ({t})")
+        if msg is None:
+            skipped["excluded_bash" if t == "message" else t] += 1
             if t == "model_change" and e.get("modelId"):
                 model = e["modelId"]
             continue
+        if t == "message" and msg.role == "assistant" and e["message"].get("model"):
+            model = e["message"]["model"]
         if e.get("id"):
-            out[-1].meta["entry_id"] = e["id"]
+            msg.meta["entry_id"] = e["id"]
+        out.append(msg)
     meta = {"session": {k: v for k, v in header.items() if k != "type"}, "entries": len(entries),
             "branch_entries": len(chosen), "skipped": dict(skipped), "repairs": repairs}
     return out, [], model, meta

@@ -16,7 +16,7 @@ from typing import Iterator
 from ..errors import FormatError
 from ..model.document import STYLE_TEXT, Document, Segment
 from .aider import _STARTED_ANY
-from .registry import _JSON_EXTS, SNIFF_BYTES, looks_binary
+from .decode import JSON_EXTS, SNIFF_BYTES, looks_binary
 
 __all__ = ["TextFileDocument", "is_plain_text_file"]
 
@@ -54,7 +54,7 @@ def is_plain_text_file(path: str | os.PathLike) -> bool:
     """Whether :func:`snapglyph.readers.registry.load` would read ``path`` as plain text (format ``"text"``).
 
     A file is plain text when its extension is not a JSON one, its first non-blank character is not ``{`` or
-    ``[``, its first :data:`snapglyph.readers.registry.SNIFF_BYTES` bytes are not binary, and no line starts an aider
+    ``[``, its first :data:`snapglyph.readers.decode.SNIFF_BYTES` bytes are not binary, and no line starts an aider
     session. The whole file is scanned in pieces; nothing but the current piece is held.
 
     Parameters
@@ -75,7 +75,7 @@ def is_plain_text_file(path: str | os.PathLike) -> bool:
     True
     """
     p = Path(path)
-    if p.suffix.lower() in _JSON_EXTS or not p.is_file():
+    if p.suffix.lower() in JSON_EXTS or not p.is_file():
         return False
     try:
         with open(p, "rb") as f:

@@ -33,10 +33,11 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
+from .._config import SERVE_MARGIN
 from ..errors import SnapglyphError
 from ..providers.overflow import detect
 from .relay import Relay
-from .rewrite import DEFAULT_TEXT_ONLY, MARGIN, ROUTES, image_refusal, pick_profile, text_only
+from .rewrite import DEFAULT_TEXT_ONLY, ROUTES, image_refusal, pick_profile, text_only
 from .state import Conversation, StateDir, default_state_dir
 from .planner import Outcome, Planner
 from .upstream import Upstream, decode_body, forward_headers
@@ -70,6 +71,12 @@ class ServeConfig:
         Share of the window kept free for the estimate's error.
     target : float
         A new cut aims at this share of the budget, so the verbatim tail can grow for many turns before the next.
+
+    Examples
+    --------
+    >>> cfg = ServeConfig("https://api.anthropic.com", window=200_000, compact_at=0.8)
+    >>> cfg.profile, cfg.dry_run, cfg.margin, cfg.target, cfg.text_only[:3]
+    (None, False, 0.08, 0.6, ('gpt-3.5*', 'gpt-4', 'gpt-4-0*'))
     """
 
     upstream: str
@@ -79,7 +86,7 @@ class ServeConfig:
     dry_run: bool = False
     state: Path | None = None
     text_only: tuple = DEFAULT_TEXT_ONLY
-    margin: float = MARGIN
+    margin: float = SERVE_MARGIN
     target: float = 0.6
     extra: dict = field(default_factory=dict)
 

@@ -41,6 +41,11 @@ class Outcome:
         Message id of the first verbatim tail message.
     error : str
         Why nothing was compacted (a compaction error), else empty.
+
+    Examples
+    --------
+    >>> Outcome(b"{}", "sticky", tokens_before=5200, tokens_after=3100, pages=2, cut=14).summary()
+    'sticky: ~5200 -> ~3100 tokens, 2 pages, tail from #14'
     """
 
     data: bytes = b""
@@ -69,6 +74,18 @@ class Planner:
     ----------
     states : StateDir
     config : ServeConfig
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> from snapglyph.serve.app import ServeConfig
+    >>> planner = Planner(StateDir(tempfile.mkdtemp()), ServeConfig("http://127.0.0.1:9", window=8000, compact_at=0.5))
+    >>> body = {"model": "claude-sonnet-4-5", "max_tokens": 100, "messages": [
+    ...     {"role": "assistant" if i % 2 else "user", "content": f"step {i} " + "word " * 300} for i in range(12)]}
+    >>> planner.before("0123456789abcdef", "anthropic", body, "claude").summary()    # past half the window
+    'compacted: ~4900 -> ~3686 tokens, 1 pages, tail from #10'
+    >>> planner.before("0123456789abcdef", "anthropic", body, "claude").summary()    # the same cut again
+    'sticky: ~4900 -> ~4487 tokens, 1 pages, tail from #10'
     """
 
     def __init__(self, states: StateDir, config: Any) -> None:

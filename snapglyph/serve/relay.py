@@ -5,7 +5,7 @@ the client at once, so a server-sent-event stream keeps its pace and its exact b
 included. While relaying, the pieces are watched for an error inside the stream (Anthropic's ``event: error``,
 an OpenAI ``error`` chunk, a Responses ``response.failed``) and for Anthropic's
 ``model_context_window_exceeded`` stop reason; from the first piece holding such a marker on, the pieces are kept
-(at most :data:`KEEP_BYTES`), and they are read by :func:`snapglyph.providers.overflow.detect` after the last byte went out.
+(at most :data:`RELAY_KEEP_BYTES`), and they are read by :func:`snapglyph.providers.overflow.detect` after the last byte went out.
 """
 
 from __future__ import annotations
@@ -15,15 +15,14 @@ from typing import Any, Awaitable, Callable
 
 import httpx
 
+from .._config import RELAY_KEEP_BYTES
 from .upstream import decode_body, forward_headers
 
-__all__ = ["KEEP_BYTES", "MARKERS", "Relay"]
+__all__ = ["MARKERS", "Relay"]
 
 MARKERS = (b"error", b"failed", b"context_window_exceeded")
 """Byte strings whose presence in a piece of a response keeps that piece for the overflow check."""
 
-KEEP_BYTES = 256 * 1024
-"""The most bytes of marked pieces kept per response."""
 
 
 class Relay:
@@ -39,6 +38,20 @@ class Relay:
         ``await on_done(relay)`` after the last byte went out (or the client went away); ``relay.watched`` then
         holds the decoded marked pieces (empty when none), ``relay.first_byte_ms`` and ``relay.nbytes`` the
         figures.
+
+    Examples
+    --------
+    >>> import asyncio
+    >>> async def relay(answer: bytes):
+    ...     mock = httpx.MockTransport(lambda request: httpx.Response(200, stream=httpx.ByteStream(answer)))
+    ...     async with httpx.AsyncClient(transport=mock) as client:
+    ...         resp = await client.send(client.build_request("POST", "http://upstream/v1/messages"), stream=True)
+    ...         sent, r = [], Relay(resp)
+    ...         async def send(message): sent.append(message["type"])
+    ...         await r({"type": "http"}, None, send)
+    ...         return sent, r.nbytes, r.watched
+    >>> asyncio.run(relay(b"event: error\\ndata: {}\\n\\n"))     # a marked piece is kept for the overflow check
+    (['http.response.start', 'http.response.body', 'http.response.body'], 23, b'event: error\\ndata: {}\\n\\n')
     """
 
     def __init__(self, response: httpx.Response, body: bytes | None = None,
@@ -73,7 +86,7 @@ class Relay:
                 await send({"type": "http.response.body", "body": piece, "more_body": True})
                 self.nbytes += len(piece)
                 joined = prev[-32:] + piece
-                if size < KEEP_BYTES and (kept or any(m in joined for m in MARKERS)):
+                if size < RELAY_KEEP_BYTES and (kept or any(m in joined for m in MARKERS)):
                     kept.append(prev[-4096:] + piece if not kept else piece)
                     size += len(piece)
                 prev = piece

@@ -14,10 +14,11 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+from .._config import SERVE_MARGIN
 from ..errors import SnapglyphError, UnknownProfileError
 from ..providers.overflow import OverflowResult
 
-__all__ = ["DEFAULT_TEXT_ONLY", "MARGIN", "ROUTES", "Budget", "budget_for", "compact_body", "conversation_of",
+__all__ = ["DEFAULT_TEXT_ONLY", "ROUTES", "Budget", "budget_for", "compact_body", "conversation_of",
            "estimate", "image_refusal", "max_tokens_of", "pick_profile", "text_only"]
 
 ROUTES = {"/v1/messages": "anthropic", "/v1/messages/count_tokens": "anthropic",
@@ -25,8 +26,6 @@ ROUTES = {"/v1/messages": "anthropic", "/v1/messages/count_tokens": "anthropic",
           "/v1/responses": "responses", "/responses": "responses"}
 """Request paths the proxy reads, and their dialect; every other path is relayed unchanged."""
 
-MARGIN = 0.08
-"""Share of the window kept free for the estimate's error (text counted by another tokenizer)."""
 
 DEFAULT_TEXT_ONLY = ("gpt-3.5*", "gpt-4", "gpt-4-0*", "gpt-4-32k*", "o1-mini*", "o3-mini*", "deepseek-*",
                      "codestral*", "*embed*", "text-*", "qwen2.5-coder*", "qwen3-coder*", "llama-3*", "llama3*")
@@ -132,7 +131,15 @@ def _key_of(dialect: str, first_turn: str) -> str | None:
 
 
 def max_tokens_of(body: dict, default: int = 4096) -> int:
-    """The output tokens a body reserves (``max_tokens``, ``max_completion_tokens`` or ``max_output_tokens``)."""
+    """The output tokens a body reserves (``max_tokens``, ``max_completion_tokens`` or ``max_output_tokens``).
+
+    Examples
+    --------
+    >>> max_tokens_of({"max_tokens": 1024}), max_tokens_of({"max_output_tokens": 300})
+    (1024, 300)
+    >>> max_tokens_of({"max_tokens": True}), max_tokens_of({})     # not a positive int: the default
+    (4096, 4096)
+    """
     for k in ("max_tokens", "max_completion_tokens", "max_output_tokens"):
         v = body.get(k)
         if isinstance(v, int) and not isinstance(v, bool) and v > 0:
@@ -152,6 +159,14 @@ class Budget:
         The provider's window in its tokens.
     ratio : float
         Provider tokens per estimated token.
+
+    Examples
+    --------
+    >>> b = budget_for(10_000, 1000, window=8000, ratio=2.0)   # 2 provider tokens per estimated token
+    >>> b
+    Budget(tokens=4180, window=8000, ratio=2.0)
+    >>> (b.tokens - 1000) * b.ratio + 1000     # in provider tokens: the window less the 8% margin
+    7360.0
     """
 
     tokens: int
@@ -160,7 +175,7 @@ class Budget:
 
 
 def budget_for(estimate: int, max_tokens: int, *, overflow: OverflowResult | None = None, window: int | None = None,
-               ratio: float = 1.0, margin: float = MARGIN) -> Budget:
+               ratio: float = 1.0, margin: float = SERVE_MARGIN) -> Budget:
     """The budget that brings a request under the window.
 
     Parameters
@@ -220,7 +235,7 @@ def compact_body(body: dict, dialect: str, *, profile: str, budget: int, store: 
         Estimated tokens the request may cost, reserved output included.
     store : SourceStore, optional
     cut : snapglyph.compaction.sticky.Cut, optional
-        Keep this earlier cut if its tail still fits (:func:`snapglyph.compaction.sticky.compact_sticky`);
+        Keep this earlier cut if its tail still fits (``compact(..., cut=)``, :mod:`snapglyph.compaction.sticky`);
         ``None`` makes a new cut.
 
     Returns
@@ -233,14 +248,24 @@ def compact_body(body: dict, dialect: str, *, profile: str, budget: int, store: 
     BudgetError, LimitError, InputError, FormatError, ValidationError
         From the compaction; :class:`~snapglyph.compaction.sticky.CutNoLongerFits` when ``cut`` is given and
         its tail no longer fits.
+
+    Examples
+    --------
+    >>> body = {"model": "claude-sonnet-4-5", "max_tokens": 100, "stream": True, "temperature": 0,
+    ...         "messages": [{"role": "assistant" if i % 2 else "user", "content": "word " * 300} for i in range(8)]}
+    >>> out, res, cut = compact_body(body, "anthropic", profile="claude", budget=3200)
+    >>> {k: v for k, v in out.items() if k != "messages"}        # the client's other fields, as sent
+    {'model': 'claude-sonnet-4-5', 'max_tokens': 100, 'stream': True, 'temperature': 0}
+    >>> [m["role"] for m in out["messages"]], res.middle_ids, cut.first_tail
+    (['user', 'user', 'user', 'assistant', 'user', 'assistant'], [1, 2, 3], 4)
     """
-    from ..compaction.sticky import compact_sticky
+    from ..compaction.compactor import compact
     # allow_empty_middle: a proxy sending the newest messages (the rest named as not shown, kept in the store)
     # recovers the session; refusing would relay the overflow instead (issue 12 item 12 is about the CLI's silence)
     kw = dict(profile=profile, dialect=dialect, budget=budget, store=store, max_tokens=max_tokens_of(body),
               allow_empty_middle=True,
               model=body.get("model") if isinstance(body.get("model"), str) else None)
-    res, new_cut = compact_sticky(body, cut=cut, **kw)
+    res = compact(body, cut=cut, **kw)
     req = res.request
     out = dict(body)
     if dialect == "responses":
@@ -252,7 +277,7 @@ def compact_body(body: dict, dialect: str, *, profile: str, budget: int, store: 
         if dialect == "anthropic" and "system" not in body and req.get("system"):
             out["system"] = req["system"]
         out["messages"] = msgs
-    return out, res, new_cut
+    return out, res, res.cut
 
 
 def estimate(body: dict, profile: str) -> int:

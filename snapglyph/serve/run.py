@@ -60,6 +60,15 @@ def serve(config, *, host: str = "127.0.0.1", port: int = 8787, check_upstream: 
         The port is in use, the upstream is unreachable or the state folder cannot be written.
     UnknownProfileError
         ``config.profile`` names no profile.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> from snapglyph.serve.app import ServeConfig
+    >>> serve(ServeConfig("http://127.0.0.1:9", state=tempfile.mkdtemp()))  # port 9: nothing  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    snapglyph.errors.ServeError: upstream http://127.0.0.1:9 is unreachable (127.0.0.1:9: ...)
     """
     try:
         import uvicorn

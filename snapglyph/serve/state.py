@@ -70,6 +70,15 @@ class Conversation:
     requests, compactions, cuts, pages, tokens_before, tokens_after, last_status : int
         Figures for the status page: requests seen, requests sent compacted, cuts made, pages and estimated
         tokens of the last compacted request, and the last upstream status.
+
+    Examples
+    --------
+    >>> c = Conversation("0123456789abcdef", dialect="anthropic")
+    >>> c.compacted, c.to_json()["ratio"], c.to_json()["cut"]
+    (False, 1.0, None)
+    >>> c.cut = 12
+    >>> c.compacted
+    True
     """
 
     key: str

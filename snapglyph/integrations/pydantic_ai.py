@@ -1,0 +1,270 @@
+"""pydantic-ai adapter: a history processor showing the old middle as page images, and a capability that applies
+it to what each request sends, retries once after a context overflow and offers the recall tool.
+
+:class:`SnapglyphHistory` (``messages -> messages``) converts the messages to OpenAI chat dicts, compacts them with
+:func:`snapglyph.compact` when over budget, and returns pydantic-ai's own ``ModelMessage`` objects for head and
+tail (a ``ModelRequest`` straddling a cut is split into its parts) with, for the middle, one ``ModelRequest`` whose
+``UserPromptPart`` holds the pages (``BinaryContent``, ``image/png``) and the snapshot text. pydantic-ai 2 dropped
+``Agent(history_processors=...)`` for ``capabilities=[ProcessHistory(processor)]``, which also writes the result
+into the run's history (the processor puts the middle of its own snapshots back before compacting again).
+:class:`SnapglyphCapability` compacts only what each attempt sends (``prepare_model_request``; the history stays
+whole), turns an overflow into a lower budget and one more attempt (``RetryModelRequest``), and adds the tool.
+
+Sources (read 2026-12-01): https://ai.pydantic.dev/message-history/; pydantic-ai-slim 2.68.0
+``capabilities/process_history.py``, ``capabilities/abstract.py`` (``prepare_model_request``,
+``on_model_request_error``, ``get_toolset``), ``models/__init__.py`` (``ModelRequestContext``), ``messages.py``
+and ``exceptions.py`` (``RetryModelRequest``, ``ModelContextWindowExceededError``).
+"""
+from __future__ import annotations
+
+import base64
+import dataclasses
+import os
+from typing import Any
+
+from pydantic_ai import RunContext, Tool
+from pydantic_ai import messages as pm
+from pydantic_ai.capabilities import AbstractCapability
+from pydantic_ai.exceptions import ModelContextWindowExceededError, RetryModelRequest
+from pydantic_ai.models import ModelRequestContext
+from pydantic_ai.toolsets import FunctionToolset
+
+from snapglyph.errors import InternalError, StoreError
+
+from ._common import ChatCompactor
+
+__all__ = ["SnapglyphCapability", "SnapglyphHistory"]
+
+_META = "snapglyph_snapshot"  # ModelRequest.metadata key marking a snapshot this adapter made
+
+
+class SnapglyphHistory:
+    """History processor compacting pydantic-ai messages to a token budget.
+
+    Parameters
+    ----------
+    store_path : str or os.PathLike
+        JSONL file of this conversation's source store (created when absent); ``recall_messages`` answers from it.
+    budget : int
+        Most tokens one request may cost (reserved output included); lowered on a context-overflow error.
+    profile : str
+        Reader profile of the model (``openai``, ``claude``, ...).
+    model : str, optional
+        Model name used for page costs; default: the profile name.
+    max_tokens : int, optional
+        Output tokens reserved inside the budget; default: the request's ``max_tokens`` setting, else 4096.
+
+    Examples
+    --------
+    >>> import tempfile, os
+    >>> from pydantic_ai.messages import ModelRequest, UserPromptPart
+    >>> h = SnapglyphHistory(os.path.join(tempfile.mkdtemp(), "s.jsonl"), budget=50_000)
+    >>> msgs = [ModelRequest(parts=[UserPromptPart("hi")])]
+    >>> h(msgs) is msgs                       # fits: the same list back
+    True
+    """
+
+    def __init__(self, store_path: str | os.PathLike, *, budget: int = 100_000, profile: str = "openai",
+                 model: str | None = None, max_tokens: int | None = None) -> None:
+        self.compactor = ChatCompactor(store_path, budget=budget, profile=profile, model=model,
+                                       max_tokens=max_tokens)
+        self._middles: dict[str, list[pm.ModelMessage]] = {}
+
+    def __call__(self, messages: list[pm.ModelMessage]) -> list[pm.ModelMessage]:
+        """The processor: :meth:`process` without tool definitions."""
+        return self.process(messages)
+
+    def process(self, messages: list[pm.ModelMessage], tools: list[dict] | None = None,
+                max_tokens: int | None = None) -> list[pm.ModelMessage]:
+        """Compact ``messages`` (with OpenAI ``tools`` definitions counted in the budget).
+
+        Raises
+        ------
+        StoreError
+            The messages hold a snapshot this processor did not make (its middle is not known here).
+        snapglyph.BudgetError
+            Even the head and the newest round cannot fit the budget.
+        """
+        full = self._expand(messages)
+        chat, where = _to_chat(full)
+        res = self.compactor.compact_chat(chat, tools, max_tokens)
+        if res is None:
+            return messages if full is messages else full
+        out = res.request["messages"]
+        n_head = len(res.head_ids)
+        snap = out[n_head] if len(out) == n_head + 1 + len(res.tail_ids) else {}
+        if not isinstance(snap.get("content"), list):
+            raise InternalError("the compacted request has no snapshot message between its head and tail")
+        pointers = {p[0] for p in res.paged}
+        paged = {i: d for i, d in zip(res.tail_ids, out[n_head + 1:]) if i in pointers}
+        key = ",".join(map(str, res.middle_ids))
+        self._middles[key] = _pick(full, where, res.middle_ids, {})
+        snapshot = pm.ModelRequest(parts=[pm.UserPromptPart(_user_content(snap["content"]))], metadata={_META: key})
+        return _pick(full, where, res.head_ids, {}) + [snapshot] + _pick(full, where, res.tail_ids, paged)
+
+    def _expand(self, messages: list[pm.ModelMessage]) -> list[pm.ModelMessage]:
+        """Put back the middle of each snapshot made here (the history ``ProcessHistory`` wrote)."""
+        if not any(_snapshot_key(m) is not None for m in messages):
+            return messages
+        out: list[pm.ModelMessage] = []
+        for m in messages:
+            key = _snapshot_key(m)
+            if key is None:
+                out.append(m)
+            elif key in self._middles:
+                out.extend(self._middles[key])
+            else:
+                raise StoreError("the history holds a snapglyph snapshot this processor did not make; use "
+                                 "SnapglyphCapability, which never writes snapshots into the history")
+        return out
+
+    def recall_tool(self) -> Tool:
+        """The ``recall_messages`` tool answering from this processor's store (for ``Agent(tools=[...])``)."""
+        spec = ChatCompactor.recall_spec()
+
+        def recall_messages(ids: str) -> str:
+            return self.compactor.recall_text(ids)
+
+        return Tool(recall_messages, name=spec["name"], description=spec["description"], takes_ctx=False)
+
+
+@dataclasses.dataclass
+class SnapglyphCapability(AbstractCapability[Any]):
+    """``Agent(capabilities=[...])`` entry: compacts each request's messages (not the run's history), retries once
+    after a context-overflow error with the budget it names, and adds the ``recall_messages`` tool.
+
+    Examples
+    --------
+    >>> import tempfile, os
+    >>> cap = SnapglyphCapability(SnapglyphHistory(os.path.join(tempfile.mkdtemp(), "s.jsonl")))
+    >>> cap.history.compactor.budget
+    100000
+    """
+
+    history: SnapglyphHistory
+
+    async def prepare_model_request(self, ctx: RunContext[Any],
+                                    request_context: ModelRequestContext) -> ModelRequestContext:
+        """Compact the messages this attempt sends, counting the request's tool definitions."""
+        tools = [{"type": "function", "function": {"name": t.name, "description": t.description or "",
+                                                   "parameters": t.parameters_json_schema}}
+                 for t in request_context.model_request_parameters.function_tools]
+        max_tokens = (request_context.model_settings or {}).get("max_tokens")
+        request_context.messages = self.history.process(list(request_context.messages), tools, max_tokens)
+        return request_context
+
+    async def on_model_request_error(self, ctx: RunContext[Any], *, request_context: ModelRequestContext,
+                                     error: Exception) -> pm.ModelResponse:
+        """On the first attempt's context-overflow error, lower the budget and attempt once more."""
+        known = isinstance(error, ModelContextWindowExceededError)
+        if request_context.attempt == 1 and self.history.compactor.learn(error, known=known):
+            raise RetryModelRequest()
+        raise error
+
+    def get_toolset(self) -> FunctionToolset:
+        """A toolset of the ``recall_messages`` tool."""
+        return FunctionToolset([self.history.recall_tool()])
+
+
+def _snapshot_key(m: pm.ModelMessage) -> str | None:
+    meta = getattr(m, "metadata", None) if isinstance(m, pm.ModelRequest) else None
+    return meta.get(_META) if isinstance(meta, dict) else None
+
+
+def _to_chat(messages: list[pm.ModelMessage]) -> tuple[list[dict], list[tuple[int, int | None]]]:
+    """OpenAI chat dicts for ``messages`` and, for each, ``(message index, part index)`` it came from (part
+    ``None``: the whole message; index -1: the instructions, sent as a system message)."""
+    chat: list[dict] = []
+    where: list[tuple[int, int | None]] = []
+    last = next((m for m in reversed(messages) if isinstance(m, pm.ModelRequest)), None)
+    if last is not None and last.instructions:
+        chat.append({"role": "system", "content": last.instructions})
+        where.append((-1, None))
+    for i, m in enumerate(messages):
+        if isinstance(m, pm.ModelResponse):
+            chat.append(_assistant(m))
+            where.append((i, None))
+            continue
+        for k, p in enumerate(m.parts):
+            d = _request_part(p)
+            if d is not None:
+                chat.append(d)
+                where.append((i, k))
+    return chat, where
+
+
+def _assistant(m: pm.ModelResponse) -> dict:
+    text = "\n\n".join(p.content for p in m.parts if isinstance(p, pm.TextPart) and p.content)
+    calls = [{"id": p.tool_call_id, "type": "function",
+              "function": {"name": p.tool_name, "arguments": p.args_as_json_str()}}
+             for p in m.parts if isinstance(p, pm.ToolCallPart)]
+    return {"role": "assistant", "content": text or None, **({"tool_calls": calls} if calls else {})}
+
+
+def _request_part(p: Any) -> dict | None:
+    if isinstance(p, pm.SystemPromptPart):
+        return {"role": "system", "content": p.content}
+    if isinstance(p, pm.ToolReturnPart):
+        return {"role": "tool", "tool_call_id": p.tool_call_id, "content": p.model_response_str()}
+    if isinstance(p, pm.RetryPromptPart):
+        if p.tool_name is not None:
+            return {"role": "tool", "tool_call_id": p.tool_call_id, "content": p.model_response()}
+        return {"role": "user", "content": p.model_response()}
+    if isinstance(p, pm.UserPromptPart):
+        if isinstance(p.content, str):
+            return {"role": "user", "content": p.content}
+        return {"role": "user", "content": [_user_item(x) for x in p.content]}
+    return None
+
+
+def _user_item(x: Any) -> dict:
+    if isinstance(x, str):
+        return {"type": "text", "text": x}
+    if isinstance(x, pm.BinaryContent) and x.media_type.startswith("image/"):
+        url = f"data:{x.media_type};base64,{base64.b64encode(x.data).decode('ascii')}"
+        return {"type": "image_url", "image_url": {"url": url}}
+    return {"type": "text", "text": f"[{type(x).__name__}: {getattr(x, 'url', '') or getattr(x, 'media_type', '')}]"}
+
+
+def _user_content(parts: list[dict]) -> list[Any]:
+    """Snapshot content parts (OpenAI chat) as ``UserPromptPart`` content: ``BinaryContent`` images and text."""
+    out: list[Any] = []
+    for p in parts:
+        if p.get("type") == "image_url":
+            head, _, data = p["image_url"]["url"].partition(",")
+            out.append(pm.BinaryContent(data=base64.b64decode(data), media_type=head[5:].split(";")[0]))
+        elif p.get("type") == "text":
+            out.append(p["text"])
+    return out
+
+
+def _pick(messages: list[pm.ModelMessage], where: list[tuple[int, int | None]], ids: list[int],
+          paged: dict[int, dict]) -> list[pm.ModelMessage]:
+    """The original messages (or the parts of a request) the chat messages ``ids`` came from, in order; a part of
+    the tail shown as pages (``paged``: id -> the dict sent) takes the pointer text that stands for it."""
+    groups: dict[int, list[int]] = {}
+    for cid in ids:
+        i, k = where[cid]
+        if i >= 0:
+            groups.setdefault(i, [])
+            if k is not None:
+                groups[i].append(cid)
+    out: list[pm.ModelMessage] = []
+    for i, cids in groups.items():
+        m = messages[i]
+        if isinstance(m, pm.ModelResponse):
+            out.append(m)
+            continue
+        parts = [_paged_part(m.parts[where[c][1]], paged.get(c)) for c in cids]
+        same = len(parts) == len(m.parts) and all(a is b for a, b in zip(parts, m.parts))
+        out.append(m if same else dataclasses.replace(m, parts=parts))
+    return out
+
+
+def _paged_part(part: Any, sent: dict | None) -> Any:
+    if sent is None or not isinstance(part, (pm.ToolReturnPart, pm.UserPromptPart)):
+        return part
+    content = sent.get("content")
+    if isinstance(part, pm.UserPromptPart) and isinstance(content, list):
+        content = _user_content(content)
+    return dataclasses.replace(part, content=content)

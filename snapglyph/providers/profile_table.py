@@ -1,0 +1,99 @@
+"""The reader profiles as data: page geometry, cell, limits, rule parameters and the reason for each number.
+
+Read by :mod:`snapglyph.providers.profiles`, which holds the :class:`~snapglyph.providers.profiles.Profile` type, the
+image cost and resize rules (each with its sources; ``rule`` names one) and the lookup by name or model. A profile's
+``doc`` is its text here followed by its rule's sources. Sources were read on :data:`READ` (stored copies).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+__all__ = ["PROFILE_TABLE", "READ"]
+
+READ = "2026-11-30"  # the date every source of the profiles was read (stored copies)
+_MB = 1000 * 1000
+_MIB = 1024 * 1024
+
+
+def _row(**fields: Any) -> dict[str, Any]:
+    """One row of the table: keyword arguments of :class:`~snapglyph.providers.profiles.Profile` (without ``name``,
+    ``_tokens`` and ``_resize``) plus ``rule``, the name of its image cost and resize rule."""
+    return fields
+
+
+#: The limits both Claude profiles share (sources: ``_CLAUDE_SRC`` in :mod:`snapglyph.providers.profiles`).
+_CLAUDE_LIMITS = _row(max_images=100, max_image_bytes=5 * _MIB, max_request_bytes=32 * _MB, many_image_threshold=20,
+                      many_image_max_side=2000, encoding="cl100k_base", patch=28, rule="claude", dialect="anthropic",
+                      max_image_side=8000)
+
+#: Every reader profile: name -> the :class:`~snapglyph.providers.profiles.Profile` fields, with ``rule`` naming
+#: its image cost and resize rule and ``doc`` why the numbers are what they are (the rule's sources follow it).
+PROFILE_TABLE: dict[str, dict[str, Any]] = {
+    "claude": _row(page_size=(1092, 1092), cell=(6, 12), text_token_factor=1.30,
+        params={"max_edge": 1568, "max_tokens": 1568}, **_CLAUDE_LIMITS,
+        doc="Claude standard tier (Haiku 4.5, Sonnet 4.6 and older): long edge <= 1568 px and <= 1568 tokens. The "
+            "1092x1092 page is 39x39 = 1521 tokens and also meets the older w*h/750 <= 1600 rule (1590)."),
+    "claude-hires": _row(page_size=(1932, 1932), cell=(6, 12), text_token_factor=1.75,
+        params={"max_edge": 2576, "max_tokens": 4784}, **_CLAUDE_LIMITS,
+        doc="Claude 4.7 and later (Opus 4.7/4.8, Sonnet 5.5, Fable 5, ...): long edge <= 2576 px and <= 4784 tokens. "
+            "The 1932x1932 page is 69x69 = 4761 tokens and stays under the 2000 px many-image limit. Text: these "
+            "models use the tokenizer introduced with Opus 4.7, ~30% more tokens (1.0-1.35x by content) than "
+            "earlier models (Opus 4.7 / Sonnet 5.5 migration notes, platform.claude.com, as quoted in stored "
+            f"copies read {READ}); 1.30 x 1.35 = 1.75 over cl100k."),
+    "openai": _row(page_size=(1600, 1600), cell=(6, 12), max_images=1500, max_image_bytes=20 * _MIB,
+        max_request_bytes=512 * _MB, many_image_threshold=None, many_image_max_side=None, text_token_factor=1.0,
+        encoding="o200k_base", patch=32, rule="openai-patch", detail="high",
+        params={"max_side": 2048, "patch_budget": 2500, "multiplier": 1.2},
+        doc="gpt-5.4 to gpt-5.6 with detail 'high': fit 2048 px, at most 2,500 patches of 32 px, times 1.2. The "
+            "1600x1600 page is exactly 2,500 patches = 3000 tokens; under 'original'/'auto' it is not resized "
+            "either and costs the same."),
+    "openai-original": _row(page_size=(3200, 3200), cell=(6, 12), max_images=1500, max_image_bytes=20 * _MIB,
+        max_request_bytes=512 * _MB, many_image_threshold=None, many_image_max_side=None, text_token_factor=1.0,
+        encoding="o200k_base", patch=32, rule="openai-patch", detail="original",
+        params={"max_side": 6000, "patch_budget": 10000, "multiplier": 1.2},
+        doc="gpt-5.5 (and gpt-5.4) with detail 'original': fit 6000 px, at most 10,000 patches, times 1.2 (gpt-5.6 "
+            "has no patch budget there; the page is within every one of these). 3200x3200 = 10,000 patches = "
+            "12,000 tokens."),
+    "openai-tiles": _row(page_size=(512, 2048), cell=(6, 12), max_images=500, max_image_bytes=20 * _MIB,
+        max_request_bytes=50 * _MB, many_image_threshold=None, many_image_max_side=None, text_token_factor=1.0,
+        encoding="o200k_base", patch=512, rule="openai-tiles", detail="high",
+        params={"base_tokens": 85, "tile_tokens": 170},
+        doc="gpt-4o / gpt-4.1, detail 'high': fit 2048x2048, shortest side to 768, 85 + 170 per 512 px tile. "
+            "512x2048 is 4 whole tiles = 765 tokens, the most pixels per token this rule allows (768x1536 = 6 "
+            "tiles = 1105). Limits use the older, smaller published values (500 images, 50 MB), which deployments "
+            "of these models (e.g. Azure) still apply."),
+    "gemini": _row(page_size=(2048, 2048), cell=(12, 24), max_images=900, max_image_bytes=7 * _MB,
+        max_request_bytes=20 * _MB, many_image_threshold=None, many_image_max_side=None, text_token_factor=1.15,
+        encoding="cl100k_base", patch=32, rule="gemini-3", dialect="gemini",
+        params={"max_tokens": 1120, "max_side": 3072},
+        doc="Gemini 3, media_resolution HIGH (the default for images): at most 1120 tokens an image; the resize is "
+            "undocumented, so the cost is the cap and the emulation only fits 3072x3072 (older Vertex rule). Page: "
+            "2048 px frames, which others measured to work. 1120 tokens cover about 1.1 Mpx at 32 px a token, so "
+            "the model likely sees a 2048 page at about half scale: hence the 12x24 default cell (6x12 as seen)."),
+    "gemini-2": _row(page_size=(1536, 1536), cell=(6, 12), max_images=3000, max_image_bytes=7 * _MB,
+        max_request_bytes=20 * _MB, many_image_threshold=None, many_image_max_side=None, text_token_factor=1.15,
+        encoding="cl100k_base", patch=768, rule="gemini-2", dialect="gemini",
+        params={"max_side": 3072},
+        doc="Gemini 2.x: 258 tokens for images up to 384x384, else 258 per tile. 1536x1536 has a 768 px crop "
+            "unit (1536/1.5 = 1024, clamped to 768), so it is 4 whole tiles at native scale = 1032 tokens. A short "
+            "page is costly here (a 1536x400 page has a 266 px crop unit: 12 tiles); keep pages full height."),
+    "qwen2.5-vl": _row(page_size=(1008, 980), cell=(6, 12), max_images=100, max_image_bytes=20 * _MIB,
+        max_request_bytes=100 * _MB, many_image_threshold=None, many_image_max_side=None, text_token_factor=1.0,
+        encoding="cl100k_base", patch=28, rule="qwen",
+        params={"factor": 28, "min_pixels": 3136, "max_pixels": 12_845_056},
+        doc="Qwen2/2.5-VL: 14 px patches merged 2x2, so one token per 28x28 px; smart_resize to multiples of 28 "
+            "within [min_pixels, max_pixels]. 1008x980 = 36x35 = 1260 tokens, 987,840 px."),
+    "qwen3-vl": _row(page_size=(1024, 1024), cell=(6, 12), max_images=100, max_image_bytes=20 * _MIB,
+        max_request_bytes=100 * _MB, many_image_threshold=None, many_image_max_side=None, text_token_factor=1.0,
+        encoding="cl100k_base", patch=32, rule="qwen",
+        params={"factor": 32, "min_pixels": 65_536, "max_pixels": 16_777_216},
+        doc="Qwen3-VL / Qwen3.5: 16 px patches merged 2x2, one token per 32x32 px; pixel bounds 256^2..4096^2. "
+            "1024x1024 = 32x32 = 1024 tokens."),
+    "pixtral": _row(page_size=(1024, 1024), cell=(6, 12), max_images=12, max_image_bytes=10 * _MIB,
+        max_request_bytes=50 * _MB, many_image_threshold=None, many_image_max_side=None, text_token_factor=1.10,
+        encoding="cl100k_base", patch=16, rule="pixtral",
+        params={"max_image_size": 1024, "patch": 16, "merge": 1},
+        doc="Pixtral-12B: long side <= 1024, 16 px patches, one break token per row: 1024x1024 = 65 x 64 = 4160 "
+            "tokens (Mistral-Small-3.1 uses 28 px tokens instead; not this profile)."),
+}

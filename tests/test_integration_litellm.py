@@ -1,0 +1,98 @@
+"""LiteLLM adapters against the local simulator: the SDK helper overflows and recovers compacted with recall; the
+proxy hook compacts an over-budget request that the simulator would refuse."""
+import asyncio
+import copy
+import json
+
+import pytest
+
+litellm = pytest.importorskip("litellm", reason="litellm not installed (the `integrations` extra)")
+from litellm.caching.dual_cache import DualCache
+from litellm.exceptions import ContextWindowExceededError
+from litellm.proxy._types import UserAPIKeyAuth
+
+from snapglyph_agent_demo.simulator import Simulator, answer, call
+from snapglyph import SourceStore, recall_tool
+from snapglyph.integrations.litellm import SnapglyphHook, completion_with_recovery
+
+FILES = {f"f{i}.txt": "".join(f"line {j} of file {i}: value={j * i}\n" for j in range(80)) for i in range(6)}
+READ = {"type": "function", "function": {"name": "read_file", "description": "Read a file.", "parameters": {
+    "type": "object", "properties": {"path": {"type": "string"}}, "required": ["path"]}}}
+
+
+def _kwargs(sim, messages):
+    return {"model": "openai/gpt-4o", "api_base": sim.base_url + "/v1", "api_key": "x", "messages": messages,
+            "tools": [READ, recall_tool("openai")], "max_tokens": 200, "num_retries": 0}
+
+
+def test_sdk_helper_overflow_recovers_with_pages_and_recall(tmp_path):
+    script = [call(("read_file", {"path": p})) for p in FILES] + [call(("recall_messages", {"ids": "#3"})),
+                                                                  answer("final answer")]
+    hook = SnapglyphHook(tmp_path, budget=100_000)
+    history = [{"role": "system", "content": "Read files."}, {"role": "user", "content": "Read all files."}]
+    with Simulator(script, provider="openai", context_window=4000) as sim:
+        for _ in range(10):                               # the caller's own tool loop, keeping the whole history
+            msg = completion_with_recovery(hook, **_kwargs(sim, history)).choices[0].message
+            history.append(msg.model_dump(exclude_none=True))
+            if not msg.tool_calls:
+                break
+            for c in msg.tool_calls:
+                args = json.loads(c.function.arguments)
+                out = (FILES[args["path"]] if c.function.name == "read_file"
+                       else hook.recall_text(history, args["ids"]))
+                history.append({"role": "tool", "tool_call_id": c.id, "content": out})
+        statuses = [e.get("status") for e in sim.log]
+        bodies = [json.loads(e["raw"]) for e in sim.log]
+    assert history[-1]["content"] == "final answer"
+    assert statuses == [200] * 5 + [400] + [200] * 3   # the 6th call overflowed and its retry went through
+    (comp,) = hook.conversations.values()
+    assert comp.budget == 4000                          # the window the simulator's error body named
+    assert comp.last is not None and len(comp.last.pages) == 1 and comp.last.middle_ids == list(range(2, 12))
+    sent = bodies[-1]["messages"]
+    assert [m["role"] for m in sent] == ["system", "user", "user", "assistant", "tool", "assistant", "tool"]
+    assert sent[2]["content"][0]["type"] == "image_url"
+    assert sent[2]["content"][0]["image_url"]["url"].startswith("data:image/png;base64,")
+    assert sent[-1]["content"] == "#3: " + FILES["f0.txt"]   # recalled exactly, from the on-disk store
+    assert [m["content"] for m in history if m["role"] == "tool"][:6] == list(FILES.values())
+    (path,) = tmp_path.glob("*.store.jsonl")
+    assert len(SourceStore(path)) == len(comp.store) >= 10
+
+
+def _long_history():
+    msgs = [{"role": "system", "content": "Read files."}, {"role": "user", "content": "Read all files."}]
+    for i, (name, text) in enumerate(FILES.items()):
+        msgs.append({"role": "assistant", "content": None, "tool_calls": [{
+            "id": f"call_{i}", "type": "function", "function": {"name": "read_file",
+                                                                 "arguments": json.dumps({"path": name})}}]})
+        msgs.append({"role": "tool", "tool_call_id": f"call_{i}", "content": text})
+    return msgs
+
+
+def test_proxy_hook_compacts_what_would_overflow(tmp_path):
+    history = _long_history()
+    kept = copy.deepcopy(history)
+    hook = SnapglyphHook(tmp_path, budget=4000)
+
+    async def run(sim):
+        with pytest.raises(ContextWindowExceededError):   # as the client sent it, the request overflows
+            await litellm.acompletion(**_kwargs(sim, history))
+        data = _kwargs(sim, history)
+        out = await hook.async_pre_call_hook(UserAPIKeyAuth(api_key="sk-test"), DualCache(), data, "completion")
+        assert out is data and data["messages"] is not history
+        return await litellm.acompletion(**data)
+
+    with Simulator([answer("final answer")], provider="openai", context_window=4000) as sim:
+        reply = asyncio.run(run(sim))
+        statuses = [e.get("status") for e in sim.log]
+        sent = json.loads(sim.log[-1]["raw"])["messages"]
+    assert reply.choices[0].message.content == "final answer"
+    assert statuses == [400, 200]
+    assert [m["role"] for m in sent] == ["system", "user", "user", "assistant", "tool", "assistant", "tool"]
+    assert sum(1 for p in sent[2]["content"] if p["type"] == "image_url") == 1
+    assert [sent[4]["content"], sent[6]["content"]] == [FILES["f4.txt"], FILES["f5.txt"]]   # the tail, verbatim
+    assert history == kept                               # the client's list was not touched
+    (comp,) = hook.conversations.values()
+    assert comp.last.middle_ids == list(range(2, 10)) and len(comp.store) == len(history)
+    # an embedding call is not a chat completion: passed through untouched
+    emb = {"model": "x", "input": ["a"]}
+    assert asyncio.run(hook.async_pre_call_hook(None, None, emb, "aembedding")) == {"model": "x", "input": ["a"]}

@@ -1,0 +1,122 @@
+"""pydantic-ai adapter against the local simulator: the agent overflows, recovers compacted (page images in a
+ModelRequest of its own objects), recall works, and the run's history keeps every message."""
+import json
+
+import pytest
+
+pytest.importorskip("pydantic_ai", reason="pydantic-ai-slim[openai] not installed (the `integrations` extra)")
+from openai import AsyncOpenAI
+from pydantic_ai import Agent
+from pydantic_ai.capabilities import ProcessHistory
+from pydantic_ai.messages import (
+    BinaryContent,
+    ModelRequest,
+    ToolReturnPart,
+    UserPromptPart,
+)
+from pydantic_ai.models.openai import OpenAIChatModel
+from pydantic_ai.providers.openai import OpenAIProvider
+
+from snapglyph_agent_demo.simulator import Simulator, answer, call
+from snapglyph import SourceStore
+from snapglyph.integrations.pydantic_ai import SnapglyphCapability, SnapglyphHistory
+
+FILES = {f"f{i}.txt": "".join(f"line {j} of file {i}: value={j * i}\n" for j in range(80)) for i in range(6)}
+
+
+def _agent(sim, capability):
+    client = AsyncOpenAI(base_url=sim.base_url + "/v1", api_key="x", max_retries=0)
+    model = OpenAIChatModel("gpt-4o", provider=OpenAIProvider(openai_client=client))
+    agent = Agent(model, instructions="Read files.", capabilities=[capability],
+                  model_settings={"max_tokens": 200})
+
+    @agent.tool_plain
+    def read_file(path: str) -> str:
+        """Read a file."""
+        return FILES[path]
+
+    return agent
+
+
+def _script():
+    return [call(("read_file", {"path": p})) for p in FILES] + [call(("recall_messages", {"ids": "#3"})),
+                                                                answer("final answer")]
+
+
+def test_overflow_recovers_with_pages_and_recall(tmp_path):
+    hist = SnapglyphHistory(tmp_path / "store.jsonl", budget=100_000)
+    with Simulator(_script(), provider="openai", context_window=4000) as sim:
+        result = _agent(sim, SnapglyphCapability(hist)).run_sync("Read all files.")
+        statuses = [e.get("status") for e in sim.log]
+        bodies = [json.loads(e["raw"]) for e in sim.log]
+    assert result.output == "final answer"
+    assert statuses == [200] * 5 + [400] + [200] * 3   # the 6th request overflowed and its retry went through
+    assert hist.compactor.budget == 4000                # the window the simulator's error body named
+    last = hist.compactor.last
+    assert last is not None and len(last.pages) == 1 and last.middle_ids == list(range(2, 12))
+    sent = bodies[-1]["messages"]
+    assert [m["role"] for m in sent] == ["system", "user", "user", "assistant", "tool", "assistant", "tool"]
+    assert sent[2]["content"][0]["type"] == "image_url"
+    assert sent[2]["content"][0]["image_url"]["url"].startswith("data:image/png;base64,")
+    assert sent[0]["content"] == "Read files." and sent[1]["content"] == "Read all files."
+    assert sent[-1]["content"] == "#3: " + FILES["f0.txt"]   # recalled exactly, from the on-disk store
+    # the run's history was not rewritten: every file's full text is still in its tool returns, no snapshot in it
+    returns = [p for m in result.all_messages() if isinstance(m, ModelRequest) for p in m.parts
+               if isinstance(p, ToolReturnPart)]
+    assert [p.content for p in returns[:6]] == list(FILES.values())
+    assert not any(m.metadata for m in result.all_messages() if isinstance(m, ModelRequest))
+    assert len(SourceStore(tmp_path / "store.jsonl")) == len(hist.compactor.store) >= 10
+
+
+def test_processor_keeps_its_own_objects_for_head_and_tail(tmp_path):
+    hist = SnapglyphHistory(tmp_path / "store.jsonl", budget=100_000, max_tokens=200)
+    with Simulator(_script()[:6] + [answer("done")], provider="openai", context_window=100_000) as sim:
+        full = _agent(sim, SnapglyphCapability(hist)).run_sync("Read all files.").all_messages()
+    assert hist.compactor.last is None                  # everything fitted
+    hist.compactor.budget = 3000
+    out = hist(full)
+    assert out[0] is full[0]                            # head: the first request (instructions + task), same object
+    assert hist.compactor.last.tail_ids == [12, 13, 14]   # the call reading f5.txt, its result, the answer
+    assert len(out) == 5 and all(a is b for a, b in zip(out[2:], full[-3:]))   # tail: the same objects
+    snap = out[1]
+    assert isinstance(snap, ModelRequest) and len(snap.parts) == 1 and isinstance(snap.parts[0], UserPromptPart)
+    images = [x for x in snap.parts[0].content if isinstance(x, BinaryContent)]
+    texts = [x for x in snap.parts[0].content if isinstance(x, str)]
+    assert len(images) == len(hist.compactor.last.pages) >= 1
+    assert all(i.media_type == "image/png" and i.data[:8] == b"\x89PNG\r\n\x1a\n" for i in images)
+    assert len(texts) == 1 and "#2-#" in texts[0]
+    # ProcessHistory writes the result into the history; the next pass puts the middle back and compacts afresh
+    again = hist(out + [])
+    assert [type(m) for m in again] == [type(m) for m in out] and again[1].parts[0].content[-1] == texts[0]
+
+
+def test_process_history_capability_runs(tmp_path):
+    hist = SnapglyphHistory(tmp_path / "store.jsonl", budget=3000, max_tokens=200)
+    with Simulator(_script()[:6] + [answer("final answer")], provider="openai", context_window=4000) as sim:
+        result = _agent(sim, ProcessHistory(hist)).run_sync("Read all files.")
+        statuses = [e.get("status") for e in sim.log]
+        sent = json.loads(sim.log[-1]["raw"])["messages"]
+    assert result.output == "final answer"
+    assert statuses == [200] * 7                        # compacted before every request that would overflow
+    assert sum(1 for m in sent if isinstance(m["content"], list)
+               for p in m["content"] if p["type"] == "image_url") == len(hist.compactor.last.pages)
+
+
+def test_an_oversized_newest_tool_return_is_paged_in_place(tmp_path):
+    from pydantic_ai.messages import ModelResponse, ToolCallPart
+    big = "".join(f"row {i}: {'x' * 20} value={i * 7}\n" for i in range(2500))
+    msgs = [ModelRequest(parts=[UserPromptPart("Read the big log.")], instructions="Be brief.")]
+    for i, text in enumerate([f"small {i}\n" * 300 for i in range(4)] + [big]):
+        msgs.append(ModelResponse(parts=[ToolCallPart("read", {"p": f"f{i}"}, tool_call_id=f"c{i}")]))
+        msgs.append(ModelRequest(parts=[ToolReturnPart("read", text, tool_call_id=f"c{i}")], instructions="Be brief."))
+    hist = SnapglyphHistory(tmp_path / "store.jsonl", budget=30_000, max_tokens=200)
+    out = hist(msgs)
+    res = hist.compactor.last
+    assert res.paged == [(11, "tool result", 1)]         # chat #0 is the instructions, #11 the big return
+    assert out[0] is msgs[0] and out[2] is msgs[-2] and len(out) == 4
+    (part,) = out[3].parts
+    assert part.tool_call_id == "c4" and part.content == (
+        "[snapglyph: tool result 1 of message #11 (104,801 characters) is shown as pages in the snapshot above; "
+        "recall #11 for its exact text]")
+    assert msgs[-1].parts[0].content == big                # the caller's message is not changed
+    assert hist.compactor.recall_text("#11") == "#11: " + big
