@@ -53,27 +53,18 @@ def _render_document(args: argparse.Namespace):
 
 def cmd_render(args: argparse.Namespace) -> int:
     """`snapglyph render`: write DIR/page-NNNN.png and DIR/manifest.json, page by page; returns the exit status."""
-    from .raster.page_folder import clear_stale_pages
+    from .raster.page_folder import write_pages
     from .raster.pool import encode_ahead, resolve_workers
     from .raster.render import iter_pages
     prof = _resolve_profile(args)
     doc = _render_document(args)
     workers = resolve_workers(args.workers)
     out = Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
-    pages = []
     drawn = iter_pages(doc, profile=prof, mode=args.mode, cell=args.cell, family=args.family,
                        reuse_buffer=workers == 1)
-    for page in encode_ahead(drawn, workers):
-        name = f"page-{page.index + 1:04d}.png"
-        (out / name).write_bytes(page.png)
-        pages.append({"file": name, "width": page.width, "height": page.height, "chars": page.chars,
-                      "first_id": page.first_id, "last_id": page.last_id})
-    stale = clear_stale_pages(out, [p["file"] for p in pages])
+    pages, stale = write_pages(out, encode_ahead(drawn, workers), prof.name)
     if stale:
         print(f"snapglyph: removed {len(stale)} page(s) of an earlier run: {', '.join(stale)}", file=sys.stderr)
-    manifest = {"profile": prof.name, "pages": pages}
-    (out / "manifest.json").write_text(json.dumps(manifest, indent=1) + "\n", encoding="utf-8")
     print(f"{len(pages)} pages ({prof.name}) written to {out}/", file=sys.stderr)
     return 0
 
@@ -257,15 +248,8 @@ def _write_text(text: str) -> None:
 def cmd_validate(args: argparse.Namespace) -> int:
     """`snapglyph validate`: print every fault of a request; returns 1 if there is one, else 0."""
     from .providers.validation import validate
-    try:
-        body = json.loads(Path(args.file).read_bytes().decode("utf-8"))
-    except UnicodeDecodeError as e:
-        raise InputError(f"{args.file} is not UTF-8 text (byte {e.object[e.start]:#04x} at offset {e.start}); "
-                         "expected a JSON request body") from None
-    except json.JSONDecodeError as e:
-        raise InputError(f"{args.file}: malformed JSON ({e})") from None
-    except RecursionError:
-        raise InputError(f"{args.file}: JSON nests too deeply to read") from None
+    from .readers.decode import read_json_body
+    body = read_json_body(args.file)
     faults = validate(body, args.dialect, profile=_resolve_profile(args) if (args.profile or args.model) else None)
     for f in faults:
         print(str(f))

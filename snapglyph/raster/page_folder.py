@@ -12,7 +12,7 @@ import re
 from pathlib import Path
 from typing import Iterable
 
-__all__ = ["PAGE_NAME", "clear_stale_pages", "page_name"]
+__all__ = ["PAGE_NAME", "clear_stale_pages", "page_name", "write_pages"]
 
 PAGE_NAME = re.compile(r"page-\d{4,}\.png")
 """The file names of pages (``page-0001.png``); a manifest entry of another shape is never deleted."""
@@ -73,3 +73,44 @@ def clear_stale_pages(folder: str | Path, written: Iterable[str]) -> list[str]:
             (folder / name).unlink()
             removed.append(name)
     return removed
+
+
+def write_pages(folder: str | Path, pages: Iterable, profile_name: str) -> tuple[list[dict], list[str]]:
+    """Write each page as ``folder/page-NNNN.png`` as it comes, then clear stale pages and write ``manifest.json``.
+
+    Parameters
+    ----------
+    folder : str or path
+        The output folder (made when missing).
+    pages : iterable of Page
+        Encoded pages in order (``page.png`` bytes, ``width``, ``height`` in pixels, ``chars``, ``first_id``,
+        ``last_id``); consumed one at a time, so a page generator keeps memory flat.
+    profile_name : str
+        The profile named in the manifest.
+
+    Returns
+    -------
+    (list of dict, list of str)
+        The manifest's page entries, and the names of the earlier run's pages removed (:func:`clear_stale_pages`).
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> from snapglyph import render
+    >>> folder = tempfile.mkdtemp()
+    >>> entries, stale = write_pages(folder, render("hello"), "claude")
+    >>> [e["file"] for e in entries], stale, sorted(p.name for p in Path(folder).iterdir())
+    (['page-0001.png'], [], ['manifest.json', 'page-0001.png'])
+    """
+    out = Path(folder)
+    out.mkdir(parents=True, exist_ok=True)
+    entries = []
+    for page in pages:
+        name = page_name(page.index)
+        (out / name).write_bytes(page.png)
+        entries.append({"file": name, "width": page.width, "height": page.height, "chars": page.chars,
+                        "first_id": page.first_id, "last_id": page.last_id})
+    stale = clear_stale_pages(out, [e["file"] for e in entries])
+    manifest = {"profile": profile_name, "pages": entries}
+    (out / "manifest.json").write_text(json.dumps(manifest, indent=1) + "\n", encoding="utf-8")
+    return entries, stale

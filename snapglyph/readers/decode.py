@@ -8,10 +8,13 @@ from __future__ import annotations
 
 import json
 import re
+from pathlib import Path
+from typing import Any
 
-from ..errors import FormatError
+from ..errors import FormatError, InputError
 
-__all__ = ["JSON_EXTS", "LOOKS_JSON", "SNIFF_BYTES", "decode_text", "json_error", "jsonl_entries", "looks_binary"]
+__all__ = ["JSON_EXTS", "LOOKS_JSON", "SNIFF_BYTES", "decode_text", "json_error", "jsonl_entries", "looks_binary",
+           "read_json_body"]
 
 #: Text that opens like a JSON object or array of objects: malformed JSON here is an error even without an extension.
 LOOKS_JSON = re.compile(r'\s*(\{\s*"|\[\s*\{)')
@@ -173,3 +176,37 @@ def jsonl_entries(text: str, name: str, path: str | None) -> tuple[list[dict], l
                                   path=path)
         entries.extend(values)
     return entries, notes
+
+
+def read_json_body(path: str | Path) -> Any:
+    """Read a file holding one JSON value (a request body), as UTF-8.
+
+    Raises
+    ------
+    InputError
+        The file is not UTF-8 (the first bad byte and its offset named), not JSON, or nests too deeply to read.
+    OSError
+        The file cannot be read.
+
+    Examples
+    --------
+    >>> import os, tempfile
+    >>> p = os.path.join(tempfile.mkdtemp(), "body.json")
+    >>> _ = open(p, "wb").write(b'{"model": "m", "messages": []}')
+    >>> read_json_body(p)
+    {'model': 'm', 'messages': []}
+    >>> _ = open(p, "wb").write(b"\\x89PNG")
+    >>> read_json_body(p)  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    snapglyph.errors.InputError: ... is not UTF-8 text (byte 0x89 at offset 0); expected a JSON request body
+    """
+    try:
+        return json.loads(Path(path).read_bytes().decode("utf-8"))
+    except UnicodeDecodeError as e:
+        raise InputError(f"{path} is not UTF-8 text (byte {e.object[e.start]:#04x} at offset {e.start}); "
+                         "expected a JSON request body") from None
+    except json.JSONDecodeError as e:
+        raise InputError(f"{path}: malformed JSON ({e})") from None
+    except RecursionError:
+        raise InputError(f"{path}: JSON nests too deeply to read") from None
