@@ -11,10 +11,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from snapglyph.raster.atlas import MARKER, SYMBOL_LABELS, atlas
-from snapglyph.raster.blocks import plan_blocks
 from snapglyph.model.document import STYLE_HEADER, Document
 from snapglyph.providers.profiles import profile as get_profile
+from snapglyph.raster.atlas import MARKER, SYMBOL_LABELS, atlas
+from snapglyph.raster.blocks import plan_blocks
 from snapglyph.raster.text import normalize
 
 # Pixel value of each atlas level for each style, written out independently of render.STYLE_LUT.

@@ -11,8 +11,6 @@ import time
 from pathlib import Path
 
 import pytest
-
-import snapglyph
 from snapglyph_agent_demo.clients import AnthropicClient, OpenAIClient
 from snapglyph_agent_demo.context import strip_reasoning, trim_to_boundary
 from snapglyph_agent_demo.loop import WRAP_UP, Agent, AgentStop, LoopConfig
@@ -20,6 +18,8 @@ from snapglyph_agent_demo.sim_errors import anthropic_grammar_error, openai_gram
 from snapglyph_agent_demo.simulator import Simulator, answer, call
 from snapglyph_agent_demo.tools import Workspace
 from snapglyph_agent_demo.transcript import Transcript
+
+import snapglyph
 
 ROOT = Path(__file__).resolve().parent.parent
 

@@ -9,10 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from snapglyph import compact, validate
-from snapglyph.readers.registry import load, load_text
-
 from conftest import shared_path
+from snapglyph import compact, load, load_text, validate
 
 DATA = Path(__file__).parent / "data"
 
@@ -200,7 +198,7 @@ def test_openhands_sdk_event_folder():
 
 
 def test_folder_without_events_is_refused(tmp_path):
-    from snapglyph.errors import FormatError
+    from snapglyph import FormatError
     with pytest.raises(FormatError, match="no events/event-"):
         load(tmp_path)
 

@@ -9,7 +9,7 @@ import sys
 import numpy as np
 import pytest
 
-from snapglyph.errors import FontError, InputError
+from snapglyph import FontError, InputError
 from snapglyph.raster.atlas import CELLS, LEVELS, REPL_NARROW, REPL_WIDE, atlas, font_path
 from snapglyph.raster.font_report import fonts_report
 

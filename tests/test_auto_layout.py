@@ -4,14 +4,13 @@ from __future__ import annotations
 
 import pytest
 
-from snapglyph.model.document import STYLE_DIM, STYLE_TEXT, Document, Segment, build_document
+from conftest import shared_path
+from snapglyph import Document, build_document, load
+from snapglyph.model.document import STYLE_DIM, STYLE_TEXT, Segment
 from snapglyph.raster.atlas import SYMBOL_LABELS, atlas
 from snapglyph.raster.blocks import find_blocks, plan_blocks, split_lines
 from snapglyph.raster.render import render_document
 from snapglyph.raster.text import normalize
-from snapglyph.readers.registry import load
-
-from conftest import shared_path
 
 CONT = "\u21aa"
 FILES = [

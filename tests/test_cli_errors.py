@@ -8,13 +8,10 @@ import json
 import subprocess
 import sys
 
-import pytest
-
-from snapglyph.cli import main
-from snapglyph.compaction.store import SourceStore
-from snapglyph.model.messages import Message, Part
 
 from conftest import ROOT
+from snapglyph import Message, Part, SourceStore
+from snapglyph.cli import main
 
 TRAJ = ROOT / "examples" / "swe-agent" / "marshmallow-code__marshmallow-1867.traj"
 BINARY = bytes(range(256)) * 40

@@ -9,16 +9,12 @@ import json
 import numpy as np
 import pytest
 from PIL import Image
+from sdk_oracle import sdk_errors
+from test_cli import run
 
 from conftest import ROOT
-from sdk_oracle import sdk_errors
-from snapglyph import compact
-from snapglyph.compaction.store import SourceStore
-from snapglyph.errors import BudgetError
-from snapglyph.model.messages import Message, Part, images_in
-from snapglyph.providers.validation import validate
-from snapglyph.readers.registry import from_request
-from test_cli import run
+from snapglyph import BudgetError, Message, Part, SourceStore, compact, from_request, validate
+from snapglyph.model.messages import images_in
 
 TRAJ = ROOT / "examples" / "swe-agent" / "marshmallow-code__marshmallow-1867.traj"
 
@@ -142,8 +138,7 @@ def test_too_many_images_in_the_tail_leave_room_for_pages():
 def test_a_page_above_the_many_image_side_is_refused_by_the_profile():
     import dataclasses
 
-    from snapglyph.errors import InputError
-    from snapglyph.providers.profiles import profile, profile_names
+    from snapglyph import InputError, profile, profile_names
     assert all(max(profile(n).page_size) <= (profile(n).many_image_max_side or 10**9) for n in profile_names())
     with pytest.raises(InputError, match=r"^profile claude: a 2016x1092 page exceeds the many-image limit of 2000 "
                                          r"px a side$"):

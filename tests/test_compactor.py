@@ -10,18 +10,11 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from snapglyph import compact
+from conftest import load_case
+from snapglyph import BudgetError, Message, Part, SourceStore, StoreError, build_document, compact, profile, validate
 from snapglyph.model.ids import format_ranges
 from snapglyph.providers.dialects import normalize, to_request
-from snapglyph.model.document import build_document
-from snapglyph.errors import BudgetError, StoreError
-from snapglyph.model.messages import Message, Part
-from snapglyph.providers.profiles import profile
 from snapglyph.raster.render import render_document
-from snapglyph.compaction.store import SourceStore
-from snapglyph.providers.validation import validate
-
-from conftest import load_case
 
 
 def conversation(rounds: int = 60, width: int = 1500) -> list[Message]:
@@ -228,8 +221,8 @@ def test_openai_pages_carry_the_profile_detail():
 
 
 def test_snapshot_parts_for_other_compactors():
+    from snapglyph import snapshot_parts
     from snapglyph.compaction.guide import reading_guide
-    from snapglyph.compaction.snapshot import snapshot_parts
     msgs = conversation(rounds=10)[2:20]
     sp = snapshot_parts(msgs, profile="claude", dialect="anthropic")
     assert sp.ids == [m.id for m in msgs]
@@ -301,7 +294,7 @@ def test_snapshot_text_when_pages_are_dropped():
 
 
 def test_no_user_message_is_an_input_error():
-    from snapglyph.errors import InputError
+    from snapglyph import InputError
     with pytest.raises(InputError, match="no user message"):
         compact([Message(0, "system", [Part("text", text="s")])], profile="claude", dialect="anthropic")
     with pytest.raises(InputError, match="not int"):
@@ -361,8 +354,8 @@ def test_a_new_system_prompt_keeps_the_store():
 
 
 def test_request_model_follows_the_profile():
+    from snapglyph import profile_for_model
     from snapglyph.providers.request_model import REQUEST_MODELS
-    from snapglyph.providers.profiles import profile_for_model
     for name, model in REQUEST_MODELS.items():
         assert profile_for_model(model).name in (name, "openai" if name == "openai-original" else name)
     msgs = conversation(rounds=3)

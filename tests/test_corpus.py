@@ -10,10 +10,8 @@ import sys
 import pytest
 
 from conftest import ROOT, shared_path
+from snapglyph import InputError, cost_report, load
 from snapglyph.corpus import corpus_cost, corpus_paths, price_transcript, write_rows
-from snapglyph.errors import InputError
-from snapglyph.readers.registry import load
-from snapglyph.report import cost_report
 
 TRAJ = ROOT / "examples" / "swe-agent" / "marshmallow-code__marshmallow-1867.traj"
 PI = ROOT / "examples" / "pi-session" / "large-session.jsonl"

@@ -8,11 +8,10 @@ import subprocess
 import sys
 
 import pytest
-
-from snapglyph.report import cost_report
+from test_compactor import conversation
 
 from conftest import ROOT
-from test_compactor import conversation
+from snapglyph import cost_report
 
 TRAJ = ROOT / "examples" / "swe-agent" / "marshmallow-code__marshmallow-1867.traj"
 
@@ -22,7 +21,7 @@ def test_rows_follow_the_documented_formulas():
     rows = cost_report(msgs, profiles=["claude", "openai"], budget=30_000)
     assert [(r.profile, r.scope) for r in rows] == [("claude", "whole"), ("claude", "middle"),
                                                     ("openai", "whole"), ("openai", "middle")]
-    from snapglyph.model.document import build_document
+    from snapglyph import build_document
     from snapglyph.raster.render import render_document
     pages = render_document(build_document(msgs), profile="claude")
     # Anthropic: ceil(w/28) * ceil(h/28); OpenAI gpt-5.4+ high: ceil(ceil(w/32) * ceil(h/32) * 1.2)

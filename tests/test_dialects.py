@@ -6,10 +6,8 @@ import json
 
 import pytest
 
+from snapglyph import InputError, Message, Part, validate
 from snapglyph.providers.dialects import normalize, to_request
-from snapglyph.errors import InputError
-from snapglyph.model.messages import Message, Part
-from snapglyph.providers.validation import validate
 
 PNG_1x1 = ("iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAAAAAA6fptVAAAACklEQVR4nGNgAAAAAgABSK+kcQAAAABJRU5ErkJggg==")
 

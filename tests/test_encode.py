@@ -9,8 +9,8 @@ import numpy as np
 import pytest
 from PIL import Image
 
+from snapglyph import InputError
 from snapglyph.raster.encode import data_url, exact_depth, png_bytes
-from snapglyph.errors import InputError
 
 
 def _decode(png: bytes) -> np.ndarray:

@@ -20,9 +20,10 @@ import pytest
 from PIL import Image
 
 hypothesis = pytest.importorskip("hypothesis")
-from hypothesis import HealthCheck, given, settings, strategies as st, target  # noqa: E402
-
+from hypothesis import HealthCheck, given, settings, target  # noqa: E402
+from hypothesis import strategies as st
 from sdk_oracle import sdk_errors  # noqa: E402
+
 from snapglyph import compact  # noqa: E402
 from snapglyph.model.images import check_image  # noqa: E402
 from snapglyph.model.messages import Message, Part, images_in  # noqa: E402

@@ -5,15 +5,11 @@ from __future__ import annotations
 import json
 
 import pytest
-
-from snapglyph import compact, validate
-from snapglyph.model.messages import Message, Part
-from snapglyph.providers.dialects import normalize, to_request
-from snapglyph.providers.profiles import profile
-from snapglyph.readers.registry import from_request, load_text
+from sdk_oracle import sdk_errors
 
 from conftest import shared_path
-from sdk_oracle import sdk_errors
+from snapglyph import Message, Part, compact, from_request, load_text, profile, validate
+from snapglyph.providers.dialects import normalize, to_request
 
 PNG_1x1 = ("iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAAAAAA6fptVAAAACklEQVR4nGNgAAAAAgABc3UBGAAAAABJRU5ErkJggg==")
 
@@ -164,7 +160,7 @@ def test_gemini_profiles_default_to_the_gemini_dialect():
                                  "gemini-cli/gemini.jsonl"])
 @pytest.mark.parametrize("prof", ["gemini", "gemini-2"])
 def test_real_transcripts_compact_twice_in_gemini(rel, prof):
-    from snapglyph.readers.registry import load
+    from snapglyph import load
     t = load(shared_path("data", *rel.split("/")))
     full = compact(t, profile=prof, budget=10_000_000, max_tokens=256)
     budget = 256 + (full.tokens_before - 256) * 2 // 3

@@ -8,10 +8,10 @@ import io
 
 from PIL import Image
 
+from snapglyph import from_request
 from snapglyph._config import IMAGE_HEAD_CHARS
 from snapglyph.model import images
 from snapglyph.model.images import check_image, image_size
-from snapglyph.readers.registry import from_request
 
 
 def _b64(fmt: str, size: tuple[int, int] = (37, 23), **kw) -> str:

@@ -10,8 +10,8 @@ from langchain.agents import create_agent
 from langchain_core.messages import ToolMessage
 from langchain_core.tools import tool
 from langchain_openai import ChatOpenAI
-
 from snapglyph_agent_demo.simulator import Simulator, answer, call
+
 from snapglyph import SourceStore
 from snapglyph.integrations.langchain import SnapglyphMiddleware
 

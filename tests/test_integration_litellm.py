@@ -10,8 +10,8 @@ litellm = pytest.importorskip("litellm", reason="litellm not installed (the `int
 from litellm.caching.dual_cache import DualCache
 from litellm.exceptions import ContextWindowExceededError
 from litellm.proxy._types import UserAPIKeyAuth
-
 from snapglyph_agent_demo.simulator import Simulator, answer, call
+
 from snapglyph import SourceStore, recall_tool
 from snapglyph.integrations.litellm import SnapglyphHook, completion_with_recovery
 

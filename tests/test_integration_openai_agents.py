@@ -6,8 +6,8 @@ import pytest
 
 agents = pytest.importorskip("agents", reason="openai-agents not installed (the `integrations` extra)")
 from openai import AsyncOpenAI
-
 from snapglyph_agent_demo.simulator import Simulator, answer, call
+
 from snapglyph import SourceStore
 from snapglyph.integrations.openai_agents import InputFilter, RecoveringModel
 

@@ -16,8 +16,8 @@ from pydantic_ai.messages import (
 )
 from pydantic_ai.models.openai import OpenAIChatModel
 from pydantic_ai.providers.openai import OpenAIProvider
-
 from snapglyph_agent_demo.simulator import Simulator, answer, call
+
 from snapglyph import SourceStore
 from snapglyph.integrations.pydantic_ai import SnapglyphCapability, SnapglyphHistory
 

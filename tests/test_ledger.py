@@ -4,16 +4,13 @@ from __future__ import annotations
 
 import pytest
 
+from conftest import shared_path
+from snapglyph import Message, Part, count_for_profile, load
+from snapglyph._config import USER_TEXT_MAX
 from snapglyph.compaction.guide import reading_guide
 from snapglyph.compaction.ledger import LEDGER_HEADING, Ledger, drawn_text
-from snapglyph._config import USER_TEXT_MAX
 from snapglyph.compaction.user_words import USER_HEADING, user_texts, user_words_text
 from snapglyph.model.identifiers import find_identifiers
-from snapglyph.model.messages import Message, Part
-from snapglyph.providers.tokens import count_for_profile
-from snapglyph.readers.registry import load
-
-from conftest import shared_path
 
 
 @pytest.mark.parametrize("text, found", [

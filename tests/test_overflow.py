@@ -6,7 +6,8 @@ import json
 
 import pytest
 
-from snapglyph.providers.overflow import OverflowResult, check_silent_truncation, detect
+from snapglyph import OverflowResult
+from snapglyph.providers.overflow import check_silent_truncation, detect
 
 # (case id, status, body, provider, prompt_tokens, limit)
 POSITIVE = [

@@ -8,9 +8,8 @@ import re
 
 import pytest
 
+from snapglyph import InputError, LimitError, UnknownProfileError, profile, profile_for_model, profile_names
 from snapglyph.providers import profiles
-from snapglyph.errors import InputError, LimitError, UnknownProfileError
-from snapglyph.providers.profiles import profile, profile_for_model, profile_names
 
 ALL = profile_names()
 

@@ -7,12 +7,11 @@ import io
 import json
 
 import numpy as np
-from hypothesis import HealthCheck, given, settings, strategies as st
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from PIL import Image
 
-from snapglyph import compact, recall, validate
-from snapglyph.errors import BudgetError
-from snapglyph.model.messages import Message, Part
+from snapglyph import BudgetError, Message, Part, compact, recall, validate
 from snapglyph.compaction.recall import source_text
 
 

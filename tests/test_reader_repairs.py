@@ -8,9 +8,8 @@ from __future__ import annotations
 
 import json
 
-from snapglyph.readers.registry import load, load_text
-
 from conftest import shared_path
+from snapglyph import load, load_text
 
 CC_MAIN = ("data", "claude-code-spotter", "8463c716-a2ea-4c14-9efa-87158ebd9f20.jsonl")
 PI_LARGE = ("data", "pi-session", "large-session.jsonl")
@@ -83,7 +82,7 @@ def test_torn_last_line_reads_every_complete_line(tmp_path):
 def test_torn_line_inside_the_file_is_still_an_error():
     import pytest
 
-    from snapglyph.errors import FormatError
+    from snapglyph import FormatError
     text = _cc_session(4).splitlines()
     text[3] = text[3][:20]
     with pytest.raises(FormatError, match="malformed JSON in s.jsonl at line 4"):
@@ -150,7 +149,7 @@ def test_compact_result_carries_what_the_reader_repaired_and_skipped(tmp_path):
     assert res.reader_notes == expected
     assert res.summary().endswith("".join(f"; read: {n}" for n in expected))
     # the free tiers pass them on too
-    from snapglyph.compaction.tiers import compact_ladder
+    from snapglyph import compact_ladder
     assert compact_ladder(t, profile="claude", budget=100_000).result.reader_notes == expected
     # messages and request bodies built by hand have nothing to report
     assert compact(t.messages, profile="claude", budget=100_000).reader_notes == []

@@ -4,10 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from snapglyph import compact, validate
-from snapglyph.readers.registry import load
-
 from conftest import shared_path
+from snapglyph import compact, load, validate
 
 FILES = [
     ("aider-chat-history/chat-history.md", "claude", "anthropic"),

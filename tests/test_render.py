@@ -12,13 +12,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 from PIL import Image
-
-from snapglyph.model.document import STYLE_CALL, STYLE_DIM, STYLE_HEADER, STYLE_TEXT, Document, Segment
-from snapglyph.errors import InputError
-from snapglyph.providers.profiles import profile
-from snapglyph.raster.render import iter_pages, render, render_document
-
 from reference_renderer import reference_pages, reference_render
+
+from snapglyph import Document, InputError, profile, render
+from snapglyph.model.document import STYLE_CALL, STYLE_DIM, STYLE_HEADER, STYLE_TEXT, Segment
+from snapglyph.raster.render import iter_pages, render_document
 
 GOLDEN = Path(__file__).parent / "golden"
 
@@ -183,7 +181,7 @@ def test_wide_switch_note():
 
 
 def test_inputs_and_errors():
-    from snapglyph.model.messages import Message, Part
+    from snapglyph import Message, Part
 
     msgs = [Message(id=0, role="user", parts=[Part(kind="text", text="hi")])]
     assert render(msgs)[0].first_id == 0

@@ -10,9 +10,9 @@ import anthropic
 import httpx
 import openai
 import pytest
-
 from snapglyph_agent_demo.sim_errors import PROVIDERS, overflow_body
 from snapglyph_agent_demo.simulator import Simulator, answer, call
+
 from snapglyph.cli import main
 from snapglyph.providers.overflow import detect
 from snapglyph.serve.app import ServeConfig

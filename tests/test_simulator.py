@@ -9,10 +9,10 @@ import anthropic
 import openai
 import pytest
 from PIL import Image
-
-import snapglyph
 from snapglyph_agent_demo.sim_errors import PROVIDERS, overflow_body
 from snapglyph_agent_demo.simulator import Simulator, answer, call, count_text, png_size
+
+import snapglyph
 from snapglyph.providers.overflow import detect
 
 TOOLS_OAI = [{"type": "function", "function": {"name": "read_file", "description": "Read a file",

@@ -7,21 +7,15 @@ import json
 
 import pytest
 
-from snapglyph import compact
+from conftest import shared_path
+from snapglyph import InputError, Message, Part, SourceStore, compact, load, profile
 from snapglyph.compaction.dropping import drop_order, shown_and_dropped
 from snapglyph.compaction.estimate import TokenCosts
 from snapglyph.compaction.guide import reading_guide
-from snapglyph.compaction.ledger import LEDGER_HEADING, Ledger, drawn_text
-from snapglyph.compaction.store import SourceStore
+from snapglyph.compaction.ledger import LEDGER_HEADING, drawn_text
 from snapglyph.compaction.user_words import USER_HEADING, user_texts
-from snapglyph.errors import InputError
 from snapglyph.model.identifiers import find_identifiers
-from snapglyph.model.messages import Message, Part
 from snapglyph.model.snapshot_text import parse_snapshot_text
-from snapglyph.providers.profiles import profile
-from snapglyph.readers.registry import load
-
-from conftest import shared_path
 
 CUT_LINE = "(older identifiers not listed: recall the message by id)"
 
@@ -170,7 +164,7 @@ def test_pages_that_hold_only_tool_output_are_dropped_first():
     res = compact(msgs, profile="claude", budget=15_000, ledger=0)
     assert res.dropped_ids
     middle = [m for m in msgs if m.id in set(res.middle_ids)]
-    from snapglyph.raster.render import render
+    from snapglyph import render
     pages = render(middle, profile="claude")
     order = drop_order(pages, middle)
     tool_only = [i for i, p in enumerate(pages) if all(roles[j] == "tool" for j in range(p.first_id, p.last_id + 1))]

@@ -6,9 +6,7 @@ import os
 
 import pytest
 
-from snapglyph.errors import StoreError
-from snapglyph.model.messages import Message, Part
-from snapglyph.compaction.store import SourceStore
+from snapglyph import Message, Part, SourceStore, StoreError
 
 ODD = "\x1b[31mred\x1b[0m\r\n\x00\ud800 tab\t e\u0301 \U0001f600 \u202eRTL"
 

@@ -15,14 +15,12 @@ import numpy as np
 import pytest
 from PIL import Image
 
+from snapglyph import Document, InputError, load, render
 from snapglyph._config import SPLIT
-from snapglyph.errors import InputError
-from snapglyph.model.document import Document
 from snapglyph.raster import encode
 from snapglyph.raster.encode import png_bytes
 from snapglyph.raster.pool import encode_ahead, resolve_workers
-from snapglyph.raster.render import iter_pages, render
-from snapglyph.readers.registry import load
+from snapglyph.raster.render import iter_pages
 from snapglyph.readers.textfile import TextFileDocument, is_plain_text_file
 
 # More than two SPLIT pieces: a line longer than half a SPLIT (no newline to cut at), CRLF, tabs, wide and astral

@@ -7,9 +7,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from conftest import load_case
+from snapglyph import Document, render
 from snapglyph.raster.atlas import REPL_NARROW, REPL_WIDE, atlas
-from snapglyph.model.document import Document
-from snapglyph.raster.render import render, render_document
+from snapglyph.raster.render import render_document
 from snapglyph.raster.text import char_cells, normalize
 
 

@@ -12,15 +12,14 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from reference_renderer import reference_pages
 
+from snapglyph import Document, profile
+from snapglyph.model.document import STYLE_DIM, STYLE_HEADER, STYLE_TEXT, Segment
 from snapglyph.raster import stream as stream_mod
 from snapglyph.raster.atlas import atlas
-from snapglyph.model.document import STYLE_DIM, STYLE_HEADER, STYLE_TEXT, Document, Segment
-from snapglyph.providers.profiles import profile
 from snapglyph.raster.render import iter_pages
 from snapglyph.raster.text import cell_table, char_cells, normalize, normalize_codes
-
-from reference_renderer import reference_pages
 
 # Pieces that exercise every rule: tabs, wide CJK and fullwidth, combining marks, ZWJ emoji with modifiers, Hangul
 # jamo, controls and escapes (CR, backspace, erase-line fill, inline-image placeholder), line separators, lone
@@ -80,7 +79,7 @@ def test_cell_table_matches_char_cells():
 
 
 def test_normalize_codes_rejects_non_str():
-    from snapglyph.errors import InputError
+    from snapglyph import InputError
 
     with pytest.raises(InputError):
         normalize_codes(b"abc", atlas((6, 12)).table)

@@ -3,17 +3,12 @@
 from __future__ import annotations
 
 import pytest
-
-from snapglyph import compact_ladder, recall
-from snapglyph.errors import BudgetError, InputError
-from snapglyph.model.messages import Message, Part
-from snapglyph.compaction.recall import source_text
-from snapglyph.compaction.store import SourceStore
-from snapglyph.compaction.tiers import drop_images, omit_uneventful
-from snapglyph.providers.validation import validate
-
 from test_compactor import conversation
 from test_properties import _png
+
+from snapglyph import BudgetError, InputError, Message, Part, SourceStore, compact_ladder, recall, validate
+from snapglyph.compaction.recall import source_text
+from snapglyph.compaction.tiers import drop_images, omit_uneventful
 
 
 def _result(mid: int, text: str, name: str = "bash") -> Message:

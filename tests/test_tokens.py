@@ -7,9 +7,8 @@ import sys
 
 import pytest
 
+from snapglyph import InputError, UnknownProfileError, profile
 from snapglyph.providers import tokens
-from snapglyph.errors import InputError, UnknownProfileError
-from snapglyph.providers.profiles import profile
 
 
 def _need_cl100k():

@@ -6,12 +6,10 @@ import json
 
 import pytest
 
-from snapglyph.model.document import STYLE_CALL, build_document
-from snapglyph.model.messages import Message, Part
-from snapglyph.model.tool_calls import INLINE_MAX, call_lines
-from snapglyph.readers.registry import load
-
 from conftest import shared_path
+from snapglyph import Message, Part, build_document, load
+from snapglyph.model.document import STYLE_CALL
+from snapglyph.model.tool_calls import INLINE_MAX, call_lines
 
 
 def test_scalars_inline_in_source_order_with_source_spelling():

@@ -5,9 +5,7 @@ from __future__ import annotations
 import pytest
 from sdk_oracle import sdk_errors
 
-from snapglyph import compact, validate
-from snapglyph.compaction.store import SourceStore
-from snapglyph.model.messages import Message, Part
+from snapglyph import Message, Part, SourceStore, compact, validate
 from snapglyph.providers.tool_names import safe_tool_names, tool_name_ok
 
 LONG = "x" * 70

@@ -11,8 +11,8 @@ from collections import Counter
 
 import pytest
 
-from snapglyph.readers.registry import Transcript, load
 from conftest import shared_path
+from snapglyph import Transcript, load
 
 CC_MAIN = ("claude-code-spotter", "8463c716-a2ea-4c14-9efa-87158ebd9f20.jsonl")
 CC_SUB = ("claude-code-spotter", "agent-acompact-e1f845.jsonl")

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from snapglyph.errors import FormatError
-from snapglyph.readers.registry import FORMATS, from_request, load, load_text, parse_snapshot_text
+from snapglyph import FormatError, from_request, load, load_text
+from snapglyph.readers.registry import FORMATS, parse_snapshot_text
 
 DATA = Path(__file__).resolve().parent / "data"
 PNG = "iVBORw0KGgoAAAANSUhEUgAAAAMAAAACCAAAAAC4HznGAAAAC0lEQVR4nGNggAAAAAgAAbdYc5UAAAAASUVORK5CYII="  # 3x2

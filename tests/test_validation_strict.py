@@ -10,13 +10,11 @@ import json
 
 import pytest
 from PIL import Image
-
 from sdk_oracle import sdk_errors
-from snapglyph import compact
-from snapglyph.model.messages import OPENING_USER_LINE, Message, Part
+
+from snapglyph import Message, Part, compact, from_request, validate
+from snapglyph.model.messages import OPENING_USER_LINE
 from snapglyph.providers.dialects import normalize, to_request
-from snapglyph.providers.validation import validate
-from snapglyph.readers.registry import from_request
 
 PNG_1x1 = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAAAAAA6fptVAAAACklEQVR4nGNgAAAAAgABSK+kcQAAAABJRU5ErkJggg=="
 DIALECTS = ("anthropic", "openai", "responses")
@@ -260,7 +258,7 @@ def test_opening_line_keeps_the_head_and_ids_across_passes(tmp_path):
     res.store.save(path)
     t = from_request(json.loads(json.dumps(res.request)))
     assert t.meta["opening_line_removed"] and [m.id for m in t.messages[:3]] == [0, 1, 2]
-    from snapglyph.compaction.store import SourceStore
+    from snapglyph import SourceStore
     res2 = compact(t, profile="claude", dialect="anthropic", budget=30_000, store=SourceStore(path))
     assert res2.head_ids == res.head_ids and validate(res2.request, "anthropic", profile="claude") == []
 
