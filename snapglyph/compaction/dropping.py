@@ -155,6 +155,15 @@ class Fit:
         Ids of the middle, ascending.
     order : list of int
         The order in which pages are dropped (:func:`drop_order`), indices into :attr:`pages`.
+
+    Examples
+    --------
+    >>> from types import SimpleNamespace as P
+    >>> pages = [P(first_id=1, last_id=3), P(first_id=3, last_id=5)]
+    >>> fit = Fit([], 200, [], list(pages), base=300, snap_text=20, page_cost=lambda ps: 500 * len(ps),
+    ...           pages=pages, middle_ids=[1, 2, 3, 4, 5], order=[0, 1])
+    >>> fit.total(), fit.total(fit.kept_after(1)), fit.shown(fit.kept_after(1)), fit.total([])
+    (1520, 1020, [3, 4, 5], 500)
     """
 
     tail: list[Message]
@@ -225,6 +234,19 @@ def fit_budget(conv: "Conversation", plan: "Plan", budget: int, notes: Notes | N
     BudgetError
         The head, the newest round (its outputs paged) and the reserved output still do not fit; the message names
         the largest message of that round.
+
+    Examples
+    --------
+    >>> from snapglyph import Part, profile, render
+    >>> from snapglyph.compaction import conversation, plan
+    >>> msgs = [Message(i, "assistant" if i % 2 else "user", [Part("text", text=f"step {i} " * 400)])
+    ...         for i in range(12)]
+    >>> conv = conversation.prepare(msgs, prof=profile("claude"), dialect="anthropic", store=None, model=None,
+    ...                             max_tokens=100, tools=None, recall_tool=False, draw=render)
+    >>> cut = plan.plan_cut(conv, 5000)
+    >>> fit = fit_budget(conv, cut, 5000)
+    >>> [(p.first_id, p.last_id) for p in cut.pages], [(p.first_id, p.last_id) for p in fit.kept], fit.total()
+    ([(1, 6), (6, 10)], [(6, 10)], 4646)
     """
     norm, c, costs = conv.norm, plan.cut, conv.costs
     base = conv.fixed + sum(conv.per[:plan.head_end])
@@ -270,6 +292,19 @@ def add_summary(fit: Fit, plan: "Plan", budget: int, summarize: Callable[[list[M
         The callback returned no text.
     BudgetError
         The summary does not fit beside the head and the newest round.
+
+    Examples
+    --------
+    >>> from snapglyph import Part, profile, render
+    >>> from snapglyph.compaction import conversation, plan
+    >>> msgs = [Message(i, "assistant" if i % 2 else "user", [Part("text", text=f"step {i} " * 400)])
+    ...         for i in range(12)]
+    >>> conv = conversation.prepare(msgs, prof=profile("claude"), dialect="anthropic", store=None, model=None,
+    ...                             max_tokens=100, tools=None, recall_tool=False, draw=render)
+    >>> cut = plan.plan_cut(conv, 5000); fit = fit_budget(conv, cut, 5000)
+    >>> add_summary(fit, cut, 5000, lambda ms: f"{len(ms)} messages about steps", conv.costs.text)
+    >>> fit.summary.splitlines(), fit.summary_cost, len(fit.kept), fit.total()
+    (['Summary of messages #1-#6 (not shown as pages):', '6 messages about steps'], 26, 1, 4672)
     """
     pages, mid_ids, mid = plan.pages, plan.middle_ids, plan.middle
     for _ in range(SUMMARY_ROUNDS):

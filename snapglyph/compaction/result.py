@@ -56,6 +56,18 @@ class CompactResult:
     cut : Cut or None
         Where this compaction cut (:class:`~snapglyph.compaction.sticky.Cut`): pass it as ``compact(..., cut=)``
         for the grown conversation to keep the same pages while its tail fits.
+
+    Examples
+    --------
+    >>> from snapglyph import Message, Part, compact
+    >>> msgs = [Message(i, "assistant" if i % 2 else "user", [Part("text", text=f"step {i} " * 400)])
+    ...         for i in range(12)]
+    >>> res = compact(msgs, dialect="anthropic", budget=6000, max_tokens=100)
+    >>> res.head_ids, res.tail_ids, res.dropped_ids, len(res.pages), res.tokens_before, res.tokens_after
+    ([0], [11], [1, 2, 3, 4, 5, 6], 1, 18892, 5665)
+    >>> request, store = res
+    >>> sorted(request), type(store).__name__
+    (['max_tokens', 'messages', 'model'], 'SourceStore')
     """
 
     request: dict

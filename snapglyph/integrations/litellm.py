@@ -122,6 +122,19 @@ def completion_with_recovery(hook: SnapglyphHook, **kwargs: Any) -> Any:
         When the retry overflows too; any other error of ``litellm.completion`` as it is.
     snapglyph.BudgetError
         When even the head and the newest round cannot fit the learned budget.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> hook, msgs = SnapglyphHook(tempfile.mkdtemp(), budget=50_000), [{"role": "user", "content": "hi"}]
+    >>> completion_with_recovery(hook, model="gpt-4o", messages=msgs, mock_response="hello").choices[0].message.content
+    'hello'
+    >>> err = ContextWindowExceededError("maximum context length is 8192 tokens", model="gpt-4o", llm_provider="openai")
+    >>> try:                                    # litellm's mock raises the overflow on both calls, no network
+    ...     completion_with_recovery(hook, model="gpt-4o", messages=msgs, mock_response=err)
+    ... except ContextWindowExceededError:
+    ...     print(hook.compactor_for(msgs).budget)   # the budget learned from the error
+    8192
     """
     try:
         return litellm.completion(**hook.compact_data(kwargs))
@@ -131,7 +144,16 @@ def completion_with_recovery(hook: SnapglyphHook, **kwargs: Any) -> Any:
 
 
 async def acompletion_with_recovery(hook: SnapglyphHook, **kwargs: Any) -> Any:
-    """Async twin of :func:`completion_with_recovery` (``litellm.acompletion``)."""
+    """Async twin of :func:`completion_with_recovery` (``litellm.acompletion``).
+
+    Examples
+    --------
+    >>> import asyncio, tempfile
+    >>> hook, msgs = SnapglyphHook(tempfile.mkdtemp(), budget=50_000), [{"role": "user", "content": "hi"}]
+    >>> reply = asyncio.run(acompletion_with_recovery(hook, model="gpt-4o", messages=msgs, mock_response="hello"))
+    >>> reply.choices[0].message.content
+    'hello'
+    """
     try:
         return await litellm.acompletion(**hook.compact_data(kwargs))
     except ContextWindowExceededError as exc:

@@ -77,6 +77,15 @@ class Part:
         Opaque signature of a ``thinking`` part.
     meta : dict
         Format-specific data kept untouched (never drawn).
+
+    Examples
+    --------
+    >>> result = Part("tool_result", call_id="c1", name="ls", content=[Part("text", text="a.py"),
+    ...                                                              Part("text", text="b.py")])
+    >>> result.result_text()
+    'a.py\\nb.py'
+    >>> Part("image", media_type="image/png", data="iVBORw0KGgo=").nbytes, Part("image", url="https://x/y.png").nbytes
+    (8, 0)
     """
 
     kind: str
@@ -121,6 +130,13 @@ class Message:
         The content, in order.
     meta : dict
         Format-specific data (source uuids, timestamps, ...) kept untouched.
+
+    Examples
+    --------
+    >>> m = Message(2, "assistant", [Part("thinking", text="plan"), Part("text", text="Listing."),
+    ...                              Part("tool_call", name="ls", arguments="{}", call_id="c1")])
+    >>> m.text(), [p.name for p in m.tool_calls()], m.tool_results()
+    ('Listing.', ['ls'], [])
     """
 
     id: int

@@ -40,6 +40,13 @@ class ImageInfo:
         Size as sent: the base64 length (0 for an image given by URL).
     width, height : int or None
         Pixel size where known.
+
+    Examples
+    --------
+    >>> from snapglyph.providers.profiles import profile
+    >>> im = ImageInfo(index=2, nbytes=6_000_000, width=800, height=600)
+    >>> [(b.limit, b.index) for b in breaches(profile("claude"), [im, ImageInfo(3, 900, 800, 600)])]
+    [('max_image_bytes', 2)]
     """
 
     index: int | None
@@ -60,6 +67,13 @@ class Breach:
         Message index of the image at fault; ``None`` for the request as a whole.
     text : str
         What is wrong, naming the profile's limit.
+
+    Examples
+    --------
+    >>> from snapglyph.providers.profiles import profile
+    >>> b, = breaches(profile("claude"), [ImageInfo(0, 100, 80, 60)] * 101)
+    >>> b.limit, b.index, b.text
+    ('max_images', None, '101 images in one request; profile claude allows 100')
     """
 
     limit: str

@@ -78,6 +78,15 @@ class Profile:
         :meth:`with_params`.
     doc : str
         The rules, with the URL of each source and the date it was read.
+
+    Examples
+    --------
+    >>> p = profile("claude")
+    >>> p.page_size, p.cell, p.dialect, p.max_images, p.image_tokens(*p.page_size)
+    ((1092, 1092), (6, 12), 'anthropic', 100, 1521)
+    >>> q = profile("openai-tiles")
+    >>> q.page_size, q.detail, q.image_tokens(*q.page_size)
+    ((512, 2048), 'high', 765)
     """
 
     name: str
@@ -409,7 +418,13 @@ _PROFILES: dict[str, Profile] = {name: _build(name, row) for name, row in PROFIL
 
 
 def profile_names() -> list[str]:
-    """Return the known profile names, sorted."""
+    """Return the known profile names, sorted.
+
+    Examples
+    --------
+    >>> print(*profile_names())
+    claude claude-hires gemini gemini-2 openai openai-original openai-tiles pixtral qwen2.5-vl qwen3-vl
+    """
     return sorted(_PROFILES)
 
 
@@ -422,6 +437,15 @@ def profile(name: "str | Profile") -> Profile:
     ------
     UnknownProfileError
         If no profile has that name; the message lists the known names.
+
+    Examples
+    --------
+    >>> profile("gemini").dialect, profile(profile("claude")).name
+    ('gemini', 'claude')
+    >>> profile("gpt-4o")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    snapglyph.errors.UnknownProfileError: unknown profile 'gpt-4o'; known profiles: ... -> 'openai-tiles')
     """
     if isinstance(name, Profile):
         return name
@@ -464,6 +488,12 @@ def profile_for_model(model: str) -> Profile:
     ------
     UnknownProfileError
         If no rule matches; the message lists the known profiles.
+
+    Examples
+    --------
+    >>> [profile_for_model(m).name for m in ("claude-opus-4-7", "anthropic/claude-sonnet-4-5", "GPT-4o",
+    ...                                      "models/gemini-2.5-pro", "qwen2.5-vl-7b-instruct")]
+    ['claude-hires', 'claude', 'openai-tiles', 'gemini-2', 'qwen2.5-vl']
     """
     if not isinstance(model, str):
         raise UnknownProfileError(f"model must be a str, not {type(model).__name__}")

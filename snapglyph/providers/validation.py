@@ -57,6 +57,15 @@ class Fault:
         Index of the message (or input item) at fault; ``None`` for the request as a whole.
     text : str
         What is wrong, in the provider's terms.
+
+    Examples
+    --------
+    >>> faults = validate({"model": "m", "max_tokens": 10, "messages": [{"role": "assistant", "content": "hi"}]},
+    ...                   "anthropic")
+    >>> faults
+    [Fault(index=0, text='first message must use the "user" role')]
+    >>> str(faults[0]), str(Fault(None, "request body too large"))
+    ('messages[0]: first message must use the "user" role', 'request body too large')
     """
 
     index: int | None

@@ -98,6 +98,14 @@ class Page:
         other, top to bottom then left to right), joined by ``\\n``: characters after normalisation, a symbol
         drawn as its label as the label's letters, the replacement glyph as U+FFFD, a newline mark as ↵, a
         continuation row starting with ↪, an empty row as an empty line.
+
+    Examples
+    --------
+    >>> p, = render_document(Document.from_text("ok \\u2705 done"), workers=1)
+    >>> p.pixels.shape, p.pixels.dtype, p.rows, p.cell, p.fill
+    ((28, 1092), dtype('uint8'), 1, (6, 12), 0.06593406593406594)
+    >>> p.chars, p.replaced, p.drawn, p.text
+    (9, 1, 8, 'ok [ok] done')
     """
 
     pixels: np.ndarray
@@ -156,6 +164,17 @@ def resolve_cell(cell, prof: Profile) -> tuple[int, int]:
     ------
     InputError
         For a malformed cell or one that does not fit one row and column on the page.
+
+    Examples
+    --------
+    >>> from snapglyph.providers.profiles import profile
+    >>> claude = profile("claude")
+    >>> resolve_cell(None, claude), resolve_cell("8x16", claude), resolve_cell((7, 14), claude)
+    ((6, 12), (8, 16), (7, 14))
+    >>> resolve_cell("80x8", claude)
+    Traceback (most recent call last):
+    ...
+    snapglyph.errors.InputError: cell 80x8 out of range: width and height must be 4..64 pixels
     """
     if cell is None:
         cell = prof.cell
@@ -402,7 +421,21 @@ def _last_page_height(prof: Profile, width: int, height: int, used: int) -> int:
 
 def render_document(document: Document, *, profile="claude", cell=None, mode: str = "auto",
                     family: str | None = None, workers: int | None = None) -> list[Page]:
-    """Render ``document`` to a list of pages with their PNGs encoded (see :func:`render` and :func:`iter_pages`)."""
+    """Render ``document`` to a list of pages with their PNGs encoded (see :func:`render` and :func:`iter_pages`).
+
+    Examples
+    --------
+    >>> from snapglyph import Message, Part
+    >>> from snapglyph.model.document import build_document
+    >>> msgs = [Message(0, "user", [Part("text", text="List the files.")]),
+    ...         Message(1, "assistant", [Part("text", text="a.py b.py")])]
+    >>> pages = render_document(build_document(msgs), workers=1)
+    >>> len(pages), pages[0].first_id, pages[0].last_id, pages[0].png[1:4]
+    (1, 0, 1, b'PNG')
+    >>> print(pages[0].text)
+     #0 user List the files.
+     #1 assistant a.py b.py
+    """
     from .pool import encode_ahead
 
     pages = iter_pages(document, profile=profile, cell=cell, mode=mode, family=family)

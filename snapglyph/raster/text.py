@@ -80,6 +80,11 @@ class Normalized:
         Source characters removed as escapes or terminal controls (CR, backspace, overwritten characters).
     zero_width : int
         Source characters that take no cell (combining marks, format characters, joined emoji).
+
+    Examples
+    --------
+    >>> normalize("\\x1b]1337;File=inline=1:AAAA\\x07 done\\x01")
+    Normalized(text='[inline image] done␁', synthetic=[(0, 14)], removed=26, zero_width=0)
     """
 
     text: str
@@ -372,6 +377,12 @@ def normalize(s: str, label_cells: dict[str, int] | None = None) -> Normalized:
     ------
     InputError
         If ``s`` is not a ``str``.
+
+    Examples
+    --------
+    >>> n = normalize("\\x1b[1mbuild\\x1b[0m 40%\\rbuild 100%\\nzero\\u200bwidth")
+    >>> n.text, n.removed, n.zero_width
+    ('build 100%\\nzerowidth', 18, 1)
     """
     if not isinstance(s, str):
         from ..errors import InputError
@@ -422,6 +433,13 @@ def normalize_codes(s: str, table: np.ndarray, head: int = 0,
     ------
     InputError
         If ``s`` is not a ``str``.
+
+    Examples
+    --------
+    >>> table = np.full(0x110000, -1, np.int32); table[ord("h")], table[ord("i")] = 7, 8
+    >>> codes, srcw, zero_width, removed, unseen = normalize_codes("hi\\r\\nhe\\u0301", table, head=1)
+    >>> codes.tolist(), srcw.tolist(), zero_width, removed, unseen  # é (U+E9) is unseen: CODE_UNSEEN - 0xE9
+    ([0, 7, 8, -1, 7, -249], [0, 1, 1, 1, 1, 1], 1, 1, 1)
     """
     if not isinstance(s, str):
         from ..errors import InputError

@@ -39,7 +39,15 @@ _MODE_LINE = re.compile(r"^-\*-.*-\*-\s*$")
 
 
 def is_aider(text: str, name: str = "") -> bool:
-    """Whether ``text`` is an aider chat history: it holds a session-start line, or the file is named like one."""
+    """Whether ``text`` is an aider chat history: it holds a session-start line, or the file is named like one.
+
+    Examples
+    --------
+    >>> is_aider("# aider chat started at 2024-08-05 19:33:02\\n"), is_aider("# Notes\\n")
+    (True, False)
+    >>> is_aider("", ".aider.chat.history.md")
+    True
+    """
     return bool(_STARTED_ANY.search(text)) or name.endswith(".aider.chat.history.md")
 
 
@@ -58,6 +66,16 @@ def read_aider(text: str) -> tuple[list[Message], list[dict], str | None, dict]:
     Returns ``(messages, tools, model, meta)``: no tools, the model named in the last ``> Model: ...`` /
     ``> Models: ...`` console line (``None`` when absent), and ``meta`` with ``sessions`` and ``preamble``.
     Never raises: any text is a valid (possibly empty) history.
+
+    Examples
+    --------
+    >>> text = ("# aider chat started at 2024-08-05 19:33:02\\n> Model: gpt-4o with diff edit format  \\n"
+    ...         "#### fix the bug  \\n\\nDone.\\n")
+    >>> msgs, tools, model, meta = read_aider(text)
+    >>> [(m.role, m.text()) for m in msgs]
+    [('user', 'Model: gpt-4o with diff edit format'), ('user', 'fix the bug'), ('assistant', 'Done.')]
+    >>> model, meta["sessions"]
+    ('gpt-4o', [{'started': '2024-08-05 19:33:02', 'first_id': 0}])
     """
     lines = text.split("\n")
     if lines and lines[-1] == "":

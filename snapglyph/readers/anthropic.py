@@ -112,6 +112,16 @@ def read_anthropic(body: Any, path: str | None = None) -> tuple[list[Message], l
     ------
     FormatError
         A role other than user/assistant, or content of the wrong type.
+
+    Examples
+    --------
+    >>> body = {"model": "claude-x", "system": "Be brief.", "messages": [
+    ...     {"role": "user", "content": "ls?"},
+    ...     {"role": "assistant", "content": [{"type": "tool_use", "id": "t1", "name": "ls", "input": {}}]},
+    ...     {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t1", "content": "a.py"}]}]}
+    >>> msgs, tools, model, meta = read_anthropic(body)
+    >>> len(msgs), [m.role for m in msgs], model, msgs[3].parts[0].name
+    (4, ['system', 'user', 'assistant', 'tool'], 'claude-x', 'ls')
     """
     if isinstance(body, dict):
         msgs = body.get("messages")

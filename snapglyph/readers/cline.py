@@ -40,7 +40,15 @@ _MARK_KEYS = frozenset({"ts", "isSummary", "condenseParent", "truncationParent",
 
 
 def is_cline(doc: Any, name: str = "") -> bool:
-    """Whether a parsed JSON list is a Cline/Roo API history (named so, or messages carrying ``ts``/Roo fields)."""
+    """Whether a parsed JSON list is a Cline/Roo API history (named so, or messages carrying ``ts``/Roo fields).
+
+    Examples
+    --------
+    >>> is_cline([{"role": "user", "content": "hi", "ts": 1}]), is_cline([{"role": "user", "content": "hi"}])
+    (True, False)
+    >>> is_cline([{"role": "user", "content": "hi"}], "api_conversation_history.json")
+    True
+    """
     if not (isinstance(doc, list) and doc and all(isinstance(m, dict) for m in doc)):
         return False
     if not all(m.get("role") in ("user", "assistant") or m.get("type") == "reasoning" for m in doc):

@@ -41,7 +41,15 @@ _ITEM_TYPES = frozenset({"message", "function_call", "function_call_output", "re
 
 
 def is_codex(entries: list[dict]) -> bool:
-    """Whether parsed JSONL entries look like a Codex rollout (``RolloutItem`` lines, or the legacy layout)."""
+    """Whether parsed JSONL entries look like a Codex rollout (``RolloutItem`` lines, or the legacy layout).
+
+    Examples
+    --------
+    >>> is_codex([{"type": "session_meta", "payload": {"id": "s1"}}])
+    True
+    >>> is_codex([{"type": "user", "message": {"role": "user", "content": "hi"}}])
+    False
+    """
     if any(e.get("type") in _ROLLOUT_TYPES and isinstance(e.get("payload"), dict) for e in entries[:50]):
         return True
     return _is_legacy(entries)

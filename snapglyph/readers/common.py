@@ -40,6 +40,14 @@ def number_messages(messages: list[Message]) -> None:
 
     A message whose ``meta["snapshot"]`` is set gets the first covered id; the next message continues at the
     largest covered id plus one.
+
+    Examples
+    --------
+    >>> msgs = [Message(0, "system"), Message(0, "user", meta={"snapshot": {"covered": [[1, 40]]}}),
+    ...         Message(0, "assistant")]
+    >>> number_messages(msgs)
+    >>> [m.id for m in msgs]
+    [0, 1, 41]
     """
     nxt = 0
     for m in messages:
@@ -58,6 +66,13 @@ def mark_snapshots(messages: list[Message]) -> int:
     """Find snapshot messages (user messages whose last text part is a snapshot text) and set their meta.
 
     Returns the number of snapshot messages found. Modifies ``messages`` in place.
+
+    Examples
+    --------
+    >>> text = "snapglyph snapshot: the images above show messages #1-#40 as pages."
+    >>> msgs = [Message(0, "user", [Part("image"), Part("text", text=text)]), Message(1, "assistant")]
+    >>> mark_snapshots(msgs), msgs[0].meta["snapshot"]["covered"]
+    (1, [[1, 40]])
     """
     n = 0
     for m in messages:
@@ -112,7 +127,13 @@ _STR_FIELDS = ("text", "name", "arguments", "call_id", "media_type", "data", "ur
 
 
 def as_str(v: Any) -> str:
-    """A source field as text: ``None`` -> ``""``, a dict or list -> its JSON, anything else -> ``str(v)``."""
+    """A source field as text: ``None`` -> ``""``, a dict or list -> its JSON, anything else -> ``str(v)``.
+
+    Examples
+    --------
+    >>> as_str(None), as_str({"a": "é"}), as_str(3.5)
+    ('', '{"a": "é"}', '3.5')
+    """
     if v is None:
         return ""
     if isinstance(v, (dict, list)):
@@ -125,6 +146,15 @@ def coerce_types(messages: list[Message], tools: list[dict]) -> None:
 
     Sources are JSON written by other programs; a number or object where a string belongs is turned into text
     (objects as JSON) rather than carried along to crash a later stage.
+
+    Examples
+    --------
+    >>> msgs = [Message(0, "assistant", [Part("tool_call", name=7, arguments={"n": 1}, is_error=0)])]
+    >>> tools = [{"name": "ls", "parameters": None}]
+    >>> coerce_types(msgs, tools)
+    >>> p = msgs[0].parts[0]
+    >>> p.name, p.arguments, p.is_error, tools
+    ('7', '{"n": 1}', False, [{'name': 'ls', 'parameters': {'type': 'object', 'properties': {}}, 'description': ''}])
     """
     for m in messages:
         stack = list(m.parts)
@@ -146,14 +176,28 @@ def coerce_types(messages: list[Message], tools: list[dict]) -> None:
 
 
 def dumps_args(obj: Any) -> str:
-    """Serialise tool-call arguments given as an object the way Anthropic's neutral form wants them."""
+    """Serialise tool-call arguments given as an object the way Anthropic's neutral form wants them.
+
+    Examples
+    --------
+    >>> dumps_args({"path": "a.py", "n": 2}), dumps_args('{"raw": 1}')
+    ('{"path": "a.py", "n": 2}', '{"raw": 1}')
+    """
     if isinstance(obj, str):
         return obj
     return json.dumps(obj, ensure_ascii=False)
 
 
 def image_part(media_type: str = "", data: str = "", url: str = "", meta: dict | None = None) -> Part:
-    """Build an ``image`` part; a ``data:`` URL is split into media type and base64 payload; size read from data."""
+    """Build an ``image`` part; a ``data:`` URL is split into media type and base64 payload; size read from data.
+
+    Examples
+    --------
+    >>> png = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAAAAAA6fptVAAAACklEQVR4nGNgAAAAAgABSK+kcQAAAABJRU5ErkJggg=="
+    >>> p = image_part(url="data:image/png;base64," + png)
+    >>> p.media_type, p.url, (p.width, p.height), p.nbytes
+    ('image/png', '', (1, 1), 67)
+    """
     if url.startswith("data:") and not data:
         head, _, payload = url.partition(",")
         mt = head[5:].split(";")[0]
@@ -168,7 +212,13 @@ def image_part(media_type: str = "", data: str = "", url: str = "", meta: dict |
 
 
 def extra_keys(obj: dict, standard: set[str] | frozenset[str]) -> dict:
-    """Return the keys of ``obj`` outside ``standard`` (kept in ``meta["extra"]``)."""
+    """Return the keys of ``obj`` outside ``standard`` (kept in ``meta["extra"]``).
+
+    Examples
+    --------
+    >>> extra_keys({"type": "text", "text": "hi", "cache_control": {"type": "ephemeral"}}, {"type", "text"})
+    {'cache_control': {'type': 'ephemeral'}}
+    """
     return {k: v for k, v in obj.items() if k not in standard}
 
 
@@ -209,7 +259,17 @@ def request_meta(body: dict) -> dict:
 
 
 def require_dict(obj: Any, what: str, path: str | None) -> dict:
-    """Return ``obj`` if it is a dict, else raise :class:`FormatError` naming ``what``."""
+    """Return ``obj`` if it is a dict, else raise :class:`FormatError` naming ``what``.
+
+    Examples
+    --------
+    >>> require_dict({"a": 1}, "message 3", "t.json")
+    {'a': 1}
+    >>> require_dict([1], "message 3", "t.json")
+    Traceback (most recent call last):
+    ...
+    snapglyph.errors.FormatError: message 3 is a list, expected a JSON object
+    """
     if not isinstance(obj, dict):
         raise FormatError(f"{what} is a {type(obj).__name__}, expected a JSON object", path=path)
     return obj

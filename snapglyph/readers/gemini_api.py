@@ -33,7 +33,15 @@ _CONTENT_KEYS = frozenset({"contents", "systemInstruction", "system_instruction"
 
 
 def is_gemini_request(doc: Any) -> bool:
-    """Whether a parsed JSON document is a ``generateContent`` body: a ``contents`` list and no ``messages``."""
+    """Whether a parsed JSON document is a ``generateContent`` body: a ``contents`` list and no ``messages``.
+
+    Examples
+    --------
+    >>> is_gemini_request({"contents": [{"role": "user", "parts": [{"text": "hi"}]}]})
+    True
+    >>> is_gemini_request({"contents": [], "messages": []}), is_gemini_request([{"contents": []}])
+    (False, False)
+    """
     return isinstance(doc, dict) and isinstance(doc.get("contents"), list) and "messages" not in doc
 
 

@@ -44,13 +44,31 @@ _TYPES = frozenset({"user", "gemini", "info", "error", "warning"})
 
 
 def is_gemini_cli_json(doc: Any) -> bool:
-    """Whether a parsed JSON document is a legacy Gemini CLI session (``sessionId`` and typed ``messages``)."""
+    """Whether a parsed JSON document is a legacy Gemini CLI session (``sessionId`` and typed ``messages``).
+
+    Examples
+    --------
+    >>> is_gemini_cli_json({"sessionId": "s1", "messages": [{"type": "user", "content": "hi"}]})
+    True
+    >>> is_gemini_cli_json({"sessionId": "s1", "messages": [{"role": "user", "content": "hi"}]})
+    False
+    """
     return (isinstance(doc, dict) and "sessionId" in doc and isinstance(doc.get("messages"), list)
             and all(isinstance(m, dict) and m.get("type") in _TYPES for m in doc["messages"]))
 
 
 def is_gemini_cli_jsonl(entries: list[dict]) -> bool:
-    """Whether parsed JSONL entries are a Gemini CLI append log (metadata line, ``$set``/``$rewindTo``, records)."""
+    """Whether parsed JSONL entries are a Gemini CLI append log (metadata line, ``$set``/``$rewindTo``, records).
+
+    Examples
+    --------
+    >>> is_gemini_cli_jsonl([{"sessionId": "s1", "projectHash": "p"}])
+    True
+    >>> is_gemini_cli_jsonl([{"$rewindTo": "m1"}, {"id": "m2", "type": "user", "content": "hi"}])
+    True
+    >>> is_gemini_cli_jsonl([{"id": "m2", "type": "user", "content": "hi"}])
+    False
+    """
     head = entries[0] if entries else {}
     if "sessionId" in head and "projectHash" in head:
         return True

@@ -53,20 +53,46 @@ _V0_SKIP_OBS = frozenset({"null", "agent_state_changed", "recall", "user_rejecte
 
 # ------------------------------------------------------------------------------------------------------- detection
 def is_openhands_trajectory(doc: Any) -> bool:
-    """Whether a parsed JSON list holds V0 OpenHands events (``source`` plus ``action`` or ``observation``)."""
+    """Whether a parsed JSON list holds V0 OpenHands events (``source`` plus ``action`` or ``observation``).
+
+    Examples
+    --------
+    >>> is_openhands_trajectory([{"id": 0, "source": "user", "action": "message", "args": {"content": "hi"}}])
+    True
+    >>> is_openhands_trajectory([{"source": "user"}]), is_openhands_trajectory([])
+    (False, False)
+    """
     return (isinstance(doc, list) and bool(doc) and all(isinstance(e, dict) for e in doc)
             and all("source" in e and ("action" in e or "observation" in e) for e in doc))
 
 
 def is_openhands_events(doc: Any) -> bool:
-    """Whether a parsed JSON list holds SDK events (objects with a ``kind`` ending in ``Event`` or the like)."""
+    """Whether a parsed JSON list holds SDK events (objects with a ``kind`` ending in ``Event`` or the like).
+
+    Examples
+    --------
+    >>> is_openhands_events([{"id": "e1", "kind": "MessageEvent", "source": "user"}])
+    True
+    >>> is_openhands_events([{"id": "e1", "kind": "MessageEvent"}])
+    False
+    """
     return (isinstance(doc, list) and bool(doc) and all(isinstance(e, dict) and isinstance(e.get("kind"), str)
                                                         and "source" in e for e in doc))
 
 
 def event_files(folder: Path) -> list[Path] | None:
     """The ``event-*.json`` files of an SDK conversation folder (or of its ``events/`` folder), in order; ``None``
-    when the folder holds none."""
+    when the folder holds none.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> d = Path(tempfile.mkdtemp()); (d / "events").mkdir()
+    >>> for n in ("event-00001-b.json", "event-00000-a.json", "notes.txt"):
+    ...     _ = (d / "events" / n).write_text("{}")
+    >>> [f.name for f in event_files(d)], event_files(d / "events" / "missing")
+    (['event-00000-a.json', 'event-00001-b.json'], None)
+    """
     for d in (folder / "events", folder):
         files = sorted(d.glob("event-*.json")) if d.is_dir() else []
         if files:

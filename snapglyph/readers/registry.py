@@ -97,6 +97,12 @@ class Transcript:
         What the reader repaired to read the file, one sentence each (empty for a clean file): a torn last line
         left out, JSON records run together on one line read apart, a Claude Code phantom parent crossed. The
         command line prints them on standard error.
+
+    Examples
+    --------
+    >>> t = load_text('{"model": "gpt-x", "messages": [{"role": "user", "content": "hi"}], "temperature": 0}')
+    >>> t.format, [(m.id, m.role) for m in t.messages], t.model, t.meta["params"], t.notes
+    ('openai', [(0, 'user')], 'gpt-x', {'temperature': 0}, [])
     """
 
     messages: list[Message]
@@ -166,6 +172,13 @@ def from_request(body: dict | list) -> Transcript:
     ------
     FormatError
         When the body is not one of these shapes or a message in it is malformed.
+
+    Examples
+    --------
+    >>> t = from_request({"model": "claude-x", "system": "Be brief.", "messages": [
+    ...     {"role": "user", "content": "hi"}, {"role": "assistant", "content": "hello"}]})
+    >>> t.format, len(t.messages), [(m.id, m.role) for m in t.messages]
+    ('anthropic', 3, [(0, 'system'), (1, 'user'), (2, 'assistant')])
     """
     return _from_request(body, None)
 
@@ -311,6 +324,15 @@ def load_text(text: str, *, name: str = "<stdin>") -> Transcript:
         Malformed JSON where the name's extension says JSON or the text opens like a JSON object (``{"``) or an
         array of objects (``[{``); JSON in no supported format where the extension says JSON; a malformed message
         inside a recognized format.
+
+    Examples
+    --------
+    >>> t = load_text('{"role": "user", "content": "hi"}\\n{"role": "assistant", "content": "hello"}\\n')
+    >>> t.format, [(m.role, m.text()) for m in t.messages]
+    ('openai', [('user', 'hi'), ('assistant', 'hello')])
+    >>> t = load_text("#### fix it\\n\\nDone.\\n", name="x.aider.chat.history.md")
+    >>> t.format, [m.role for m in t.messages], load_text("plain notes").format
+    ('aider', ['user', 'assistant'], 'text')
     """
     if not isinstance(text, str):
         raise FormatError(f"load_text needs a str, not {type(text).__name__}")
@@ -348,6 +370,17 @@ def load(path: str | os.PathLike) -> Transcript:
         The file is missing or unreadable; a folder that is no OpenHands conversation; malformed JSON or an
         unknown JSON shape in a ``.json``/``.jsonl``/``.traj`` file; a malformed message inside a recognized
         format.
+
+    Examples
+    --------
+    >>> import json, tempfile
+    >>> p = Path(tempfile.mkdtemp()) / "session.jsonl"
+    >>> lines = [{"type": "session", "version": 3, "id": "s1", "modelId": "claude-x"},
+    ...          {"type": "message", "id": "e1", "parentId": None, "message": {"role": "user", "content": "hi"}}]
+    >>> _ = p.write_text("".join(json.dumps(e) + "\\n" for e in lines))
+    >>> t = load(p)
+    >>> t.format, len(t.messages), [m.role for m in t.messages], t.model, Path(t.meta["path"]).name
+    ('pi', 1, ['user'], 'claude-x', 'session.jsonl')
     """
     p = Path(path)
     sp = str(p)

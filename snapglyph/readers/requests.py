@@ -50,6 +50,13 @@ def normalize_tools(tools: Any, path: str | None = None) -> list[dict]:
 
     Tools that are not functions (Anthropic server tools, Responses built-ins) keep their name, an empty schema and
     the original definition under ``"source"``.
+
+    Examples
+    --------
+    >>> normalize_tools([{"type": "function", "function": {"name": "ls", "parameters": {"type": "object"}}}])
+    [{'name': 'ls', 'description': '', 'parameters': {'type': 'object'}}]
+    >>> [t["name"] for t in normalize_tools([{"name": "read", "input_schema": {}}, {"type": "web_search"}])]
+    ['read', 'web_search']
     """
     if tools is None:
         return []
@@ -91,6 +98,15 @@ def detect_request(body: Any) -> str:
     ------
     FormatError
         When ``body`` is neither a list nor an object with ``messages``, ``input`` or ``contents``.
+
+    Examples
+    --------
+    >>> detect_request({"model": "m", "messages": [{"role": "user", "content": "hi"}]})
+    'openai'
+    >>> detect_request({"system": "Be brief.", "messages": []}), detect_request({"input": "hi"})
+    ('anthropic', 'responses')
+    >>> detect_request({"contents": [{"role": "user", "parts": [{"text": "hi"}]}]})
+    'gemini'
     """
     if isinstance(body, dict):
         if "messages" not in body and isinstance(body.get("contents"), list):
@@ -293,6 +309,17 @@ def read_openai(body: Any, path: str | None = None) -> tuple[list[Message], list
     ------
     FormatError
         A message that is not an object, an unknown role, or content of the wrong type.
+
+    Examples
+    --------
+    >>> body = {"model": "gpt-x", "messages": [{"role": "system", "content": "Be brief."},
+    ...     {"role": "user", "content": "ls?"},
+    ...     {"role": "assistant", "tool_calls": [{"id": "c1", "type": "function",
+    ...      "function": {"name": "ls", "arguments": "{}"}}]},
+    ...     {"role": "tool", "tool_call_id": "c1", "content": "a.py"}]}
+    >>> msgs, tools, model, meta = read_openai(body)
+    >>> len(msgs), [m.role for m in msgs], model, msgs[3].parts[0].name
+    (4, ['system', 'user', 'assistant', 'tool'], 'gpt-x', 'ls')
     """
     msgs, tools, model, meta = _chat_body(body, path)
     out: list[Message] = []
@@ -341,6 +368,15 @@ def read_swe_agent(doc: dict, path: str | None = None) -> tuple[list[Message], l
     ------
     FormatError
         No ``history`` list, or a malformed message in it.
+
+    Examples
+    --------
+    >>> traj = {"history": [{"role": "system", "content": "You are an agent."},
+    ...     {"role": "user", "content": "Fix it.", "agent": "main", "message_type": "observation"}],
+    ...     "info": {"exit_status": "submitted"}}
+    >>> msgs, _, model, meta = read_swe_agent(traj)
+    >>> [m.role for m in msgs], msgs[1].meta["extra"], meta["info"]
+    (['system', 'user'], {'agent': 'main', 'message_type': 'observation'}, {'exit_status': 'submitted'})
     """
     hist = doc.get("history")
     if not isinstance(hist, list):

@@ -196,6 +196,16 @@ def read_responses(body: Any, path: str | None = None) -> tuple[list[Message], l
     ------
     FormatError
         An item that is not an object, an unknown message role, or content of the wrong type.
+
+    Examples
+    --------
+    >>> body = {"model": "gpt-x", "instructions": "Be brief.", "input": [
+    ...     {"type": "message", "role": "user", "content": [{"type": "input_text", "text": "ls?"}]},
+    ...     {"type": "function_call", "call_id": "c1", "name": "ls", "arguments": "{}"},
+    ...     {"type": "function_call_output", "call_id": "c1", "output": "a.py"}]}
+    >>> msgs, tools, model, meta = read_responses(body)
+    >>> len(msgs), [m.role for m in msgs], msgs[3].parts[0].name, msgs[3].parts[0].result_text()
+    (4, ['system', 'user', 'assistant', 'tool'], 'ls', 'a.py')
     """
     items, tools, model, meta, instructions = _responses_body(body, path)
     conv = _Items(path)

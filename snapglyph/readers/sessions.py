@@ -26,13 +26,29 @@ __all__ = [
 
 
 def is_claude_code(entries: list[dict]) -> bool:
-    """Whether parsed JSONL entries look like a Claude Code session (user/assistant entries with uuids)."""
+    """Whether parsed JSONL entries look like a Claude Code session (user/assistant entries with uuids).
+
+    Examples
+    --------
+    >>> is_claude_code([{"type": "user", "uuid": "u1", "message": {"role": "user", "content": "hi"}}])
+    True
+    >>> is_claude_code([{"type": "message", "id": "e1", "message": {"role": "user", "content": "hi"}}])
+    False
+    """
     return any(e.get("type") in ("user", "assistant") and "uuid" in e and isinstance(e.get("message"), dict)
                for e in entries)
 
 
 def is_pi(entries: list[dict]) -> bool:
-    """Whether parsed JSONL entries look like a pi session (a ``session`` header or ``message`` entries)."""
+    """Whether parsed JSONL entries look like a pi session (a ``session`` header or ``message`` entries).
+
+    Examples
+    --------
+    >>> is_pi([{"type": "session", "version": 3, "id": "s1"}])
+    True
+    >>> is_pi([{"type": "user", "uuid": "u1", "message": {"role": "user", "content": "hi"}}])
+    False
+    """
     return any(e.get("type") == "session" for e in entries[:5]) or any(
         e.get("type") == "message" and isinstance(e.get("message"), dict) and "role" in e["message"]
         for e in entries)
@@ -244,6 +260,18 @@ def read_claude_code(entries: list[dict], path: str | None = None) -> tuple[list
     ------
     FormatError
         Message content of the wrong type.
+
+    Examples
+    --------
+    >>> lines = [{"type": "summary", "summary": "Listing", "leafUuid": "u2"},
+    ...     {"type": "user", "uuid": "u1", "parentUuid": None, "message": {"role": "user", "content": "ls?"}},
+    ...     {"type": "assistant", "uuid": "a1", "parentUuid": "u1", "message": {"id": "m1", "model": "claude-x",
+    ...      "role": "assistant", "content": [{"type": "tool_use", "id": "t1", "name": "ls", "input": {}}]}},
+    ...     {"type": "user", "uuid": "u2", "parentUuid": "a1", "message": {"role": "user",
+    ...      "content": [{"type": "tool_result", "tool_use_id": "t1", "content": "a.py"}]}}]
+    >>> msgs, _, model, meta = read_claude_code(lines)
+    >>> len(msgs), [m.role for m in msgs], model, meta["skipped"]
+    (3, ['user', 'assistant', 'tool'], 'claude-x', {'summary': 1})
     """
     idx, facts = _cc_branch(entries)
     out: list[Message] = []
@@ -413,6 +441,16 @@ def read_pi(entries: list[dict], path: str | None = None) -> tuple[list[Message]
     ------
     FormatError
         An unknown message role, or content of the wrong type.
+
+    Examples
+    --------
+    >>> lines = [{"type": "session", "version": 3, "id": "s1", "modelId": "claude-x"},
+    ...     {"type": "message", "id": "e1", "parentId": None, "message": {"role": "user", "content": "hi"}},
+    ...     {"type": "message", "id": "e2", "parentId": "e1",
+    ...      "message": {"role": "assistant", "content": [{"type": "text", "text": "hello"}]}}]
+    >>> msgs, _, model, meta = read_pi(lines)
+    >>> len(msgs), [(m.role, m.text()) for m in msgs], model, meta["branch_entries"]
+    (2, [('user', 'hi'), ('assistant', 'hello')], 'claude-x', 2)
     """
     header = next((e for e in entries if e.get("type") == "session"), {})
     chosen, repairs = _pi_branch([e for e in entries if e.get("type") != "session"])
