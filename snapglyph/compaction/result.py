@@ -23,7 +23,8 @@ class CompactResult:
     request : dict
         The request body in the target dialect.
     store : SourceStore
-        Sources of every message shown as pages (and of every earlier one it already held).
+        The source of every message of the input (so any id, shown as pages or not, is recallable), and of every
+        earlier one it already held.
     pages : list
         The :class:`~snapglyph.raster.render.Page` objects sent (oldest first).
     head_ids, middle_ids, tail_ids : list of int

@@ -146,7 +146,7 @@ class Page:
         return png_bytes(self.pixels, depth=self.depth)
 
 
-def resolve_cell(cell, prof: Profile) -> tuple[int, int]:
+def resolve_cell(cell, prof: "Profile | str") -> tuple[int, int]:
     """Return the cell ``(cell_w, cell_h)`` in pixels for ``cell`` on ``prof``.
 
     Parameters
@@ -154,7 +154,8 @@ def resolve_cell(cell, prof: Profile) -> tuple[int, int]:
     cell : None, str or tuple of int
         None for the profile's default; a name of :data:`snapglyph.raster.atlas.CELLS` (``"5x8"``, ``"6x12"``,
         ``"8x16"``) or ``"WxH"``; or ``(cell_w, cell_h)``.
-    prof : Profile
+    prof : Profile or str
+        The profile, or its name.
 
     Returns
     -------
@@ -175,7 +176,11 @@ def resolve_cell(cell, prof: Profile) -> tuple[int, int]:
     Traceback (most recent call last):
     ...
     snapglyph.errors.InputError: cell 80x8 out of range: width and height must be 4..64 pixels
+    >>> resolve_cell(None, "gemini")
+    (12, 24)
     """
+    if isinstance(prof, str):
+        prof = _profile(prof)
     if cell is None:
         cell = prof.cell
     if isinstance(cell, str):
