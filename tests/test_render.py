@@ -15,8 +15,8 @@ from PIL import Image
 from reference_renderer import reference_pages, reference_render
 
 from snapglyph import Document, InputError, profile, render
-from snapglyph.model.document import STYLE_CALL, STYLE_DIM, STYLE_HEADER, STYLE_TEXT, Segment
 from snapglyph._config import CHUNK
+from snapglyph.model.document import STYLE_CALL, STYLE_DIM, STYLE_HEADER, STYLE_TEXT, Segment
 from snapglyph.raster.atlas import atlas
 from snapglyph.raster.render import iter_pages, render_document
 from snapglyph.raster.stream import chunks

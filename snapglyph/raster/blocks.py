@@ -29,6 +29,7 @@ from __future__ import annotations
 import re
 
 from ._codes import KMAX as _KMAX
+from ._codes import expand_tabs
 
 __all__ = ["MAX_WRAP_SHARE", "MIN_BLOCK_LINES", "MIN_COLW", "MIN_ROWS_PER_COLUMN", "choose_columns", "classify_lines",
            "find_blocks", "plan_blocks", "split_lines"]
@@ -201,7 +202,7 @@ def choose_columns(widths: list[int], cols: int) -> tuple[int, int]:
     Parameters
     ----------
     widths : list of int
-        Width of each line of the block in cells (tabs expanded to multiples of 8).
+        Width of each line of the block in cells (tabs expanded: :func:`snapglyph.raster._codes.expand_tabs`).
     cols : int
         Cells per page row.
 
@@ -262,7 +263,7 @@ def plan_blocks(text: str, style: int, cols: int) -> list[tuple[int, int, int, i
     lines = split_lines(text)
     out = []
     for a, b in blocks:
-        widths = [len(line.expandtabs(8).rstrip()) for line in lines[a:b]]
+        widths = [len(expand_tabs(line).rstrip()) for line in lines[a:b]]
         k, colw = choose_columns(widths, cols)
         out.append((a, b, k, colw))
     return out
