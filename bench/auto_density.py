@@ -32,6 +32,7 @@ def files() -> list[Path]:
 
 def wrapped_share(doc, cols: int) -> tuple[int, int]:
     """Block lines and how many of them are wider than their column."""
+    from snapglyph.raster._codes import expand_tabs
     from snapglyph.raster.blocks import plan_blocks, split_lines
 
     lines = wraps = 0
@@ -39,7 +40,7 @@ def wrapped_share(doc, cols: int) -> tuple[int, int]:
         for a, b, k, colw in plan_blocks(seg.text, seg.style, cols):
             for line in split_lines(seg.text)[a:b]:
                 lines += 1
-                wraps += len(line.expandtabs(8).rstrip()) > colw
+                wraps += len(expand_tabs(line).rstrip()) > colw
     return lines, wraps
 
 

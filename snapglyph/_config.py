@@ -3,7 +3,7 @@
 Constants are imported where they are used (``from .._config import EXACT_RENDERS``); change one here and the
 whole package follows. Provider rules (image limits, token costs, page geometry) are not tuning: they live with
 their sources in :mod:`snapglyph.providers.profiles`. Format choices fixed by the kernels (4 ink levels for the
-2-bit PNG, tab stops every 8 cells) stay beside the kernels, which take only arrays and scalars.
+2-bit PNG, the tab stops) stay beside the kernels in :mod:`snapglyph.raster._codes`.
 """
 
 from __future__ import annotations

@@ -157,6 +157,8 @@ def reference_render(document: Document, *, profile: str, cell: tuple[int, int],
             labels[chr(cp)] = label
 
     for seg in document.segments:
+        # Tabs are expanded by normalize (plain Python, the definition of the tab rule raster._codes.tab_fill);
+        # test_text_fast holds the compiled expansion of the fast path equal to it.
         nt = normalize(seg.text, {c: len(label) for c, label in labels.items()})
         if seg.style == STYLE_HEADER or nt.text or nt.zero_width or nt.removed:
             touched = True

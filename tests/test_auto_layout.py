@@ -2,14 +2,19 @@
 
 from __future__ import annotations
 
-import pytest
+import dataclasses
 
+import numpy as np
+import pytest
+from reference_renderer import reference_render
+
+import snapglyph.raster.blocks as blocks_mod
 from conftest import shared_path
-from snapglyph import Document, build_document, load
+from snapglyph import Document, build_document, load, profile
 from snapglyph.model.document import STYLE_DIM, STYLE_TEXT, Segment
 from snapglyph.raster.atlas import SYMBOL_LABELS, atlas
 from snapglyph.raster.blocks import find_blocks, plan_blocks, split_lines
-from snapglyph.raster.render import render_document
+from snapglyph.raster.render import iter_pages, render_document
 from snapglyph.raster.text import normalize
 
 CONT = "\u21aa"
@@ -79,5 +84,36 @@ def test_blocks_of_a_small_document():
     page, = render_document(doc, profile="claude", cell=(6, 12))
     assert page.text == (
         "We change two lines; the rest of this paragraph is prose that flows dense across the row as before.\u21b5\n"
-        "```py\nx = 1\n        if x:\n        y = 2\n```\nDone.\na.py\nb.py\nc.py")
+        "```py\nx = 1\n    if x:\n        y = 2\n```\nDone.\na.py\nb.py\nc.py")  # an indentation tab: 4 cells
     assert page.rows == 10
+
+
+def narrow_doc() -> Document:
+    """Blocks of short lines (narrow columns win), wide characters and tabs where column edges fall, a line longer
+    than the page, and bands taller than the page."""
+    lines = ["\t" * (i % 3 == 0) + "x" * (i % 6) + "漢" * (i % 2) + "字" * (i % 4 == 1) for i in range(90)]
+    listing = "".join(f"{'ab' * (i % 5)}\t漢{i}\n" for i in range(70))
+    return Document([Segment("Prose before the block, long enough to fill a row or two of the small page.\n"
+                             + "\n".join(lines) + "\n" + "z" * 400 + "\n  end\n", STYLE_TEXT, 0),
+                     Segment(listing, STYLE_DIM, 1)])
+
+
+@pytest.mark.parametrize("min_colw", [8, 9, 10, 12, 28])
+@pytest.mark.parametrize("engine", ["numba", "python"])
+def test_narrow_columns_match_reference(min_colw, engine, monkeypatch):
+    """Any MIN_COLW from 8 up: the kernel (or its twin) lays out narrow columns pixel-equal to the reference
+    renderer, never stalls, and every block line starts a row."""
+    monkeypatch.setattr(blocks_mod, "MIN_COLW", min_colw)
+    small = dataclasses.replace(profile("claude"), name="small", page_size=(224, 112), patch=28)  # 37 x 9 cells
+    d = narrow_doc()
+    narrowest = min(colw for s in d.segments for _, _, _, colw in plan_blocks(s.text, s.style, 37))
+    assert narrowest == {8: 8, 9: 11, 10: 11, 12: 18, 28: 37}[min_colw]  # 4, 3, 3, 2 and 1 columns
+    fast = list(iter_pages(d, profile=small, cell=(6, 12), mode="auto", engine=engine))
+    slow, texts = reference_render(d, profile=small, cell=(6, 12), mode="auto")
+    assert len(fast) == len(slow) >= 4
+    for f, s, t in zip(fast, slow, texts):
+        assert np.array_equal(f.pixels, s), f"page {f.index} differs"
+        assert f.text == t
+    at = atlas((6, 12))
+    want = [line for s in d.segments for line in shown_lines(s, 37, at)]
+    assert check_rows([p.text for p in fast], want) == len(want) > 150

@@ -15,8 +15,11 @@ from PIL import Image
 from reference_renderer import reference_pages, reference_render
 
 from snapglyph import Document, InputError, profile, render
+from snapglyph._config import CHUNK
 from snapglyph.model.document import STYLE_CALL, STYLE_DIM, STYLE_HEADER, STYLE_TEXT, Segment
+from snapglyph.raster.atlas import atlas
 from snapglyph.raster.render import iter_pages, render_document
+from snapglyph.raster.stream import chunks
 
 GOLDEN = Path(__file__).parent / "golden"
 
@@ -69,6 +72,21 @@ def test_kernel_matches_reference(mode, cell, family, engine):
         assert f.pixels.shape == s.shape
         assert np.array_equal(f.pixels, s), f"page {f.index} differs"
         assert f.cell == cell and f.note == ""
+
+
+@pytest.mark.parametrize("mode", ["dense", "auto", "lines"])
+@pytest.mark.parametrize("engine", ["numba", "python"])
+def test_chunk_that_fills_the_page(mode, engine):
+    """A chunk whose last glyph fills the page's last cell: the next chunk starts on a full page, places nothing
+    there and goes on on the next page (the renderer took that for a layout stuck on an empty page and raised)."""
+    cells = (224 // 6) * (112 // 12)
+    n = -(-CHUNK // cells) * cells  # whole pages, at least one chunk
+    d = Document([Segment("a" * n, STYLE_TEXT, 0), Segment("b", STYLE_TEXT, 1)])
+    assert [len(ck.codes) for ck in chunks(d, atlas((6, 12)))] == [n, 1]
+    pages = list(iter_pages(d, profile=SMALL, cell=(6, 12), mode=mode, engine=engine))
+    assert len(pages) == n // cells + 1
+    assert pages[-2].text == ("a" * 37 + "\n") * 8 + "a" * 37 and pages[-2].last_id == 0
+    assert pages[-1].text == "b" and (pages[-1].first_id, pages[-1].chars) == (1, 1)
 
 
 def test_geometry_and_trim():

@@ -42,6 +42,14 @@ def test_tabs_case():
     assert _cells_before(third, "33K") == 24 and _cells_before(third, "09:41") == 32
 
 
+def test_indentation_tabs_take_four_cells():
+    # a tab with only spaces and tabs before it stops every 4 cells; after other text, every 8 (as tabs.json wants)
+    nt = normalize("\t\tif x:\treturn 1\n  \tz\n\t a\tb\n\u0301\t漢\tc")
+    assert nt.text == "        if x:   return 1\n    z\n     a  b\n    漢  c"
+    assert nt.synthetic == [(1, 4), (5, 8), (14, 16), (28, 29), (32, 35), (38, 39), (42, 45), (47, 48)]
+    assert nt.zero_width == 1
+
+
 def test_ansi_osc_case():
     text = "\n".join(_texts("ansi_osc.json"))
     out = normalize(text).text

@@ -65,7 +65,8 @@ def test_fast_codes_fixed_cases():
     for text in ["", "\t", "\x1b[31m", "\u0301", "a\tb\t\tc\n\t漢\tx", "漢字\t|\n한\t|", "e\u0301\te\u0301",
                  "\U0001F468\u200d\U0001F469\u200d\U0001F467\tx", "\u200d\ufe0f\U0001F3FB\u2764\t|",
                  "\u200d\u200d\U0001F468", "\u200d\U0001F3FB\U0001F3FB", "\x00\t\x7f\t\x85\t|",
-                 "50%\r100%\t|\n\x1b[2K\tx", "\x1b]1337;File=a:b\x07\tz", "\ud800\t\udfff|", "\u2028\t\u2029\t"]:
+                 "50%\r100%\t|\n\x1b[2K\tx", "\x1b]1337;File=a:b\x07\tz", "\ud800\t\udfff|", "\u2028\t\u2029\t",
+                 " \t\u0301\t漢\tx\n\u200d\tz", "\x1b[1m\t\tb\x1b[0m\tc", "\x1b]1337;File=a:b\x07\t\tz"]:
         _assert_same(text)
         _assert_same(text, STYLE_HEADER)
 

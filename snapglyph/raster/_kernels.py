@@ -347,15 +347,15 @@ def _zwj_target(cps, i):
 
 
 @jit
-def expand_codes(cps, spans, cells, table, out_codes, out_srcw, start, label_len=None):
+def expand_codes(cps, spans, cells, table, out_codes, out_srcw, start, tab_stop, indent_stop, label_len=None):
     """Drop zero-width characters, expand tabs and map code points to stream codes, in one pass.
 
     The array twin of steps 5 and 6 of :func:`snapglyph.raster.text.normalize` followed by the glyph lookup: a code
     point ``>= U+0300`` with ``cells[cp] == 0`` is dropped (and counted), as is a pictograph (U+2600-U+27BF,
     U+1F000-U+1FAFF) joined to the previous one by a ZWJ (U+200D) and any U+FE0F or skin-tone modifiers
-    (U+1F3FB-U+1F3FF) between them; a tab becomes spaces up to the next multiple of 8 cells from the line start
-    (a wide character counts ``cells[cp]`` = 2 cells, a glyph with a label counts ``label_len[g]``); a newline
-    becomes ``CODE_NEWLINE``.
+    (U+1F3FB-U+1F3FF) between them; a tab becomes spaces up to the next multiple of ``indent_stop`` cells in the
+    line's indentation, else of ``tab_stop`` cells, from the line start (a wide character counts ``cells[cp]`` = 2
+    cells, a glyph with a label counts ``label_len[g]``); a newline becomes ``CODE_NEWLINE``.
 
     Parameters
     ----------
@@ -367,7 +367,7 @@ def expand_codes(cps, spans, cells, table, out_codes, out_srcw, start, label_len
         Cells of each code point ``>= U+0300``: 0 (zero-width), 1, 2, or -1 (not known yet).
     table : int32 array (0x110000,)
         Glyph index of each code point, negative where not known yet.
-    out_codes : int32 array (>= start + n + 7 * tabs,)
+    out_codes : int32 array (>= start + n + (max(tab_stop, indent_stop) - 1) * tabs,)
         Stream codes, written from ``start``: a glyph index, ``CODE_NEWLINE``, or ``CODE_UNSEEN - cp`` where
         ``table[cp] < 0`` (the caller looks those up). Modified in place.
     out_srcw : uint8 array (same length)
@@ -375,6 +375,8 @@ def expand_codes(cps, spans, cells, table, out_codes, out_srcw, start, label_len
         ``spans``). Modified in place.
     start : int
         First index of ``out_codes`` to write.
+    tab_stop, indent_stop : int
+        Tab stops in cells (:func:`snapglyph.raster._codes.tab_fill`); arguments, so numba's cache keeps no old value.
     label_len : uint8 array or None
         Label length of each glyph index (0: no label; :attr:`snapglyph.raster.atlas.Atlas.label_len`): the cells such a
         glyph takes for tab stops (the renderer draws it as its label). Indices past its end count 0.
@@ -390,7 +392,7 @@ def expand_codes(cps, spans, cells, table, out_codes, out_srcw, start, label_len
         Elements written as ``CODE_UNSEEN - cp``.
     """
     n, k = cps.shape[0], spans.shape[0]
-    p, o, col, zw, unseen, drop = 0, start, 0, 0, 0, -1
+    p, o, col, zw, unseen, drop, stop = 0, start, 0, 0, 0, -1, indent_stop
     space = table[32] if table[32] >= 0 else CODE_UNSEEN - 32
     for i in range(n):
         cp = cps[i]
@@ -401,10 +403,10 @@ def expand_codes(cps, spans, cells, table, out_codes, out_srcw, start, label_len
             out_codes[o] = CODE_NEWLINE
             out_srcw[o] = 1 - syn
             o += 1
-            col = 0
+            col, stop = 0, indent_stop  # a line starts in its indentation
             continue
         if cp == 9:
-            fill = 8 - col % 8  # spaces up to the next multiple of 8 cells
+            fill = stop - col % stop  # the rule of _codes.tab_fill
             _write_tab(out_codes, out_srcw, o, fill, space, syn)
             if space < 0:
                 unseen += fill
@@ -436,6 +438,7 @@ def expand_codes(cps, spans, cells, table, out_codes, out_srcw, start, label_len
         out_srcw[o] = 1 - syn
         o += 1
         col += w
+        stop = stop if cp == 32 else tab_stop  # past the indentation
     return o, zw, unseen
 
 

@@ -29,18 +29,27 @@ from __future__ import annotations
 import re
 
 from ._codes import KMAX as _KMAX
+from ._codes import expand_tabs
 
 __all__ = ["MAX_WRAP_SHARE", "MIN_BLOCK_LINES", "MIN_COLW", "MIN_ROWS_PER_COLUMN", "choose_columns", "classify_lines",
            "find_blocks", "plan_blocks", "split_lines"]
 
 MIN_BLOCK_LINES = 2
-"""A run of code-like lines shorter than this stays prose."""
-MIN_COLW = 32
-"""Fewest cells per column of a block band with more than one column."""
+"""A run of code-like lines shorter than this stays prose. 3 would add 0.4 points to the figures of
+:data:`MAX_WRAP_SHARE` but draw a two-line tool-call argument or code snippet dense, its lines run together."""
+MIN_COLW = 28
+"""Fewest cells per column of a block band with more than one column: 28 allows six columns of 29 cells on a
+182-cell row (Claude's page at 6x12), 32 only five of 35. Measured with :data:`MAX_WRAP_SHARE` (see there): +1.4
+points of ``auto``'s share of ``dense``'s characters per image token over 32. Any value from 8 up lays out (a test
+holds 8 to 28 pixel-equal to the reference renderer); below 3 a wide character could not follow a continuation
+mark."""
 MIN_ROWS_PER_COLUMN = 3
 """A block of n lines gets at most ``n // MIN_ROWS_PER_COLUMN`` columns (two lines side by side read as a table)."""
-MAX_WRAP_SHARE = 0.5
-"""Most of a block's non-blank lines that may wrap in a band of more than one column."""
+MAX_WRAP_SHARE = 0.7
+"""Most of a block's non-blank lines that may wrap in a band of more than one column. Measured on ../shared/data
+(``python bench/auto_density.py``, profile claude, 2026-12-01, indentation tabs of 4 cells; ``auto``'s characters
+per image token as a share of ``dense``'s, block lines wrapped): 0.5 with 32-cell columns 67.5%, 28%; 0.6 68.5%
+(28 cells: 69.5%); 0.7 69.6% (28 cells: 71.0%, 40%: the setting); 0.1 with 28 cells 51.7%, 3%."""
 
 _STYLE_HEADER = 2
 _LISTING_STYLES = (1, 3)  # STYLE_DIM (tool output), STYLE_CALL (tool calls)
@@ -192,16 +201,16 @@ def find_blocks(text: str, style: int = 0) -> list[tuple[int, int]]:
 def choose_columns(widths: list[int], cols: int) -> tuple[int, int]:
     """Choose the column count and width of a block band from the block's line widths.
 
-    Of the counts k = 1..KMAX (at most one per :data:`MIN_ROWS_PER_COLUMN` lines) whose columns are at least :data:`MIN_COLW` cells wide and wrap at most
-    :data:`MAX_WRAP_SHARE` of the block's non-blank lines, the one with the lowest band (rows needed over k,
-    rounded up); the fewest columns on a tie. Measured on ../shared/data (bench/RESULTS.md, layout ``auto``): this
-    keeps 73% of ``dense``'s characters per image token with 28% of block lines wrapped; fitting 90% of the lines
-    instead kept 55%.
+    Of the counts k = 1..KMAX (at most one per :data:`MIN_ROWS_PER_COLUMN` lines) whose columns are at least
+    :data:`MIN_COLW` cells wide and wrap at most :data:`MAX_WRAP_SHARE` of the block's non-blank lines, the one
+    with the lowest band (rows needed over k, rounded up); the fewest columns on a tie. Measured on ../shared/data
+    (bench/RESULTS.md, layout ``auto``, profile claude): this keeps 71.0% of ``dense``'s characters per image
+    token with 40% of block lines wrapped; fitting 90% of the lines instead keeps 51.7% (3% wrapped).
 
     Parameters
     ----------
     widths : list of int
-        Width of each line of the block in cells (tabs expanded to multiples of 8).
+        Width of each line of the block in cells (tabs expanded: :func:`snapglyph.raster._codes.expand_tabs`).
     cols : int
         Cells per page row.
 
@@ -262,7 +271,7 @@ def plan_blocks(text: str, style: int, cols: int) -> list[tuple[int, int, int, i
     lines = split_lines(text)
     out = []
     for a, b in blocks:
-        widths = [len(line.expandtabs(8).rstrip()) for line in lines[a:b]]
+        widths = [len(expand_tabs(line).rstrip()) for line in lines[a:b]]
         k, colw = choose_columns(widths, cols)
         out.append((a, b, k, colw))
     return out

@@ -303,6 +303,7 @@ class _Pager:
         self.shown: list[tuple[np.ndarray, np.ndarray]] = []  # (reading line, glyph index) of the drawn elements
         self.index = 0
         self.touched = False
+        self.fresh = True  # nothing laid out on this page yet
 
     def lay_out(self, ck: Chunk, fast: bool) -> Iterator[Page]:
         """Place chunk ``ck`` from the cursor on, yielding each page it fills."""
@@ -320,12 +321,13 @@ class _Pager:
                 drawn = np.flatnonzero(out_line[i:j] >= 0) + i
                 g = ck.codes[drawn]
                 self.shown.append((out_line[drawn], np.where(g == CODE_NEWLINE, np.int32(MARKER), g)))
+                self.fresh = False
+            elif self.fresh:  # nothing fits on an empty page (a page that a chunk's end filled is not empty)
+                raise RenderError("layout made no progress on an empty page (cell wider than the page?)")
             self.touched = True
             if j < n:  # page full
                 yield self.page(self.buf if self.reuse else self.buf.copy())
                 self.next_page()
-                if j == i:
-                    raise RenderError("layout made no progress on an empty page (cell wider than the page?)")
             i = j
 
     def page(self, pixels: np.ndarray) -> Page:
@@ -344,6 +346,7 @@ class _Pager:
         else:
             self.buf = np.full((self.height, self.width), 255, np.uint8)
         self.index += 1
+        self.fresh = True
         new_page_state(self.state)
         self.line_flag[:] = 0
         self.shown.clear()

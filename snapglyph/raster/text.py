@@ -20,7 +20,9 @@ Applied to each document segment on its own, in this order:
    characters (Cf: ZWJ, ZWNJ, bidi marks), variation selectors, emoji skin-tone modifiers, Hangul medial and final
    jamo, and a pictograph joined to the previous one by a ZWJ (so a ZWJ emoji family is drawn as its first person:
    one 2-cell glyph). Characters below U+0300 all keep their cell (the soft hyphen U+00AD too).
-6. Tabs expand to the next multiple of 8 cells from the source line start (wide characters count 2; a symbol the
+6. Tabs expand to spaces by :func:`snapglyph.raster._codes.tab_fill`: in a line's indentation to the next multiple
+   of :data:`~snapglyph.raster._codes.INDENT_TAB_STOP` cells, after other text to the next multiple of
+   :data:`~snapglyph.raster._codes.TAB_STOP` cells from the source line start (wide characters count 2; a symbol the
    renderer draws as a short label, ``label_cells``, counts the label's length, so tab-aligned columns stay aligned).
 
 Cells (steps 5 and 6) come from :mod:`snapglyph.raster.widths`, tables generated for one pinned Unicode version
@@ -46,6 +48,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..errors import InternalError
+from ._codes import INDENT_TAB_STOP, TAB_STOP, tab_fill
 from .widths import cell_table, char_cells, nfc
 
 __all__ = ["Normalized", "cell_table", "char_cells", "normalize", "normalize_codes"]
@@ -253,11 +256,13 @@ def _expand_line(line: str, n: int, spans: list[tuple[int, int]], label_cells: d
     col = 0
     ascii_ = line.isascii()
     pieces = line.split("\t")
+    indent = True
     for piece in pieces[:-1]:
         out.append(piece)
         col += len(piece) if ascii_ else sum(_cells(c, label_cells) for c in piece)
         n += len(piece)
-        k = 8 - col % 8
+        indent = indent and not piece.strip(" ")
+        k = tab_fill(col, indent)
         out.append(" " * k)
         if k > 1:
             spans.append((n + 1, n + k))
@@ -269,7 +274,8 @@ def _expand_line(line: str, n: int, spans: list[tuple[int, int]], label_cells: d
 
 def _expand_tabs(s: str, synthetic: list[tuple[int, int]],
                  label_cells: dict[str, int] | None = None) -> tuple[str, list[tuple[int, int]]]:
-    """Expand tabs to the next multiple of 8 cells; shift the synthetic spans; add the fill as synthetic."""
+    """Expand tabs (:func:`snapglyph.raster._codes.tab_fill`); shift the synthetic spans; add the fill as
+    synthetic."""
     if not synthetic:
         out_lines: list[str] = []
         spans: list[tuple[int, int]] = []
@@ -287,14 +293,14 @@ def _expand_tabs(s: str, synthetic: list[tuple[int, int]],
         syn[a:b] = b"\x01" * (b - a)
     chars: list[str] = []
     flags: list[int] = []
-    col = 0
+    col, indent = 0, True
     for i, c in enumerate(s):
         if c == "\n":
-            col = 0
+            col, indent = 0, True
             chars.append(c)
             flags.append(syn[i])
         elif c == "\t":
-            k = 8 - col % 8
+            k = tab_fill(col, indent)
             chars.append(" " * k)
             flags.extend([syn[i]] + [1] * (k - 1))
             col += k
@@ -302,6 +308,7 @@ def _expand_tabs(s: str, synthetic: list[tuple[int, int]],
             chars.append(c)
             flags.append(syn[i])
             col += _cells(c, label_cells)
+            indent = indent and c == " "
     return "".join(chars), _runs(flags)
 
 
@@ -450,14 +457,14 @@ def normalize_codes(s: str, table: np.ndarray, head: int = 0,
     s, synthetic, removed, zero_width = _prepare(s)
     cps = np.frombuffer(s.encode("utf-32-le"), np.uint32)
     spans = np.array(synthetic, np.int64).reshape(-1, 2)
-    size = head + len(cps) + 7 * s.count("\t")
+    size = head + len(cps) + (max(TAB_STOP, INDENT_TAB_STOP) - 1) * s.count("\t")
     codes = np.empty(size, np.int32)
     srcw = np.empty(size, np.uint8)
     codes[:head] = 0
     srcw[:head] = 0
     cells = cell_table()
     lab = np.zeros(1, np.uint8) if label_len is None else label_len
-    stop, zw, unseen = expand_codes(cps, spans, cells, table, codes, srcw, head, lab)
+    stop, zw, unseen = expand_codes(cps, spans, cells, table, codes, srcw, head, TAB_STOP, INDENT_TAB_STOP, lab)
     if stop < 0:  # pragma: no cover - the cell table holds every code point
         raise InternalError(f"no cell width for U+{int(cps[-1 - stop]):04X}")
     return codes[:stop], srcw[:stop], zero_width + zw, removed, unseen

@@ -26,7 +26,7 @@ def warm() -> None:
     >>> warm()   # compiles or loads each kernel; silent on success, a RenderError on a wrong result
     """
     from ..errors import RenderError
-    from ._codes import N_STATE
+    from ._codes import INDENT_TAB_STOP, N_STATE, TAB_STOP, expand_tabs
     from ._kernels import expand_codes, layout_blit, pack_rows
 
     glyphs = np.zeros((4, 2, 4), np.uint8)
@@ -49,12 +49,13 @@ def warm() -> None:
                     ink_off, ink_lvl, out_line, out_col, line_flag, 2)
     cells = np.ones(0x110000, np.int8)
     table = np.arange(0x110000, dtype=np.int32)
-    out = np.empty(16, np.int32)
-    srcw = np.empty(16, np.uint8)
-    stop, _, _ = expand_codes(np.frombuffer("\ta\n".encode("utf-32-le"), np.uint32),  # read-only, as in render
-                              np.zeros((0, 2), np.int64), cells, table, out, srcw,
-                              0, np.zeros(1, np.uint8))  # the signature the renderer calls (with label lengths)
-    if stop != 10 or out[9] != -1:
+    out = np.empty(32, np.int32)
+    srcw = np.empty(32, np.uint8)
+    stop, _, _ = expand_codes(np.frombuffer("\ta\t\n".encode("utf-32-le"), np.uint32),  # read-only, as in render
+                              np.zeros((0, 2), np.int64), cells, table, out, srcw, 0, TAB_STOP, INDENT_TAB_STOP,
+                              np.zeros(1, np.uint8))  # the signature the renderer calls (with label lengths)
+    want = len(expand_tabs("\ta\t")) + 1
+    if stop != want or out[want - 1] != -1:
         raise RenderError("kernel warm-up expanded a tab wrongly")
     out = np.empty(4 * (1 + 2), np.uint8)
     for depth in (1, 2, 4, 8):
