@@ -1,8 +1,8 @@
 """Numba kernels: arrays and scalars in, arrays modified in place. No closures, no Python objects.
 
-Every kernel is a module-level function compiled through the one alias :data:`jit` (``numba.njit(cache=True,
-nogil=True)``), so numba's on-disk cache serves every process; ``python -m snapglyph.raster.warm`` compiles (or loads)
-each once. Stream codes and the layout state are defined in :mod:`snapglyph.raster._codes`.
+Every kernel is compiled through the one alias :data:`jit` (``numba.njit(cache=True, nogil=True)``): numba's disk
+cache serves every process; ``python -m snapglyph.raster.warm`` compiles (or loads) each once. Stream codes and the
+layout state are defined in :mod:`snapglyph.raster._codes`.
 
 :func:`layout_blit` reads as its steps: prose runs (:func:`_prose_run`) and blocks (:func:`_enter_block`, then
 :func:`_block_run` in a band opened by :func:`_open_band`, then :func:`_close_block`), each glyph drawn by
@@ -36,8 +36,7 @@ def block_rows(codes, i, stop, colw, gwidth, cont):
     to its ``CODE_BLOCK_END`` or ``stop``; 0 for an empty block.
 
     The wrapping rule of :func:`_block_run`: a source newline ends a row; a glyph (``gwidth``: uint8 cells per
-    glyph) that does not fit the rest of the row starts a continuation row whose first cell holds the continuation
-    mark. ``cont`` is 1 if the first row is a continuation row, else 0.
+    glyph) that does not fit the row starts a continuation row, whose first cell holds the continuation mark. ``cont`` is 1 if the first row is a continuation row, else 0.
     """
     b, col = 0, 1 if cont else 0
     while i < stop:
