@@ -202,5 +202,5 @@ def anthropic_grammar_error(messages: list, request_id: str = "req_sim") -> dict
 
 
 def dumps(body: dict | str) -> bytes:
-    """Serialise a body as the providers do (compact JSON, UTF-8)."""
+    """Serialize a body as the providers do (compact JSON, UTF-8)."""
     return (body if isinstance(body, str) else json.dumps(body, separators=(",", ":"))).encode("utf-8")

@@ -134,7 +134,7 @@ def price_transcript(path: str, profiles: Sequence[str] = ("claude",), mode: str
 
 def _price(path: str, profiles: Sequence[str], mode: str, row: dict) -> None:
     from .compaction.estimate import TokenCosts
-    from .model.document import Document, build_document
+    from .model.document import Document, document_for
     from .providers.dialects import normalize
     from .providers.profiles import profile as get_profile
     from .raster.render import iter_pages
@@ -151,7 +151,7 @@ def _price(path: str, profiles: Sequence[str], mode: str, row: dict) -> None:
             doc, tokens = Document.from_text(text), costs.text(text)
         else:
             norm, _ = normalize(t.messages, dialect=prof.dialect)
-            doc = build_document(t.messages, header_row=mode == "lines")
+            doc = document_for(t.messages, mode)
             tokens = sum(costs.message(m) for m in norm)
         img = pages = chars = 0
         for page in iter_pages(doc, profile=prof, mode=mode, reuse_buffer=True):

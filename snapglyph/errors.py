@@ -10,7 +10,7 @@ so generic handlers keep working::
     │   ├── UnknownProfileError (KeyError-free: ValueError)   a profile name that is not known
     │   └── ValidationError              a request that breaks a dialect's grammar
     ├── FontError (OSError)              a bundled font is missing or unreadable
-    ├── RenderError (RuntimeError)       the rasteriser could not lay out or draw the text
+    ├── RenderError (RuntimeError)       the rasterizer could not lay out or draw the text
     ├── BudgetError (ValueError)         the head, pages and newest round cannot fit the token budget
     ├── LimitError (ValueError)          a provider limit (images, bytes) cannot be met
     ├── StoreError (RuntimeError)        the source store lacks a covered id, or cannot be read/written
@@ -123,7 +123,7 @@ class FontError(SnapglyphError, OSError):
 
 
 class RenderError(SnapglyphError, RuntimeError):
-    """The rasteriser could not lay out or draw the text.
+    """The rasterizer could not lay out or draw the text.
 
     Examples
     --------

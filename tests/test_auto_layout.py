@@ -26,7 +26,7 @@ FILES = [
 
 
 def shown_lines(seg: Segment, cols: int, at) -> list[str]:
-    """The normalised text of each line of each block of ``seg`` (labels as their letters)."""
+    """The normalized text of each line of each block of ``seg`` (labels as their letters)."""
     plan = plan_blocks(seg.text, seg.style, cols)
     if not plan:
         return []

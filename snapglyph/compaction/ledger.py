@@ -35,7 +35,7 @@ _CONTROL = frozenset(chr(c) for c in [*range(0x00, 0x09), *range(0x0b, 0x20), *r
 def drawn_text(m: Message) -> str:
     """The text the pages draw for message ``m`` (its header excluded), terminal escapes resolved.
 
-    Segments with control characters (ANSI colour, carriage returns, backspaces) are normalized as the renderer
+    Segments with control characters (ANSI color, carriage returns, backspaces) are normalized as the renderer
     normalizes them (:func:`snapglyph.raster.text.normalize`), so ``\\x1b[2mabc`` gives ``abc``; segments are
     joined by newlines.
 

@@ -14,6 +14,7 @@ from typing import Sequence
 from ..errors import StoreError
 from ..model.messages import Message
 from ..model.ids import format_ranges
+from ..raster.text import LONE_SURROGATE
 from .store import SourceStore
 
 __all__ = ["conversation_key", "expand_snapshots"]
@@ -111,7 +112,7 @@ def conversation_key(messages: Sequence[Message]) -> str:
         if m.role == "system":
             continue
         text = "".join(str(x) for fp in _fingerprints(m) for x in fp)
-        data.append(re.sub(r"[\s\ud800-\udfff\ufffd]+", "", text))
+        data.append(re.sub(r"[\s\ufffd]+", "", LONE_SURROGATE.sub("", text)))
         if m.role == "user":
             break
     return hashlib.sha256(json.dumps(data, ensure_ascii=True).encode()).hexdigest()[:16]

@@ -20,6 +20,7 @@ from typing import Callable, Sequence
 
 from ..errors import StoreError
 from ..model.messages import Message, Part
+from ..raster.text import LONE_SURROGATE
 from .store import SourceStore
 
 __all__ = ["PagedPart", "page_out", "pointer_text", "restore_pointers"]
@@ -98,7 +99,7 @@ def _text_of(p: Part) -> str | None:
 
 def _same(a: str, b: str) -> bool:
     """Equal but for lone surrogates the dialect's normalization replaced by U+FFFD."""
-    return a == b or (len(a) == len(b) and re.sub("[\ud800-\udfff]", "\ufffd", a) == b)
+    return a == b or (len(a) == len(b) and LONE_SURROGATE.sub("\ufffd", a) == b)
 
 
 def page_out(tail: Sequence[Message], *, sources: dict[int, Message], need: int, text_cost: Callable[[str], int],

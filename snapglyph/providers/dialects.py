@@ -317,7 +317,7 @@ def to_request(messages: Sequence[Message], *, dialect: str, model: str, max_tok
     Returns
     -------
     dict
-        The JSON-serialisable request body.
+        The JSON-serializable request body.
 
     Examples
     --------

@@ -23,18 +23,18 @@ from typing import Sequence
 from ..errors import InputError
 from ..model.images import check_image, downscale, media_types
 from ..model.messages import OPENING_USER_LINE, Message, Part
+from ..raster.text import LONE_SURROGATE
 
 __all__ = ["normalize"]
 
-_SURROGATE = re.compile("[\ud800-\udfff]")
 _THINKING_REDACTED = ("", "REDACTED", "[REDACTED]", "<redacted>")
 
 
 def _clean(s: str, rewrites: Counter) -> str:
-    if _SURROGATE.search(s):
-        n = len(_SURROGATE.findall(s))
+    if LONE_SURROGATE.search(s):
+        n = len(LONE_SURROGATE.findall(s))
         rewrites["lone surrogates replaced"] += n
-        return _SURROGATE.sub("\ufffd", s)
+        return LONE_SURROGATE.sub("\ufffd", s)
     return s
 
 
@@ -52,7 +52,7 @@ def _clean_arguments(arguments: str, rewrites: Counter) -> str:
     except (json.JSONDecodeError, ValueError):
         return arguments
     text = json.dumps(value, ensure_ascii=False)
-    if not _SURROGATE.search(text):
+    if not LONE_SURROGATE.search(text):
         return arguments  # escaped pairs that form valid characters
     return json.dumps(json.loads(_clean(text, rewrites)), ensure_ascii=False)
 

@@ -7,7 +7,7 @@ An :class:`Atlas` holds, for one cell size and one font family:
 ``width``   ``(capacity,)`` uint8 number of cells of each glyph (1 or 2).
 ``table``   ``(0x110000,)`` int32 codepoint -> glyph index; ``-1`` means "not looked up yet".
 
-Glyphs are rasterised (:mod:`.fonts`: FreeType, freetype-py) on first use of a codepoint, walking the family's
+Glyphs are rasterized (:mod:`.fonts`: FreeType, freetype-py) on first use of a codepoint, walking the family's
 fallback chain; the first font that has the codepoint *with ink* wins (a glyph that a font maps to an empty bitmap
 does not count, except for space separators). A code point is wide (two cells) where the pinned Unicode tables say
 so (:func:`snapglyph.raster.widths.is_wide`), never by the running Python's ``unicodedata``. Codepoints no font
@@ -267,7 +267,7 @@ class Atlas:
             return out
 
     def lookup(self, cps: np.ndarray) -> np.ndarray:
-        """Map codepoints to glyph indices, rasterising unseen ones.
+        """Map codepoints to glyph indices, rasterizing unseen ones.
 
         Parameters
         ----------

@@ -1,4 +1,4 @@
-"""Fonts -> glyph bitmaps: the bundled font files, the fallback chain of each family, and FreeType rasterisation.
+"""Fonts -> glyph bitmaps: the bundled font files, the fallback chain of each family, and FreeType rasterization.
 
 Families (``family=``): ``"outline"`` is DejaVu Sans Mono, anti-aliased at the cell's pixel size; ``"bitmap"`` is
 hand-drawn 1-bit fonts at their native size (Spleen 5x8, Terminus 6x12 and 8x16). Both fall back to efont's
@@ -103,7 +103,7 @@ def default_family(cell: tuple[int, int]) -> str:
 
 @dataclass(frozen=True)
 class FontSource:
-    """One font of a fallback chain: a file rasterised at one size, placed on a baseline.
+    """One font of a fallback chain: a file rasterized at one size, placed on a baseline.
 
     Attributes
     ----------
@@ -327,7 +327,7 @@ class Face:
         return asc, desc
 
     def render(self, cp: int, cells: int, cell: tuple[int, int]) -> np.ndarray | None:
-        """Rasterise ``cp`` into a ``(cell_h, 2*cell_w)`` level array; None where the font lacks it or has no ink."""
+        """Rasterize ``cp`` into a ``(cell_h, 2*cell_w)`` level array; None where the font lacks it or has no ink."""
         f = self.face
         if f.get_char_index(cp) == 0:
             return None

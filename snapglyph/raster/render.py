@@ -1,7 +1,7 @@
 """Render text or a document to pages: ``render(text | messages | Document, profile=...) -> list[Page]``.
 
 Pipeline: :mod:`snapglyph.raster.stream` turns the document's segments into stream codes (normalized text ->
-glyph indices from the :class:`Atlas`, rasterised on first use; a symbol with no glyph but a label,
+glyph indices from the :class:`Atlas`, rasterized on first use; a symbol with no glyph but a label,
 :data:`snapglyph.raster.atlas.SYMBOL_LABELS` ✅ -> ``[ok]``, as its label's letters; blocks marked) in chunks of about
 64 K elements; :func:`iter_pages` feeds each chunk to the numba kernel :func:`snapglyph.raster._kernels.layout_blit`
 (or its plain-Python twin for short documents), which places each glyph and draws its ink pixels into the current
@@ -95,7 +95,7 @@ class Page:
         Why the cell differs from the one asked for, else empty.
     text : str
         The exact text drawn on the page, one line per row in reading order (a block band's columns one after the
-        other, top to bottom then left to right), joined by ``\\n``: characters after normalisation, a symbol
+        other, top to bottom then left to right), joined by ``\\n``: characters after normalization, a symbol
         drawn as its label as the label's letters, the replacement glyph as U+FFFD, a newline mark as ↵, a
         continuation row starting with ↪, an empty row as an empty line.
 

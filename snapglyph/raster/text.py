@@ -51,9 +51,12 @@ from ..errors import InternalError
 from ._codes import INDENT_TAB_STOP, TAB_STOP, tab_fill
 from .widths import cell_table, char_cells, nfc
 
-__all__ = ["Normalized", "cell_table", "char_cells", "normalize", "normalize_codes"]
+__all__ = ["LONE_SURROGATE", "Normalized", "cell_table", "char_cells", "normalize", "normalize_codes"]
 
-_SURROGATE = re.compile("[\ud800-\udfff]")
+LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+"""A lone UTF-16 surrogate in a ``str`` (from a JSON ``\\ud800`` escape): no UTF-8 encoder takes it, so every
+stage that writes text (the renderer, the request, the store's comparisons) replaces or drops it. The one home of
+the pattern."""
 _CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 # One token of terminal input: an escape sequence, a control, or a run of ordinary characters.
 _TOKEN = re.compile(
@@ -347,8 +350,8 @@ def _prepare(s: str) -> tuple[str, list[tuple[int, int]], int, int]:
     removed = 0
     synthetic: list[tuple[int, int]] = []
     if not s.isascii():
-        if _SURROGATE.search(s):
-            s = _SURROGATE.sub("\ufffd", s)
+        if LONE_SURROGATE.search(s):
+            s = LONE_SURROGATE.sub("\ufffd", s)
         if "\u2028" in s or "\u2029" in s:
             s = s.replace("\u2028", "\n").replace("\u2029", "\n")
     if "\r\n" in s:

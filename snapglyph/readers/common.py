@@ -176,7 +176,7 @@ def coerce_types(messages: list[Message], tools: list[dict]) -> None:
 
 
 def dumps_args(obj: Any) -> str:
-    """Serialise tool-call arguments given as an object the way Anthropic's neutral form wants them.
+    """Serialize tool-call arguments given as an object the way Anthropic's neutral form wants them.
 
     Examples
     --------
