@@ -193,7 +193,7 @@ class Atlas:
         return None
 
     def ensure(self, cps) -> None:
-        """Look up (and rasterise where needed) every codepoint in ``cps``; modifies ``table``/``glyphs`` in place.
+        """Look up (and rasterize where needed) every codepoint in ``cps``; modifies ``table``/``glyphs`` in place.
 
         Parameters
         ----------
