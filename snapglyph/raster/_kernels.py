@@ -22,8 +22,9 @@ from ._codes import (CODE_BLOCK, CODE_BLOCK_END, CODE_NEWLINE, CODE_ROW_START, C
 
 __all__ = ["block_rows", "expand_codes", "jit", "layout_blit", "pack_rows"]
 
-jit = njit(cache=True, nogil=True)
-"""The one JIT decorator every kernel uses."""
+jit = njit(cache=True, nogil=True)  # the one JIT decorator every kernel uses
+CODES_DIGEST = "10056bee7e6df913"
+"""SHA-256 of ``_codes.py``, whose constants the kernels bake in: numba's cache sees edits of this file only."""
 
 _MARK = np.int64(STYLE_MARKER)
 """Every call of :func:`_cell` passes int64 glyph, style, row and cell, so that it compiles once (each literal or
