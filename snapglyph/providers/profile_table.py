@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["PROFILE_TABLE", "READ"]
+__all__ = ["CELL_EVIDENCE", "PROFILE_TABLE", "READ"]
 
 READ = "2026-11-30"  # the date every source of the profiles was read (stored copies)
 _MB = 1000 * 1000
@@ -96,4 +96,29 @@ PROFILE_TABLE: dict[str, dict[str, Any]] = {
         params={"max_image_size": 1024, "patch": 16, "merge": 1},
         doc="Pixtral-12B: long side <= 1024, 16 px patches, one break token per row: 1024x1024 = 65 x 64 = 4160 "
             "tokens (Mistral-Small-3.1 uses 28 px tokens instead; not this profile)."),
+}
+
+_OMP = "https://github.com/can1357/oh-my-pi/blob/main/packages/snapcompact/CHANGELOG.md"
+_PXPIPE = "https://github.com/teamchong/pxpipe/blob/main"
+
+#: Why each profile's default ``cell`` is what it is: our OCR proxy (bench/RESULTS.md, section "OCR legibility
+#: proxy", auto layout) beside the public sweeps with real models. Sources read 2026-12-01.
+CELL_EVIDENCE: dict[str, str] = {
+    "claude": "6x12 kept. Proxy: prose CER 2.6% (8x16 2.7%), code 10.9% (13.3%), identifiers exact 10% (18%), at "
+              "6.9 characters per image token (3.9; text is 2.97), so 8x16 pays 1.8x for little; 5x8 fails "
+              f"(code 27.7%). Public: Claude Fable read 6x12 and 5x8 pages (oh-my-pi {_OMP}; pxpipe "
+              f"{_PXPIPE}/docs/LEGIBILITY-AUDIT-2026-07-01.md); no sweep of Sonnet 4.6 / Haiku 4.5 was found. "
+              "Exact values come from the identifier ledger, not the pixels.",
+    "claude-hires": "6x12 kept for now, with a known risk: Opus 4.8 read 6x12 poorly in oh-my-pi's sweep (F1 .351 "
+                    f"against .806 for a sparser 11x16 cell, {_OMP}) and pxpipe saw silent digit swaps below a 9x16 "
+                    f"cell ({_PXPIPE}/eval/opus-density/RESULTS.md); this profile's cell was not measured here.",
+    "openai": "6x12 kept, with a caveat: GPT-5.x read 6x11 badly in pxpipe's sweep (0/4 exact values, 4 invented; "
+              f"7/8 at 8x13 and 9x16, {_PXPIPE}/eval/sol-profile/RESULTS.md) and oh-my-pi moved GPT to 8x16, "
+              "but 8x16 auto pages hold 4.1 characters per image token against text's 3.86: on OpenAI no cell is "
+              "both clearly legible and much cheaper than text. Proxy: code CER 14.1% (8x16 14.2%), identifiers "
+              "exact 8% (20%).",
+    "gemini": "12x24 kept (seen at about half scale: 6x12). Proxy: prose 3.5%, code 10.5%, identifiers 7% at 7.6 "
+              "characters per image token; 10x20 (seen 5x10) fails. Public: Gemini 3.6 Flash read 5x8 pages with "
+              f"14/15 exact hex ({_PXPIPE}/eval/gemini-profile/QUALITY_RESULTS.md); Google documents only the "
+              "1120-token cap (https://ai.google.dev/gemini-api/docs/media-resolution), not how it resizes.",
 }
