@@ -61,3 +61,21 @@ def test_a_reduced_message_never_replaces_its_original():
     assert s.get(3).parts[0].content[0].text == "the full output"
     s.put([Message(3, "tool", [Part("tool_result", call_id="c", content=[Part("text", text="edited")])])])
     assert s.get(3).parts[0].content[0].text == "edited"
+
+
+def test_message_to_dict_is_asdict_byte_for_byte():
+    # The store's serializer is dataclasses.asdict without its generic recursion: same keys, same order, same values,
+    # nested tool results and meta (deep-copied) included.
+    import json
+    from dataclasses import asdict
+
+    from snapglyph.compaction.store import message_to_dict
+    m = Message(4, "tool", [Part("tool_result", call_id="c1", is_error=True, meta={"k": [1, {"a": 2}]},
+                                 content=[Part("text", text="boom"), Part("image", media_type="image/png", data="iVBO",
+                                                                          width=3, height=2)])],
+                meta={"snapshot": {"covers": [[1, 3]]}})
+    d = message_to_dict(m)
+    assert json.dumps(d) == json.dumps(asdict(m))
+    d["meta"]["snapshot"]["covers"].append([9, 9])
+    d["parts"][0]["meta"]["k"].append(3)
+    assert m.meta == {"snapshot": {"covers": [[1, 3]]}} and m.parts[0].meta == {"k": [1, {"a": 2}]}

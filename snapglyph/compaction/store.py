@@ -11,7 +11,8 @@ from __future__ import annotations
 import json
 import os
 import tempfile
-from dataclasses import asdict
+from copy import deepcopy
+from dataclasses import fields
 from pathlib import Path
 from typing import Iterable, Iterator
 
@@ -32,7 +33,20 @@ def message_to_dict(m: Message) -> dict:
     >>> message_from_dict(d) == Message(7, "tool", [Part("text", text="exit status 1")])
     True
     """
-    return asdict(m)
+    # What dataclasses.asdict gives, without its generic recursion (5x slower: a compaction serializes every message
+    # for the store, the cut's fingerprint and the page cache's key).
+    return {"id": m.id, "role": m.role, "parts": [_part_to_dict(p) for p in m.parts],
+            "meta": deepcopy(m.meta) if m.meta else {}}
+
+
+_PART_FIELDS = tuple(f.name for f in fields(Part))
+
+
+def _part_to_dict(p: Part) -> dict:
+    d = {name: getattr(p, name) for name in _PART_FIELDS}  # asdict's key order: the field order
+    d["content"] = [_part_to_dict(c) for c in p.content]
+    d["meta"] = deepcopy(p.meta) if p.meta else {}
+    return d
 
 
 def _part_from_dict(d: dict) -> Part:
