@@ -124,13 +124,13 @@ def cmd_compact(args: argparse.Namespace) -> int:
         with _progress("snapglyph: drawing pages"):
             res = _with_remedy(compact, t, args, **kw)
     body = json.dumps(res.request, ensure_ascii=False, indent=None)
+    if res.middle_ids:  # the store first: a request whose pages cannot be recalled is not written
+        res.store.save(write)
     if args.out and args.out != "-":
         Path(args.out).parent.mkdir(parents=True, exist_ok=True)
         Path(args.out).write_text(body + "\n", encoding="utf-8")
     else:
         sys.stdout.write(body + "\n")
-    if res.middle_ids:
-        res.store.save(write)
     print(res.summary() + (f"; store {write}" if res.middle_ids else ""), file=sys.stderr)
     return 0
 
@@ -487,11 +487,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     except UnicodeError as e:
         return _err(f"text that cannot be encoded or decoded as UTF-8 ({e.reason}, {type(e).__name__})")
     except FileNotFoundError as e:
-        return _err(f"{e.filename}: no such file")
+        return _err(f"{e.filename}: no such file or folder")
     except IsADirectoryError as e:
         return _err(f"{e.filename}: is a folder, not a file")
+    except FileExistsError as e:
+        return _err(f"{e.filename}: exists and is not a folder")
     except OSError as e:
-        return _err(f"{getattr(e, 'filename', None) or ''}: {e.strerror or e}")
+        where = f"{e.filename}: " if getattr(e, "filename", None) else ""
+        return _err(f"{where}{e.strerror or e}")
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -166,3 +166,32 @@ def test_agent_demo_help_is_plain_text():
     h = " ".join(_demo("-h").stdout.split())
     assert "``" not in h and ":class:" not in h and ":func:" not in h
     assert "(default: 512)" in h and "default: 32768)" in h
+
+
+def test_compact_writes_no_request_when_its_store_cannot_be_written(tmp_path):
+    # A request whose pages cannot be recalled must not be left behind: the store is written first.
+    out = tmp_path / "req.json"
+    blocker = tmp_path / "a-file"
+    blocker.write_text("x")
+    r = run("compact", str(TRAJ), "--budget", "9000", "--out", str(out), "--store", str(blocker / "s.jsonl"))
+    err = r.stderr.decode()
+    assert r.returncode == 2 and err.count("\n") == 1 and "a-file" in err, err
+    assert not out.exists()
+
+
+def test_recall_without_a_store_is_an_input_error():
+    import pytest
+
+    import snapglyph
+    with pytest.raises(snapglyph.InputError, match="needs the SourceStore a compaction returned, not NoneType"):
+        snapglyph.recall(None, "#1")
+
+
+def test_an_error_without_a_file_name_has_no_empty_prefix(monkeypatch, capsys):
+    import snapglyph.cli as cli
+
+    def boom(args):
+        raise OSError(28, "No space left on device")
+    monkeypatch.setattr(cli, "cmd_fonts", boom)
+    assert main(["fonts"]) == 2
+    assert capsys.readouterr().err.strip() == "snapglyph: error: No space left on device"

@@ -71,6 +71,8 @@ def recall(store: SourceStore, ids: "str | Iterable[int]") -> dict[int, str]:
     >>> recall(store, "#3")
     {3: 'ran pytest: 2 failed'}
     """
+    if not isinstance(store, SourceStore):
+        raise InputError(f"recall needs the SourceStore a compaction returned, not {type(store).__name__}")
     return {i: source_text(store.get(i)) for i in parse_ids(ids)}
 
 

@@ -215,8 +215,8 @@ class SourceStore:
             return self._messages[int(message_id)]
         except KeyError:
             where = f" ({self.path})" if self.path else ""
-            raise StoreError(f"the source store{where} has no source for message #{message_id}; pages are "
-                             "only ever rendered from retained source, never from earlier pixels") from None
+            held = f"it holds #{min(self._messages)}-#{max(self._messages)}" if self._messages else "it is empty"
+            raise StoreError(f"the source store{where} has no source for message #{message_id} ({held})") from None
 
     def __contains__(self, message_id: object) -> bool:
         return message_id in self._messages

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import fnmatch
 import functools
+import hashlib
 import json
 import re
 from dataclasses import dataclass
@@ -95,16 +96,20 @@ def _items(dialect: str, body: dict) -> list:
 
 
 def conversation_of(dialect: str, body: dict) -> str | None:
-    """snapglyph's conversation key of a request body, read from its first user turn only (cheap on long bodies);
-    ``None`` when the body is not a conversation snapglyph can read.
+    """The proxy's key of a request body's conversation: snapglyph's conversation key of its first user turn (read
+    alone, cheap on long bodies) within the dialect; ``None`` when the body is not a conversation snapglyph can read.
+
+    The dialect is part of the key: two clients of different APIs that open with the same words are two
+    conversations (their message ids, stores and cuts must not mix).
 
     Examples
     --------
-    >>> a = conversation_of("anthropic", {"messages": [{"role": "user", "content": "fix the bug"}]})
+    >>> a = conversation_of("openai", {"messages": [{"role": "user", "content": "fix the bug"}]})
     >>> b = conversation_of("openai", {"messages": [{"role": "system", "content": "x"},
     ...                                             {"role": "user", "content": "fix  the bug"}]})
-    >>> a == b, len(a)
-    (True, 16)
+    >>> c = conversation_of("anthropic", {"messages": [{"role": "user", "content": "fix the bug"}]})
+    >>> a == b, a == c, len(a)
+    (True, False, 16)
     """
     items = _items(dialect, body)
     first = next((i for i, m in enumerate(items) if isinstance(m, dict) and m.get("role") == "user"), None)
@@ -125,9 +130,10 @@ def _key_of(dialect: str, first_turn: str) -> str | None:
     items = json.loads(first_turn)
     mini = {"input": items} if dialect == "responses" else {"messages": items}
     try:
-        return conversation_key(from_request(mini).messages)
+        key = conversation_key(from_request(mini).messages)
     except SnapglyphError:
         return None
+    return hashlib.sha256(f"{dialect}:{key}".encode()).hexdigest()[:16]
 
 
 def max_tokens_of(body: dict, default: int = 4096) -> int:
