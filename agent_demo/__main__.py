@@ -147,8 +147,8 @@ def main(argv: list[str] | None = None) -> int:
                     help="--simulate: the provider whose overflow bodies are sent (ollama truncates silently "
                          "instead); default: the dialect's own. Known: " + ", ".join(PROVIDERS))
     ap.add_argument("--dialect", choices=("openai", "anthropic"), default=None,
-                    help="wire format; default anthropic for the anthropic, anthropic-max-tokens and bedrock "
-                         "providers, else openai")
+                    help="wire format; default anthropic for --simulate alone and for the anthropic, "
+                         "anthropic-max-tokens and bedrock providers, else openai")
     ap.add_argument("--base-url", help="the server's base URL, e.g. http://127.0.0.1:8000/v1 for an "
                                        "OpenAI-compatible one (default: none; give it or --simulate)")
     ap.add_argument("--model", default="sim", help="model name sent in each request (default: sim)")
@@ -182,8 +182,9 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{ap.prog}: error: unknown provider {a.provider!r}; known providers: {', '.join(PROVIDERS)}",
               file=sys.stderr)
         return 2
-    if a.dialect is None:
-        a.dialect = "anthropic" if a.provider in ANTHROPIC_PROVIDERS else "openai"
+    if a.dialect is None:  # --simulate alone speaks Anthropic: Claude pages (1,521 tokens) fit its small window
+        a.dialect = ("anthropic" if a.provider in ANTHROPIC_PROVIDERS or (a.simulate and a.provider is None)
+                     else "openai")
     if a.provider is None:
         a.provider = a.dialect
     check_truncation = a.check_truncation or (a.simulate and a.provider == "ollama")
