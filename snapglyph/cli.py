@@ -486,12 +486,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _err("the input nests too deeply to process")
     except UnicodeError as e:
         return _err(f"text that cannot be encoded or decoded as UTF-8 ({e.reason}, {type(e).__name__})")
-    except FileNotFoundError as e:
-        return _err(f"{e.filename}: no such file or folder")
-    except IsADirectoryError as e:
-        return _err(f"{e.filename}: is a folder, not a file")
-    except FileExistsError as e:
-        return _err(f"{e.filename}: exists and is not a folder")
+    except (FileNotFoundError, IsADirectoryError, FileExistsError) as e:
+        why = {FileNotFoundError: "no such file or folder", IsADirectoryError: "is a folder, not a file",
+               FileExistsError: "exists and is not a folder"}[type(e)]
+        return _err(f"{e.filename}: {why}")
     except OSError as e:
         where = f"{e.filename}: " if getattr(e, "filename", None) else ""
         return _err(f"{where}{e.strerror or e}")

@@ -23,12 +23,10 @@ from ._codes import (CODE_BLOCK, CODE_BLOCK_END, CODE_NEWLINE, CODE_ROW_START, C
 __all__ = ["block_rows", "expand_codes", "jit", "layout_blit", "pack_rows"]
 
 jit = njit(cache=True, nogil=True)  # the one JIT decorator every kernel uses
-CODES_DIGEST = "10056bee7e6df913"
-"""SHA-256 of ``_codes.py``, whose constants the kernels bake in: numba's cache sees edits of this file only."""
+CODES_DIGEST = "10056bee7e6df913"  # SHA-256 of _codes.py, whose constants the kernels bake in
 
 _MARK = np.int64(STYLE_MARKER)
-"""Every call of :func:`_cell` passes int64 glyph, style, row and cell, so that it compiles once (each literal or
-narrower argument type compiles another specialization: 3 more cost 0.3 s of the cold start)."""
+"""Calls of :func:`_cell` pass int64 glyph, style, row, cell: one compile (3 more types cost 0.3 s of cold start)."""
 
 
 @jit
@@ -37,7 +35,8 @@ def block_rows(codes, i, stop, colw, gwidth, cont):
     to its ``CODE_BLOCK_END`` or ``stop``; 0 for an empty block.
 
     The wrapping rule of :func:`_block_run`: a source newline ends a row; a glyph (``gwidth``: uint8 cells per
-    glyph) that does not fit the row starts a continuation row, whose first cell holds the continuation mark. ``cont`` is 1 if the first row is a continuation row, else 0.
+    glyph) that does not fit starts a continuation row (its first cell: the mark); ``cont`` is 1 if the first row
+    is a continuation row, else 0.
     """
     b, col = 0, 1 if cont else 0
     while i < stop:
