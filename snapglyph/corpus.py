@@ -36,7 +36,8 @@ def corpus_paths(specs: Sequence[str]) -> list[Path]:
     specs : sequence of str
         Each one a folder (every file below it, hidden files and ``LICENSE``/``SOURCE``/``README`` files left
         out), a glob (``data/**/*.jsonl``; ``**`` reaches into subfolders), ``@FILE`` (a file listing one path a
-        line; blank lines and ``#`` comments skipped; relative paths are relative to that file's folder), or a file.
+        line; blank lines and ``#`` comments skipped; relative paths are relative to that file's folder; a listed
+        file that does not exist is kept, so that its row carries the error), or a file.
 
     Returns
     -------
@@ -65,8 +66,12 @@ def corpus_paths(specs: Sequence[str]) -> list[Path]:
             except OSError as e:
                 raise InputError(f"{listing}: cannot read the path list ({e.strerror or e})") from None
             names = [ln.strip() for ln in lines if ln.strip() and not ln.lstrip().startswith("#")]
-            for p in corpus_paths([str(listing.parent / n) if not os.path.isabs(n) else n for n in names]):
-                out.setdefault(p, None)
+            for n in names:
+                f = Path(n) if os.path.isabs(n) else listing.parent / n
+                # a listed file that is missing stays in: its row carries the error, the run goes on
+                found_n = corpus_paths([str(f)]) if f.exists() or _GLOB_CHARS & set(n) else [f]
+                for q in found_n:
+                    out.setdefault(q, None)
             continue
         p = Path(spec)
         if p.is_dir():

@@ -35,6 +35,8 @@ def test_paths_from_folders_globs_and_lists(tmp_path):
         corpus_paths([str(tmp_path / "*.none")])
     with pytest.raises(InputError, match="cannot read the path list"):
         corpus_paths(["@" + str(tmp_path / "nolist.txt")])
+    (tmp_path / "gone.txt").write_text("b.traj\nmissing.jsonl\n")   # a listed file that is gone: kept, for its row
+    assert corpus_paths(["@" + str(tmp_path / "gone.txt")]) == [tmp_path / "b.traj", tmp_path / "missing.jsonl"]
 
 
 def test_a_row_is_the_single_file_report():
@@ -88,20 +90,23 @@ def test_two_worker_cluster_over_the_shared_transcripts(tmp_path):
 
 def test_cli_corpus_writes_csv_rows(tmp_path):
     listing = tmp_path / "paths.txt"
-    listing.write_text(f"{TRAJ}\n{PI}\n{tmp_path / 'bad.json'}\n")
+    listing.write_text(f"{TRAJ}\n{PI}\n{tmp_path / 'bad.json'}\n{tmp_path / 'gone.json'}\n")
     (tmp_path / "bad.json").write_text("[")
     out = tmp_path / "rows.csv"
     r = subprocess.run([sys.executable, "-m", "snapglyph.cli", "cost", "@" + str(listing), "--workers", "2",
                         "--out", str(out)], capture_output=True, text=True, timeout=600)
     assert r.returncode == 0, r.stderr
     rows = list(csv.DictReader(out.open()))
-    assert [row["path"] for row in rows] == sorted([str(TRAJ), str(PI), str(tmp_path / "bad.json")])
+    assert [row["path"] for row in rows] == sorted([str(TRAJ), str(PI), str(tmp_path / "bad.json"),
+                                                    str(tmp_path / "gone.json")])
     single = {row["path"]: row for row in rows}
     expect = price_transcript(str(TRAJ), ["claude"])
     assert int(single[str(TRAJ)]["image_tokens_claude"]) == expect["image_tokens_claude"]
     assert int(single[str(TRAJ)]["text_tokens_claude"]) == expect["text_tokens_claude"]
     assert single[str(tmp_path / "bad.json")]["error"].startswith("FormatError")
-    assert "3 transcripts (1 failed)" in r.stderr and "2 workers" in r.stderr
+    assert single[str(tmp_path / "gone.json")]["error"].startswith("FormatError") and "no such file" in \
+        single[str(tmp_path / "gone.json")]["error"]
+    assert "4 transcripts (2 failed)" in r.stderr and "2 workers" in r.stderr
 
 
 def test_write_rows_checks(tmp_path):
