@@ -120,56 +120,75 @@ def read_codex(entries: list[dict], path: str | None = None) -> tuple[list[Messa
     ([('system', 'Be brief.'), ('user', 'hi')], {'event_msg:user_message': 1})
     """
     legacy = "type" not in entries[0] if entries and _is_legacy(entries) else False
-    out: list[Message] = []
-    skipped: Counter = Counter()
-    session: dict[str, Any] = {}
-    model = None
-    items: list[dict] = []
-    compactions = 0
+    r = _Rollout(path)
     for n, e in enumerate(entries):
         if legacy:
-            if n == 0:
-                session = {k: v for k, v in e.items() if k != "instructions"}
-                if e.get("instructions"):
-                    out.append(Message(0, "system", [Part(kind="text", text=as_str(e["instructions"]))],
-                                       {"source": "instructions"}))
-            elif e.get("record_type") == "state":
-                skipped["state"] += 1
-            else:
-                items.append(e)
-            continue
-        t, p = e.get("type"), e.get("payload")
-        if not isinstance(p, dict):
-            skipped[f"{t or '?'} without payload"] += 1
-            continue
-        if t == "response_item":
-            items.append(p)
-        elif t == "session_meta":
-            session = {k: v for k, v in p.items() if k not in ("base_instructions", "instructions")}
-            text = p.get("base_instructions") or p.get("instructions")
-            text = text.get("text") if isinstance(text, dict) else text
-            if text and not any(m.role == "system" for m in out):
-                out.append(Message(0, "system", [Part(kind="text", text=as_str(text))],
-                                   {"source": "session_meta.base_instructions"}))
-        elif t == "compacted":
-            _read_segment(items, path, out)
-            items = []
-            compactions += 1
-            hist = p.get("replacement_history")
-            info = {"replacement_items": len(hist) if isinstance(hist, list) else None,
-                    "timestamp": e.get("timestamp")}
-            text = as_str(p.get("message")) or f"(Codex compacted the history above: {info['replacement_items']} items)"
-            out.append(Message(0, "user", [Part(kind="text", text=text)], {"compacted": info}))
-        elif t == "turn_context":
-            skipped["turn_context"] += 1
-            if p.get("model"):
-                model = as_str(p["model"])
-        elif t == "event_msg":
-            skipped[f"event_msg:{p.get('type', '?')}"] += 1
+            r.legacy_entry(n, e)
         else:
-            skipped[str(t)] += 1
-    _read_segment(items, path, out)
-    meta = {"session": session, "records": len(entries), "skipped": dict(skipped), "compactions": compactions}
+            r.record(e)
+    _read_segment(r.items, path, r.out)
+    meta = {"session": r.session, "records": len(entries), "skipped": dict(r.skipped), "compactions": r.compactions}
     if legacy:
         meta["legacy"] = True
-    return out, [], model, meta
+    return r.out, [], r.model, meta
+
+
+class _Rollout:
+    """What reading a rollout gathers: messages so far, the response items of the open segment, and the facts."""
+
+    def __init__(self, path: str | None) -> None:
+        self.path = path
+        self.out: list[Message] = []
+        self.skipped: Counter = Counter()
+        self.session: dict[str, Any] = {}
+        self.model: str | None = None
+        self.items: list[dict] = []
+        self.compactions = 0
+
+    def system(self, text: Any, source: str) -> None:
+        self.out.append(Message(0, "system", [Part(kind="text", text=as_str(text))], {"source": source}))
+
+    def legacy_entry(self, n: int, e: dict) -> None:
+        """One line of the older rollout shape: the session first, then items and ``state`` records."""
+        if n == 0:
+            self.session = {k: v for k, v in e.items() if k != "instructions"}
+            if e.get("instructions"):
+                self.system(e["instructions"], "instructions")
+        elif e.get("record_type") == "state":
+            self.skipped["state"] += 1
+        else:
+            self.items.append(e)
+
+    def record(self, e: dict) -> None:
+        """One ``{"type", "payload"}`` line of a current rollout."""
+        t, p = e.get("type"), e.get("payload")
+        if not isinstance(p, dict):
+            self.skipped[f"{t or '?'} without payload"] += 1
+        elif t == "response_item":
+            self.items.append(p)
+        elif t == "session_meta":
+            self.session = {k: v for k, v in p.items() if k not in ("base_instructions", "instructions")}
+            text = p.get("base_instructions") or p.get("instructions")
+            text = text.get("text") if isinstance(text, dict) else text
+            if text and not any(m.role == "system" for m in self.out):
+                self.system(text, "session_meta.base_instructions")
+        elif t == "compacted":
+            self.compacted(e, p)
+        elif t == "turn_context":
+            self.skipped["turn_context"] += 1
+            if p.get("model"):
+                self.model = as_str(p["model"])
+        elif t == "event_msg":
+            self.skipped[f"event_msg:{p.get('type', '?')}"] += 1
+        else:
+            self.skipped[str(t)] += 1
+
+    def compacted(self, e: dict, p: dict) -> None:
+        """Codex compacted here: the segment so far is read, then its summary stands as a user message."""
+        _read_segment(self.items, self.path, self.out)
+        self.items = []
+        self.compactions += 1
+        hist = p.get("replacement_history")
+        info = {"replacement_items": len(hist) if isinstance(hist, list) else None, "timestamp": e.get("timestamp")}
+        text = as_str(p.get("message")) or f"(Codex compacted the history above: {info['replacement_items']} items)"
+        self.out.append(Message(0, "user", [Part(kind="text", text=text)], {"compacted": info}))
