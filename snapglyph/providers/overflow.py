@@ -337,45 +337,19 @@ def detect(status: int | None, body: Any) -> OverflowResult | None:
     """
     if status == 429:
         return None
-    if isinstance(body, (bytes, bytearray)):
-        body = bytes(body).decode("utf-8", errors="replace")
-    parsed: Any = body
-    raw_text = ""
-    if isinstance(body, str):
-        raw_text = body
-        stripped = body.strip()
-        if not stripped:
-            return None
-        parsed = _loads(stripped)
-        if parsed is None and ("data:" in body):
-            events = _sse_events(body)
-            parsed = events if events else None
-    if parsed is None and not raw_text:
+    got = _parse(body)
+    if got is None:
         return None
-
+    parsed, raw_text = got
     if isinstance(parsed, dict) and parsed.get("stop_reason") == "model_context_window_exceeded":
         usage = parsed.get("usage") if isinstance(parsed.get("usage"), dict) else {}
         return OverflowResult("anthropic", usage.get("input_tokens"), None,
                               "stop_reason: model_context_window_exceeded", status)
-
-    if parsed is not None:
-        parts = _error_parts(parsed)
-        if not parts:
-            return None
-        pieces: list[str] = []
-        _strings(parts, pieces)
-        if isinstance(parsed, dict) and isinstance(parsed.get("__type"), str):
-            pieces.append(parsed["__type"])
-        text = "\n".join(pieces)
-        message = _message(parts[0])
-    else:
-        if status is not None and status < 400:
-            return None                                     # plain text success
-        parts, text, message = [], raw_text, raw_text.strip()[:2000]
-
-    if _RATE_LIMIT.search(text) or _REQUEST_BYTES.search(text):
+    err = _error_text(parsed, raw_text, status)
+    if err is None:
         return None
-    if status == 413 and not text.strip():
+    parts, text, message = err
+    if _RATE_LIMIT.search(text) or _REQUEST_BYTES.search(text) or (status == 413 and not text.strip()):
         return None
     for provider, pattern, extract in _RULES:
         m = pattern.search(text)
@@ -387,6 +361,39 @@ def detect(status: int | None, body: Any) -> OverflowResult | None:
             limit = _find_int(parts, "n_ctx") or limit
         return OverflowResult(_refine(provider, text), prompt, limit, message, status)
     return None
+
+
+def _parse(body: Any) -> tuple[Any, str] | None:
+    """``(parsed, raw_text)`` of a body: JSON (or server-sent events) parsed where it parses, the text of a str or
+    bytes body; ``None`` for an empty body or one that is neither."""
+    if isinstance(body, (bytes, bytearray)):
+        body = bytes(body).decode("utf-8", errors="replace")
+    if not isinstance(body, str):
+        return (body, "") if body is not None else None
+    stripped = body.strip()
+    if not stripped:
+        return None
+    parsed = _loads(stripped)
+    if parsed is None and "data:" in body:
+        parsed = _sse_events(body) or None
+    return parsed, body
+
+
+def _error_text(parsed: Any, raw_text: str, status: int | None) -> tuple[list, str, str] | None:
+    """The error parts of a body, their strings joined into one text, and the first error's message; ``None`` when
+    the body holds no error."""
+    if parsed is None:
+        if status is not None and status < 400:
+            return None                                     # plain text success
+        return [], raw_text, raw_text.strip()[:2000]
+    parts = _error_parts(parsed)
+    if not parts:
+        return None
+    pieces: list[str] = []
+    _strings(parts, pieces)
+    if isinstance(parsed, dict) and isinstance(parsed.get("__type"), str):
+        pieces.append(parsed["__type"])
+    return parts, "\n".join(pieces), _message(parts[0])
 
 
 def check_silent_truncation(sent_tokens: int, reported_prompt_tokens: int | None, *,
