@@ -254,10 +254,13 @@ def plan_cut(conv: "Conversation", budget: int, *, user_bound: Callable[[list[Me
             extra = user_bound(middle) + (pages + b.snap_text + int(share * pages) if kept else 0)
             if b.base + suffix[c] + extra <= budget:
                 return Plan(h, c, trial, caps[c], middle, True, len(trials))
-    renders = len(trials)
-    # Even the newest round with every page does not fit: the newest pages and the tail share what the head
-    # leaves, the tail taking the longest run within half of it (at least the newest round).
-    half = (budget - b.base) // 2
+    return _none_fits(conv, h, cuts, suffix, (budget - b.base) // 2, caps, full, len(trials))
+
+
+def _none_fits(conv: "Conversation", h: int, cuts: list[int], suffix: list[int], half: int, caps: list[int],
+               full: list, renders: int) -> Plan:
+    """The plan when even the newest round with every page does not fit: the newest pages and the tail share what
+    the head leaves, the tail taking the longest run within ``half`` of it (at least the newest round)."""
     c = next((c for c in cuts if suffix[c] <= half), cuts[-1])
     middle = _middle(conv, h, c)
     return Plan(h, c, conv.draw(middle) if c != cuts[-1] else full, caps[c], middle, False, renders)
