@@ -178,7 +178,9 @@ def _context() -> str:
 
 def _server_stack() -> str:
     """The event loop and HTTP parser uvicorn picks here (``auto``: uvloop and httptools where installed, as the
-    ``serve`` extra installs them; else asyncio and h11, measured ~10x slower per request on this machine)."""
+    ``serve`` extra installs them; else asyncio and h11, which cost more per relayed request: one profiling run of
+    300 small requests here took 50 ms each with them and 5.7 ms with uvloop and httptools, but not at equal load,
+    so that ratio is not a measurement of the stack alone)."""
     import importlib.util
     loop = "uvloop" if importlib.util.find_spec("uvloop") else "asyncio"
     http = "httptools" if importlib.util.find_spec("httptools") else "h11"
