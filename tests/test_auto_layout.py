@@ -117,3 +117,46 @@ def test_narrow_columns_match_reference(min_colw, engine, monkeypatch):
     at = atlas((6, 12))
     want = [line for s in d.segments for line in shown_lines(s, 37, at)]
     assert check_rows([p.text for p in fast], want) == len(want) > 150
+
+
+# ------------------------------------------------------------------ block planning against the slow reference
+
+_PIECES = ["    x = 1", "\tif (a) {", "}", "| a | b |", "2024-01-01 12:00 INFO x", "- item", "1. item", "@@ -1 +1 @@",
+           "+added", "-removed", " ctx", "```py", "~~~", "", "   ", "plain words", "x" * 90, "foo.py:12: hit",
+           "drwxr-xr-x 2 a", "$ ls", ">>> 1", "def f():", "a => b", "a\tb\tc", "\u00a0x,", "x ;\u3000",
+           "ERROR boom", "12: line", "12  x", "return", "Here is some prose that goes on and on " * 3, "\r", "a\rb\t",
+           "  - nested item {", "diff --git a b", "[10:00:00] ok", "\u2028", "\t\t  \tdeep\tx"]
+
+
+def test_plan_blocks_equals_reference_on_line_soups():
+    """The combined-regex classifier and numpy column count give the reference's plan, line soup by line soup."""
+    import random
+
+    import reference_blocks as ref
+    rng = random.Random(7)
+    differ = []
+    n_blocks, multi = 0, 0
+    for _ in range(1500):
+        text = "\n".join(rng.choice(_PIECES) for _ in range(rng.randint(1, 40)))
+        style, cols = rng.choice([0, 1, 2, 3]), rng.choice([182, 100, 60, 30])
+        want = ref.plan_blocks(text, style, cols)
+        n_blocks += len(want)
+        multi += sum(1 for p in want if p[2] > 1)
+        if plan_blocks(text, style, cols) != want:
+            differ.append((text, style, cols))
+    assert not differ, differ[:3]
+    assert n_blocks > 1000 and multi > 100  # the soups hold blocks, many in several columns: not the empty plan
+
+
+@pytest.mark.parametrize("name", FILES + ["aider-chat-history/chat-history.md", "codex-rollout"])
+def test_plan_blocks_equals_reference_on_transcripts(name):
+    import reference_blocks as ref
+    path = shared_path("data", name)
+    if path.is_dir():
+        path = sorted(path.glob("*.jsonl"))[0]
+    doc = build_document(load(path).messages)
+    segs = [s for s in doc.segments if "\n" in s.text]
+    assert segs
+    for cols in (182, 91):
+        assert [plan_blocks(s.text, s.style, cols) for s in segs] == [ref.plan_blocks(s.text, s.style, cols)
+                                                                      for s in segs]

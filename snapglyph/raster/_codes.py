@@ -136,6 +136,17 @@ def expand_tabs(line: str) -> str:
     """
     if "\t" not in line:
         return line
+    if "\r" in line or "\n" in line:  # str.expandtabs restarts its column there; tab_fill does not
+        return _expand_tabs_slow(line)
+    body = line.lstrip(" \t")
+    lead = line[:len(line) - len(body)].expandtabs(INDENT_TAB_STOP)
+    if "\t" not in body:
+        return lead + body
+    return lead + (" " * len(lead) + body).expandtabs(TAB_STOP)[len(lead):]  # body's column starts after lead
+
+
+def _expand_tabs_slow(line: str) -> str:
+    """:func:`expand_tabs` character by character (the rule of :func:`tab_fill` as written)."""
     out: list[str] = []
     col, indent = 0, True
     for c in line:

@@ -23,7 +23,7 @@ from ._codes import (CODE_BLOCK, CODE_BLOCK_END, CODE_NEWLINE, CODE_ROW_START, C
 __all__ = ["block_rows", "expand_codes", "jit", "layout_blit", "pack_rows"]
 
 jit = njit(cache=True, nogil=True)  # the one JIT decorator every kernel uses
-CODES_DIGEST = "10056bee7e6df913"  # SHA-256 of _codes.py, whose constants the kernels bake in
+CODES_DIGEST = "b4af08f498f42e66"  # SHA-256 of _codes.py, whose constants the kernels bake in
 
 _MARK = np.int64(STYLE_MARKER)
 """Calls of :func:`_cell` pass int64 glyph, style, row, cell: one compile (3 more types cost 0.3 s of cold start)."""
@@ -58,7 +58,7 @@ def block_rows(codes, i, stop, colw, gwidth, cont):
     return b
 
 
-@jit
+@njit(cache=True, nogil=True, inline="always")
 def _cell(page, flat, g, s, row, col, glyphs, gwidth, lut, cell_w, cell_h, ink_start, ink_off, ink_lvl):
     """Draw glyph ``g`` in style ``s`` with its top-left cell at (``row``, ``col``); modifies ``page`` in place."""
     y0 = row * cell_h
@@ -77,25 +77,31 @@ def _cell(page, flat, g, s, row, col, glyphs, gwidth, lut, cell_w, cell_h, ink_s
 def _prose_run(codes, styles, i, stop, state, page, flat, glyphs, gwidth, lut, cell_w, cell_h, cols, rows, dense,
                marker, ink_start, ink_off, ink_lvl, out_line, out_col, line_flag):
     """Lay out prose from ``codes[i]`` until a ``CODE_BLOCK``, ``stop`` or a full page, wrapping at the row end; a
-    newline draws ``marker`` when ``dense``, else starts a new row. Returns ``(next index, page full)``."""
+    newline draws ``marker`` when ``dense``, else starts a new row. Returns ``(next index, page full)``.
+
+    The cursor and counts live in locals inside the loop and go back to ``state`` on every exit."""
+    row = state[S_ROW]
+    col = state[S_COL]
+    cells = state[S_CELLS]
+    used = state[S_ROWS_USED]
+    extra = state[S_EXTRA]
+    full = False
     while i < stop:
         c = codes[i]
         if c == CODE_BLOCK:
-            return i, False
-        row = state[S_ROW]
-        col = state[S_COL]
+            break
         if c <= CODE_ROW_START:
             if c == CODE_ROW_START and col > 0:
-                state[S_ROW] = row + 1
-                state[S_COL] = 0
+                row += 1
+                col = 0
             i += 1
             continue
         if c == CODE_NEWLINE:
             if not dense:
-                if row < rows and line_flag[row + state[S_EXTRA]] == 0:
-                    line_flag[row + state[S_EXTRA]] = 1
-                state[S_ROW] = row + 1
-                state[S_COL] = 0
+                if row < rows and line_flag[row + extra] == 0:
+                    line_flag[row + extra] = 1
+                row += 1
+                col = 0
                 i += 1
                 continue
             g = marker
@@ -108,21 +114,24 @@ def _prose_run(codes, styles, i, stop, state, page, flat, glyphs, gwidth, lut, c
             row += 1
             col = 0
         if row >= rows:
-            state[S_ROW] = row
-            state[S_COL] = col
-            return i, True
+            full = True
+            break
         _cell(page, flat, g, s, row, col, glyphs, gwidth, lut, cell_w, cell_h, ink_start, ink_off, ink_lvl)
-        line = row + state[S_EXTRA]
+        line = row + extra
         if line_flag[line] == 0:
             line_flag[line] = 1
         out_line[i] = line
         out_col[i] = col
-        state[S_ROW] = row
-        state[S_COL] = col + w
-        state[S_CELLS] += w
-        state[S_ROWS_USED] = max(state[S_ROWS_USED], row + 1)
+        col += w
+        cells += w
+        if row >= used:
+            used = row + 1
         i += 1
-    return i, False
+    state[S_ROW] = row
+    state[S_COL] = col
+    state[S_CELLS] = cells
+    state[S_ROWS_USED] = used
+    return i, full
 
 
 @jit

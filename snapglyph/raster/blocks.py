@@ -28,6 +28,8 @@ from __future__ import annotations
 
 import re
 
+import numpy as np
+
 from ._codes import KMAX as _KMAX
 from ._codes import expand_tabs
 
@@ -54,25 +56,39 @@ per image token as a share of ``dense``'s, block lines wrapped): 0.5 with 32-cel
 _STYLE_HEADER = 2
 _LISTING_STYLES = (1, 3)  # STYLE_DIM (tool output), STYLE_CALL (tool calls)
 
-_FENCE = re.compile(r"^\s{0,3}(```|~~~)")
-_CODE = re.compile(
-    r"^(?:[ ]{2,}|\t)\S"                                  # indented
-    r"|^(?:@@ |\+\+\+ |--- |diff --git |index [0-9a-f]{7})"  # diff headers
-    r"|^\s*\|.*\|\s*$"                                    # table row
-    r"|^\s*\[?\d{4}-\d\d-\d\d[ T]\d|^\s*\[?\d\d:\d\d:\d\d"  # log time stamps
-    r"|^\s*\[?(?:DEBUG|INFO|WARN|WARNING|ERROR|TRACE|FATAL|CRITICAL)\b"
-    r"|^\s*\d+\s*(?:[:\t|\u2192]|\s{2})"                  # numbered listing line
-    r"|^[\w./-]+:\d+[:\s]"                                # grep hit: path:line:
-    r"|^[dlcbps-][rwxsStT-]{9}[.+@]?\s"                   # ls -l
-    r"|^(?:\$|>>>|\.\.\.|#!|%) "                          # prompts, shebang
-    r"|[{};(\[,]\s*$|^\s*[})\]]"                          # ends or starts like code
-    r"|^\s*(?:def|class|import|from|return|if|elif|else|for|while|try|except|finally|with|async|await|const|let"
+_CODE_START = (  # the code-like rule, matched at the line start; also code-like: a line ending in _CODE_END
+    r"(?:[ ]{2,}|\t)\S"                                   # indented
+    r"|(?:@@ |\+\+\+ |--- |diff --git |index [0-9a-f]{7})"  # diff headers
+    r"|[\w./-]+:\d+[:\s]"                                 # grep hit: path:line:
+    r"|[dlcbps-][rwxsStT-]{9}[.+@]?\s"                    # ls -l
+    r"|(?:\$|>>>|\.\.\.|#!|%) "                           # prompts, shebang
+    r"|\s*(?:\|.*\|\s*$"                                  # table row
+    r"|\[?\d{4}-\d\d-\d\d[ T]\d|\[?\d\d:\d\d:\d\d"          # log time stamps
+    r"|\[?(?:DEBUG|INFO|WARN|WARNING|ERROR|TRACE|FATAL|CRITICAL)\b"
+    r"|\d+\s*(?:[:\t|\u2192]|\s{2})"                      # numbered listing line
+    r"|[})\]]"                                            # starts like code
+    r"|(?:def|class|import|from|return|if|elif|else|for|while|try|except|finally|with|async|await|const|let"
     r"|var|function|fn|pub|use|package|func|struct|impl|enum|type|interface|export|public|private|static"
-    r"|#include|#define)\b"
+    r"|#include|#define)\b)"
 )
+_CODE_END = "{};([,"
+"""A line whose last non-space character is one of these reads as code (checked with ``str.rstrip``: a regex
+ending in ``\\s*$`` backtracks over the whole line)."""
 _CODE_TOKENS = re.compile(r"=>|->|::|==|!=|&&|\|\|")  # code-like in tool output and calls only
-_LIST_ITEM = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s")  # a markdown list item: prose in conversation text
-_DIFF_LINE = re.compile(r"^[+ -]")
+
+
+def _kinds(item: str) -> re.Pattern:
+    """What a line's own text is, matched at its start, the first alternative that matches wins: group 1 a fence,
+    2 blank, 3 a diff start, 4 a list item (``item``), 5 code-like (:data:`_CODE_START`)."""
+    return re.compile(r"(\s{0,3}(?:```|~~~))|(\s*$)|(@@ |diff --git )|(" + item + ")|(" + _CODE_START + ")")
+
+
+_KIND = _kinds(r"\s*(?:[-*+]|\d+[.)])\s")
+"""Conversation text: a markdown list item (``- x``, ``1. x``) is prose, never code-like."""
+_KIND_LISTING = _kinds(r"(?!)")
+"""Tool output and calls: no list item exception (``(?!)`` never matches; :data:`_CODE_TOKENS` make a line
+code-like too)."""
+_FENCE, _BLANK, _DIFF, _ITEM, _CODE = 1, 2, 3, 4, 5
 _WORD = re.compile(r"[A-Za-z]{2,}")
 
 
@@ -138,31 +154,29 @@ def classify_lines(lines: list[str], style: int = 0) -> str:
     fenced = False
     diff = False
     listing = style in _LISTING_STYLES
+    kind_of = (_KIND_LISTING if listing else _KIND).match
     for line in lines:
-        if _FENCE.match(line):
+        m = kind_of(line)
+        kind = m.lastindex if m else 0
+        if kind == _FENCE:
             fenced = not fenced
             out.append("C")
-            continue
-        if fenced:
+        elif fenced:
             out.append("C")
-            continue
-        if not line.strip():
+        elif kind == _BLANK:
             out.append("B")
-            continue
-        if line.startswith("@@ ") or line.startswith("diff --git "):
-            diff = True
-        elif diff and not _DIFF_LINE.match(line):
-            diff = False
-        if diff:
-            out.append("C")
-        elif not listing and _LIST_ITEM.match(line):
-            out.append("N")
-        elif _CODE.search(line) or listing and _CODE_TOKENS.search(line):
-            out.append("C")
-        elif _prose(line):
-            out.append("P")
         else:
-            out.append("C" if listing else "N")
+            diff = kind == _DIFF or diff and line[0] in "+ -"
+            if diff or kind == _CODE or line.rstrip()[-1] in _CODE_END and kind != _ITEM:
+                out.append("C")
+            elif kind == _ITEM:
+                out.append("N")
+            elif listing:  # a neutral line of a listing counts as code-like; prose only without code tokens
+                out.append("P" if _prose(line) and not _CODE_TOKENS.search(line) else "C")
+            elif _prose(line):
+                out.append("P")
+            else:
+                out.append("N")
     return "".join(out)
 
 
@@ -227,16 +241,17 @@ def choose_columns(widths: list[int], cols: int) -> tuple[int, int]:
     >>> choose_columns([120, 10], 182)
     (1, 182)
     """
-    nonblank = sum(1 for w in widths if w > 0)
+    w = np.asarray(widths, np.int64)
+    nonblank = int(np.count_nonzero(w))
     best_h, best_k = -1, 1
-    for k in range(1, min(_KMAX, max(1, len(widths) // MIN_ROWS_PER_COLUMN)) + 1):
+    for k in range(1, min(_KMAX, max(1, len(w) // MIN_ROWS_PER_COLUMN)) + 1):
         colw = (cols - (k - 1)) // k
         if k > 1 and colw < MIN_COLW:
             break
-        wraps = sum(1 for w in widths if w > colw)
-        if k > 1 and wraps > MAX_WRAP_SHARE * nonblank:
+        over = w[w > colw]
+        if k > 1 and len(over) > MAX_WRAP_SHARE * nonblank:
             continue
-        rows = len(widths) + sum(-(-(w - colw) // (colw - 1)) for w in widths if w > colw)
+        rows = len(w) + int(((over - colw + colw - 2) // (colw - 1)).sum())  # continuation rows: ceil((w-colw)/(colw-1))
         h = -(-rows // k)
         if best_h < 0 or h < best_h:
             best_h, best_k = h, k
@@ -271,7 +286,8 @@ def plan_blocks(text: str, style: int, cols: int) -> list[tuple[int, int, int, i
     lines = split_lines(text)
     out = []
     for a, b in blocks:
-        widths = [len(expand_tabs(line).rstrip()) for line in lines[a:b]]
+        block = lines[a:b]
+        widths = list(map(len, map(str.rstrip, map(expand_tabs, block) if any("\t" in x for x in block) else block)))
         k, colw = choose_columns(widths, cols)
         out.append((a, b, k, colw))
     return out
