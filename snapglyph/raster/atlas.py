@@ -348,6 +348,10 @@ class Atlas:
         (``y * width + x`` of each pixel of level ``> 0`` within the left ``width[g] * cell_w`` columns of glyph
         ``g``, glyph by glyph) and ``ink_lvl`` uint8 ``(k,)``.
         """
+        with self._lock:  # the stream thread may be adding glyphs (raster.stream.ahead)
+            return self._ink_lists(width)
+
+    def _ink_lists(self, width: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         n = self.n
         hit = self._ink.get(width)
         if hit is not None and hit[0] == n:

@@ -88,10 +88,12 @@ class PackedPage(Page):
     def __init__(self, page: Page) -> None:  # fields copied from the drawn page, pixels replaced by the PNG
         png = page.png
         for f in dataclasses.fields(Page):
-            if f.name != "pixels":
+            if f.name not in ("pixels", "reading"):
                 object.__setattr__(self, f.name, getattr(page, f.name))
+        object.__setattr__(self, "reading", None)
         object.__setattr__(self, "_size", (page.width, page.height))
         self.__dict__["png"] = png
+        self.__dict__["text"] = page.text  # a few KB of text instead of the arrays it is computed from
 
     @property
     def pixels(self):  # type: ignore[override]

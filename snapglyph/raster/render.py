@@ -44,7 +44,7 @@ from ..providers.profiles import Profile
 from ..providers.profiles import profile as _profile
 from ._codes import CODE_NEWLINE, KMAX, N_STATE, S_CELLS, S_ROWS_USED, new_page_state
 from .atlas import CELLS, CONT_MARK, MARKER, REPL_NARROW, REPL_WIDE, Atlas, atlas
-from .stream import Chunk, chunks
+from .stream import Chunk, ahead, chunks
 
 __all__ = ["MODES", "STYLE_LUT", "Page", "iter_pages", "render", "render_document", "resolve_cell"]
 
@@ -121,7 +121,9 @@ class Page:
     rows: int = 0
     note: str = ""
     depth: int = field(default=PNG_DEPTH, repr=False)
-    text: str = field(default="", repr=False)
+    reading: tuple | None = field(default=None, repr=False, compare=False)
+    """What :attr:`text` is computed from on first access: ``(shown, line_flag, atlas)`` as the renderer keeps them
+    (None: the page shows no text)."""
 
     @property
     def width(self) -> int:
@@ -137,6 +139,12 @@ class Page:
     def drawn(self) -> int:
         """Source characters drawn from a font glyph (``chars - replaced``)."""
         return self.chars - self.replaced
+
+    @cached_property
+    def text(self) -> str:
+        """The exact text drawn on the page (see the class), computed on first access: writing pages does not
+        need it, and it costs about a fifth of the layout's time."""
+        return "" if self.reading is None else _page_text(*self.reading)
 
     @cached_property
     def png(self) -> bytes:
@@ -265,7 +273,8 @@ def iter_pages(document: Document, *, profile="claude", cell=None, mode: str = "
     prof, at, note = _check(document, profile, cell, mode, family)
     layout, fast = _engine(document, engine)
     pager = _Pager(prof, at, note, layout, mode != "lines", reuse_buffer)
-    for ck in chunks(document, at, fast, pager.cols if mode == "auto" else 0):
+    cks = chunks(document, at, fast, pager.cols if mode == "auto" else 0)
+    for ck in ahead(cks) if fast else cks:  # a long document: the next chunk is prepared while this one is drawn
         yield from pager.lay_out(ck, fast)
     if pager.touched:
         yield pager.last_page(prof)
@@ -337,7 +346,7 @@ class _Pager:
         acc = self.acc
         return Page(pixels, self.index, acc[0], acc[1], acc[2], acc[3], acc[4], acc[5], fill,
                     (self.at.cell_w, self.at.cell_h), used_rows, self.note,
-                    text=_page_text(self.shown, self.line_flag, self.at))
+                    reading=(list(self.shown), self.line_flag.copy(), self.at))
 
     def next_page(self) -> None:
         """Start a new, white page (the block fields of the layout state carry over)."""

@@ -13,7 +13,9 @@ A module of its own because it is a stage of the pipeline with its own inputs an
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import queue
+import threading
+from collections.abc import Iterable, Iterator
 
 import numpy as np
 
@@ -25,7 +27,7 @@ from .atlas import Atlas
 from .blocks import plan_blocks
 from .text import normalize, normalize_codes
 
-__all__ = ["Chunk", "chunks", "encode_segment", "insert_blocks", "segments", "split_point"]
+__all__ = ["Chunk", "ahead", "chunks", "encode_segment", "insert_blocks", "segments", "split_point"]
 
 
 def split_point(text: str) -> int:
@@ -260,3 +262,63 @@ def chunks(document: Document, at: Atlas, fast: bool = False, cols: int = 0) -> 
             parts, size = [], 0
     if parts:
         yield Chunk(parts)
+
+
+_DONE = object()
+
+
+def ahead(items: Iterable, depth: int = 2) -> Iterator:
+    """Yield the items of ``items``, computed on a thread of their own up to ``depth`` items ahead of the consumer.
+
+    The renderer runs :func:`chunks` this way for a long document: normalization and block planning (Python,
+    holding the GIL) then go on while the layout kernel (which releases it) draws the previous chunk. Items come in
+    order; an exception raised by ``items`` is raised here, at the item where it happened. Closing the generator
+    early stops the thread at its next item.
+
+    Parameters
+    ----------
+    items : iterable
+        Consumed on the thread only.
+    depth : int
+        Items computed but not yet taken (>= 1).
+
+    Examples
+    --------
+    >>> list(ahead(iter(range(5)), depth=1))
+    [0, 1, 2, 3, 4]
+    """
+    q: queue.Queue = queue.Queue(maxsize=depth)
+    stop = threading.Event()
+
+    def put(x) -> bool:
+        while not stop.is_set():
+            try:
+                q.put(x, timeout=0.05)
+                return True
+            except queue.Full:
+                continue
+        return False
+
+    def run() -> None:
+        try:
+            for x in items:
+                if not put((x, None)):
+                    return
+        except BaseException as e:  # raised in the consumer, at this point of the sequence
+            put((_DONE, e))
+            return
+        put((_DONE, None))
+
+    t = threading.Thread(target=run, name="snapglyph-stream", daemon=True)
+    t.start()
+    try:
+        while True:
+            x, err = q.get()
+            if x is _DONE:
+                if err is not None:
+                    raise err
+                return
+            yield x
+    finally:
+        stop.set()
+        t.join()
