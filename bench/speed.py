@@ -109,10 +109,13 @@ def peer_cmds(src: Path, out: Path) -> tuple[dict, dict]:
 # ----------------------------------------------------------------------------------------------- timing
 
 def run_wall(cmd: list[str], out: Path | None = None) -> float:
-    """Wall-clock seconds of one whole process (its output folder emptied first)."""
+    """Wall-clock seconds of one whole process (its output folder emptied first, then the file system synced: on
+    this kind of machine the deletes of the previous round otherwise cost the next writer up to a second of
+    system time, whichever side it is)."""
     if out is not None:
         shutil.rmtree(out, ignore_errors=True)
         out.mkdir(parents=True)
+    os.sync()
     t = time.perf_counter()
     r = subprocess.run(cmd, capture_output=True, env=_env(), cwd=ROOT, timeout=3600)
     dt = time.perf_counter() - t

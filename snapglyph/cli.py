@@ -54,7 +54,7 @@ def _render_document(args: argparse.Namespace):
 def cmd_render(args: argparse.Namespace) -> int:
     """`snapglyph render`: write DIR/page-NNNN.png and DIR/manifest.json, page by page; returns the exit status."""
     from .raster.page_folder import write_pages
-    from .raster.pool import encode_ahead, resolve_workers
+    from .raster.pool import resolve_workers
     from .raster.render import iter_pages
     prof = _resolve_profile(args)
     doc = _render_document(args)
@@ -62,7 +62,7 @@ def cmd_render(args: argparse.Namespace) -> int:
     out = Path(args.out)
     drawn = iter_pages(doc, profile=prof, mode=args.mode, cell=args.cell, family=args.family,
                        reuse_buffer=workers == 1)
-    pages, stale = write_pages(out, encode_ahead(drawn, workers), prof.name)
+    pages, stale = write_pages(out, drawn, prof.name, workers)
     if stale:
         print(f"snapglyph: removed {len(stale)} page(s) of an earlier run: {', '.join(stale)}", file=sys.stderr)
     print(f"{len(pages)} pages ({prof.name}) written to {out}/", file=sys.stderr)

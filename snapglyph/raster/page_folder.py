@@ -75,7 +75,8 @@ def clear_stale_pages(folder: str | Path, written: Iterable[str]) -> list[str]:
     return removed
 
 
-def write_pages(folder: str | Path, pages: Iterable, profile_name: str) -> tuple[list[dict], list[str]]:
+def write_pages(folder: str | Path, pages: Iterable, profile_name: str,
+                workers: int | None = 1) -> tuple[list[dict], list[str]]:
     """Write each page as ``folder/page-NNNN.png`` as it comes, then clear stale pages and write ``manifest.json``.
 
     Parameters
@@ -87,6 +88,10 @@ def write_pages(folder: str | Path, pages: Iterable, profile_name: str) -> tuple
         ``last_id``); consumed one at a time, so a page generator keeps memory flat.
     profile_name : str
         The profile named in the manifest.
+    workers : int or None
+        Threads that encode the pages not encoded yet and write the files
+        (:func:`snapglyph.raster.pool.encode_ahead`; None: one per core). Files and manifest are the same for any
+        count.
 
     Returns
     -------
@@ -104,10 +109,14 @@ def write_pages(folder: str | Path, pages: Iterable, profile_name: str) -> tuple
     """
     out = Path(folder)
     out.mkdir(parents=True, exist_ok=True)
+    from .pool import encode_ahead
+
+    def write(page) -> None:
+        (out / page_name(page.index)).write_bytes(page.png)
+
     entries = []
-    for page in pages:
+    for page in encode_ahead(pages, workers, then=write):
         name = page_name(page.index)
-        (out / name).write_bytes(page.png)
         entries.append({"file": name, "width": page.width, "height": page.height, "chars": page.chars,
                         "first_id": page.first_id, "last_id": page.last_id})
     stale = clear_stale_pages(out, [e["file"] for e in entries])

@@ -16,7 +16,8 @@ import os
 from collections import deque
 from concurrent.futures import ThreadPoolExecutor
 from contextvars import ContextVar
-from typing import Iterable, Iterator
+from functools import partial
+from typing import Callable, Iterable, Iterator
 
 from ..errors import InputError
 from .render import Page
@@ -63,6 +64,12 @@ def resolve_workers(workers: int | None) -> int:
 
 def _encode(page):
     return page.png
+
+
+def _encode_then(page, then):
+    png = page.png
+    then(page)
+    return png
 
 
 class PackedPage(Page):
@@ -154,7 +161,8 @@ def render_packed(text_or_messages, *, profile="claude", cell=None, mode: str = 
     return pages
 
 
-def encode_ahead(pages: Iterable, workers: int | None = None, window: int | None = None) -> Iterator:
+def encode_ahead(pages: Iterable, workers: int | None = None, window: int | None = None,
+                 then: Callable[[Page], object] | None = None) -> Iterator:
     """Yield ``pages`` in order, each with its PNG computed, encoding up to ``window`` pages ahead on threads.
 
     Parameters
@@ -166,6 +174,9 @@ def encode_ahead(pages: Iterable, workers: int | None = None, window: int | None
     window : int or None
         Most pages drawn but not yet yielded (each holds its pixels: about 1.2 MB for a 1092x1092 page);
         None for ``2 * workers``.
+    then : callable or None
+        Called with each page on the thread that encoded it, after encoding (writing its file, say: the file
+        system's calls then wait on that thread, not on the one drawing). Its errors pass through like encoding's.
 
     Yields
     ------
@@ -189,16 +200,17 @@ def encode_ahead(pages: Iterable, workers: int | None = None, window: int | None
     window = 2 * n if window is None else window
     if isinstance(window, bool) or not isinstance(window, int) or window < 1:
         raise InputError(f"window must be a positive int or None, not {window!r}")
+    work = _encode if then is None else partial(_encode_then, then=then)
     if n == 1:
         for page in pages:
-            _encode(page)
+            work(page)
             yield page
         return
     pending: deque = deque()
     with ThreadPoolExecutor(max_workers=n, thread_name_prefix="snapglyph-png") as pool:
         try:
             for page in pages:
-                pending.append((page, pool.submit(_encode, page)))
+                pending.append((page, pool.submit(work, page)))
                 if len(pending) >= window:
                     page, fut = pending.popleft()
                     fut.result()

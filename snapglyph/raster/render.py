@@ -309,7 +309,8 @@ class _Pager:
         self.line_flag = np.zeros(self.rows * KMAX, np.int8)
         self.cont = int(at.lookup(np.array([CONT_MARK]))[0])
         self.acc: list = [0, 0, 0, 0, None, None]  # chars, replaced, zero-width, removed, first id, last id
-        self.shown: list[tuple[np.ndarray, np.ndarray]] = []  # (reading line, glyph index) of the drawn elements
+        self.shown: list[tuple[np.ndarray, np.ndarray]] = []  # (reading line or -1, stream code) of the elements placed
+        self.out_line = self.out_col = np.empty(0, np.int32)
         self.index = 0
         self.touched = False
         self.fresh = True  # nothing laid out on this page yet
@@ -319,17 +320,18 @@ class _Pager:
         at = self.at
         i, n = 0, len(ck.codes)
         ink = at.ink_lists(self.width) if fast else (None, None, None)  # after the chunk's glyphs were added
-        out_line = np.full(n, -1, np.int32)
-        out_col = np.full(n, -1, np.int32)
+        if len(self.out_line) < n:  # grown, never shrunk: fresh arrays per chunk cost page faults
+            self.out_line = np.empty(n, np.int32)
+            self.out_col = np.empty(n, np.int32)
+        out_line, out_col = self.out_line[:n], self.out_col[:n]
+        out_line.fill(-1)
         while i < n:
             j = self.layout(ck.codes, ck.styles, i, n, self.state, self.buf, at.glyphs, at.width, STYLE_LUT,
                             at.cell_w, at.cell_h, self.cols, self.rows, self.dense, MARKER, *ink, out_line, out_col,
                             self.line_flag, self.cont)
             _account(self.acc, ck, i, j)
             if j > i:
-                drawn = np.flatnonzero(out_line[i:j] >= 0) + i
-                g = ck.codes[drawn]
-                self.shown.append((out_line[drawn], np.where(g == CODE_NEWLINE, np.int32(MARKER), g)))
+                self.shown.append((out_line[i:j].copy(), ck.codes[i:j].copy()))  # read by Page.text, if ever
                 self.fresh = False
             elif self.fresh:  # nothing fits on an empty page (a page that a chunk's end filled is not empty)
                 raise RenderError("layout made no progress on an empty page (cell wider than the page?)")
@@ -397,13 +399,17 @@ def _page_text(shown: list, line_flag: np.ndarray, at: Atlas) -> str:
         return ""
     if shown:
         where = np.concatenate([p[0] for p in shown])
-        glyphs = np.concatenate([p[1] for p in shown])
+        codes = np.concatenate([p[1] for p in shown])
+        drawn = where >= 0
+        where, codes = where[drawn].astype(np.int16), codes[drawn]  # reading lines < rows * KMAX
+        glyphs = np.where(codes == CODE_NEWLINE, np.int32(MARKER), codes)
     else:
-        where = np.zeros(0, np.int32)
+        where = np.zeros(0, np.int16)
         glyphs = np.zeros(0, np.int32)
-    order = np.argsort(where, kind="stable")
-    chars = at.glyph_chars()[glyphs[order]].astype(np.uint32)
-    body = chars.tobytes().decode("utf-32-le")
+    if len(where) > 1 and (where[1:] < where[:-1]).any():  # bands: a later column's lines after the earlier ones
+        order = np.argsort(where, kind="stable")  # a radix sort for 16-bit keys
+        where, glyphs = where[order], glyphs[order]
+    body = at.glyph_chars()[glyphs].astype(np.uint32).tobytes().decode("utf-32-le")
     ends = np.cumsum(np.bincount(where, minlength=len(line_flag)))
     mark = chr(CONT_MARK)
     out = []
