@@ -139,3 +139,14 @@ def test_progress_ticks_once_per_kept_page_and_stays_quiet_off_a_terminal(tmp_pa
                         "--out", str(req)], capture_output=True, text=True, timeout=300)
     assert r.returncode == 0, r.stderr
     assert r.stderr.count("\n") == 1 and r.stderr.startswith("snapglyph: head ")  # no bar: stderr is no terminal
+
+
+def test_packed_page_text_is_the_drawn_page_text():
+    """A page kept as its PNG keeps its characters and line ends, not the layout's arrays, and joins the same text."""
+    from snapglyph.raster.pool import PackedPage
+    text = ("prose " * 200 + "\n" + "\n".join(f"    line_{i} = {i}  # code" for i in range(300)) + "\n") * 3
+    pages = list(iter_pages(Document.from_text(text)))
+    assert len(pages) > 1 and any("\u21aa" in p.text or "line_299" in p.text for p in pages)
+    for page in pages:
+        packed = PackedPage(page)
+        assert isinstance(packed.reading[0], str) and packed.text == page.text and packed.text

@@ -109,3 +109,16 @@ def test_import_does_not_load_tiktoken():
     code = "import sys, snapglyph.providers.tokens, snapglyph.providers.profiles; print('tiktoken' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
+
+
+def test_count_many_equals_count_one_by_one():
+    """The batch on threads gives count_for_profile's number for every text, per profile (and the estimate where
+    an encoding is missing is the same function)."""
+    from snapglyph.providers.tokens import count_for_profile, count_many_for_profile
+    texts = ["", "hi", "def f(x):\n    return x + 1\n", "<|endoftext|> plain", "naïve café ✅ 日本語" * 50,
+             "x" * 10_000, " \t\n" * 30]
+    for name in ("claude", "openai", "gemini"):
+        want = [count_for_profile(t, name) for t in texts]
+        assert count_many_for_profile(texts, name, workers=2) == want
+        assert count_many_for_profile(texts, name, workers=1) == want
+    assert want[3] > 3 and want[4] > 100  # real counts, not zeros

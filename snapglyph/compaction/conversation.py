@@ -285,6 +285,7 @@ def prepare(messages: Any, *, prof: Profile, dialect: str, store: SourceStore | 
         raise InputError("nothing to send: the conversation has no user message (after removing empty ones)")
     tool_defs = dialects.tool_definitions(all_tools, norm, dialect=dialect)
     fixed = (costs.text(json.dumps(tool_defs, ensure_ascii=False)) if tool_defs else 0) + max_tokens
+    costs.prefetch(list(norm) + list(source))  # the tokenizer on every core
     per = [costs.message(m) for m in norm]
     before = fixed + sum(costs.message(m) for m in source)
     return Conversation(prof=prof, dialect=dialect, model=model, max_tokens=max_tokens, params=params,

@@ -58,8 +58,30 @@ class TokenCosts:
         w, h = self.prof.provider_resize(100_000, 100_000)  # unknown size: charge the most one image can cost
         return self.prof.image_tokens(w, h)
 
+    def prefetch(self, messages: Sequence[Message], workers: int = 2) -> None:
+        """Count the texts of ``messages`` not counted yet in one batch on ``workers`` threads
+        (:func:`snapglyph.providers.tokens.count_many_for_profile`); :meth:`message` then finds them counted.
+
+        Examples
+        --------
+        >>> from snapglyph import Message, Part, profile
+        >>> costs = TokenCosts(profile("claude"))
+        >>> costs.prefetch([Message(1, "user", [Part("text", text="hello world")])])
+        >>> costs._memo
+        {'hello world': 3}
+        """
+        from ..providers.tokens import count_many_for_profile
+
+        todo = list(dict.fromkeys(s for s in (self._joined(m)[1] for m in messages) if s and s not in self._memo))
+        self._memo.update(zip(todo, count_many_for_profile(todo, self.prof, workers)))
+
     def message(self, m: Message) -> int:
         """Tokens of a message as sent: overhead, texts, tool calls and results, images."""
+        n, text = self._joined(m)
+        return n + self.text(text)
+
+    def _joined(self, m: Message) -> tuple[int, str]:
+        """The tokens of a message other than its text, and its texts joined as they are counted."""
         n = MESSAGE_OVERHEAD
         texts: list[str] = []
         for p in m.parts:
@@ -78,7 +100,7 @@ class TokenCosts:
                         n += self.image(q)
             elif p.kind == "image":
                 n += self.image(p)
-        return n + self.text("\n".join(texts))
+        return n, "\n".join(texts)
 
     def pages(self, pages: Sequence[Any]) -> int:
         """Image tokens of rendered pages."""

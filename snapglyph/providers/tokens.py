@@ -28,14 +28,14 @@ import os
 import threading
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Sequence
 
 import numpy as np
 
 from ..errors import InputError
 
-__all__ = ["Calibration", "TokenCount", "available_encodings", "calibrate", "count_for_profile", "estimate_tokens",
-           "text_tokens"]
+__all__ = ["Calibration", "TokenCount", "available_encodings", "calibrate", "count_for_profile",
+           "count_many_for_profile", "estimate_tokens", "text_tokens"]
 
 ESTIMATE_METHOD = "estimate v1 (calibrated)"
 
@@ -320,6 +320,55 @@ def count_for_profile(text: str, profile: Any) -> int:
         profile = _profile(profile)
     tc = text_tokens(text, encoding=getattr(profile, "encoding", "cl100k_base"))
     return math.ceil(tc.n * float(profile.text_token_factor) - 1e-9)
+
+
+def count_many_for_profile(texts: Sequence[str], profile: Any, workers: int = 2) -> list[int]:
+    """:func:`count_for_profile` of each text, the tokenizer running on ``workers`` threads at once.
+
+    tiktoken's ``encode_ordinary_batch`` encodes on a thread pool and its Rust encoder releases the GIL, so a long
+    transcript's messages are counted on every core; the counts are those of :func:`count_for_profile`, text by
+    text (tested).
+
+    Parameters
+    ----------
+    texts : sequence of str
+    profile : Profile or str
+    workers : int
+        Threads (>= 1).
+
+    Returns
+    -------
+    list of int
+
+    Raises
+    ------
+    InputError
+        If a text is not a ``str``.
+    UnknownProfileError
+        If ``profile`` is a name no profile has.
+
+    Examples
+    --------
+    >>> count_many_for_profile(["def f(x):\\n    return x + 1\\n", "", "hi"], "claude")
+    [15, 0, 2]
+    """
+    if isinstance(profile, str):
+        from .profiles import profile as _profile
+        profile = _profile(profile)
+    texts = list(texts)
+    for s in texts:
+        if not isinstance(s, str):
+            raise InputError(f"text must be a str, not {type(s).__name__}")
+    enc = None
+    for name in dict.fromkeys((getattr(profile, "encoding", "cl100k_base"), "cl100k_base")):
+        enc = _load(name)
+        if enc is not None:
+            break
+    if enc is None:
+        return [count_for_profile(s, profile) for s in texts]
+    factor = float(profile.text_token_factor)
+    counts = map(len, enc.encode_ordinary_batch(texts, num_threads=max(1, workers)))
+    return [math.ceil(n * factor - 1e-9) for n in counts]
 
 
 @dataclass(frozen=True)

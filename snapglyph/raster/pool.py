@@ -20,7 +20,7 @@ from functools import partial
 from typing import Callable, Iterable, Iterator
 
 from ..errors import InputError
-from .render import Page
+from .render import Page, page_body
 
 __all__ = ["PROGRESS", "PackedPage", "encode_ahead", "render_packed", "resolve_workers"]
 
@@ -97,10 +97,10 @@ class PackedPage(Page):
         for f in dataclasses.fields(Page):
             if f.name not in ("pixels", "reading"):
                 object.__setattr__(self, f.name, getattr(page, f.name))
-        object.__setattr__(self, "reading", None)
+        r = page.reading  # kept as its characters and line ends: the lines are joined only if the text is read
+        object.__setattr__(self, "reading", r if r is None or isinstance(r[0], str) else page_body(*r))
         object.__setattr__(self, "_size", (page.width, page.height))
         self.__dict__["png"] = png
-        self.__dict__["text"] = page.text  # a few KB of text instead of the arrays it is computed from
 
     @property
     def pixels(self):  # type: ignore[override]

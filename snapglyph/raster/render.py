@@ -46,7 +46,7 @@ from ._codes import CODE_NEWLINE, KMAX, N_STATE, S_CELLS, S_ROWS_USED, new_page_
 from .atlas import CELLS, CONT_MARK, MARKER, REPL_NARROW, REPL_WIDE, Atlas, atlas
 from .stream import Chunk, ahead, chunks
 
-__all__ = ["MODES", "STYLE_LUT", "Page", "iter_pages", "render", "render_document", "resolve_cell"]
+__all__ = ["MODES", "STYLE_LUT", "Page", "iter_pages", "page_body", "render", "render_document", "resolve_cell"]
 
 MODES = ("auto", "dense", "lines")
 
@@ -122,8 +122,8 @@ class Page:
     note: str = ""
     depth: int = field(default=PNG_DEPTH, repr=False)
     reading: tuple | None = field(default=None, repr=False, compare=False)
-    """What :attr:`text` is computed from on first access: ``(shown, line_flag, atlas)`` as the renderer keeps them
-    (None: the page shows no text)."""
+    """What :attr:`text` is computed from on first access: ``(shown, line_flag, atlas)`` as the renderer keeps them,
+    or ``(body, ends, line_flag)`` (:func:`page_body`, kept by a page stored as its PNG); None: no text."""
 
     @property
     def width(self) -> int:
@@ -144,7 +144,10 @@ class Page:
     def text(self) -> str:
         """The exact text drawn on the page (see the class), computed on first access: writing pages does not
         need it, and it costs about a fifth of the layout's time."""
-        return "" if self.reading is None else _page_text(*self.reading)
+        r = self.reading
+        if r is None:
+            return ""
+        return _join_lines(*(r if isinstance(r[0], str) else page_body(*r)))
 
     @cached_property
     def png(self) -> bytes:
@@ -337,7 +340,7 @@ class _Pager:
                 raise RenderError("layout made no progress on an empty page (cell wider than the page?)")
             self.touched = True
             if j < n:  # page full
-                yield self.page(self.buf if self.reuse else self.buf.copy())
+                yield self.page(self.buf)  # not reused: next_page gives the pager a new buffer
                 self.next_page()
             i = j
 
@@ -392,11 +395,33 @@ def _account(acc: list, ck: Chunk, a: int, b: int) -> None:
             acc[5] = ck.mids[k]
 
 
-def _page_text(shown: list, line_flag: np.ndarray, at: Atlas) -> str:
-    """The text a page shows, line by line in reading order (see :attr:`Page.text`)."""
-    lines = np.flatnonzero(line_flag)
-    if len(lines) == 0:
-        return ""
+def page_body(shown: list, line_flag: np.ndarray, at: Atlas) -> tuple[str, np.ndarray, np.ndarray]:
+    """A page's characters in reading order and where each reading line ends: what :attr:`Page.text` joins.
+
+    Parameters
+    ----------
+    shown : list of (int32 array, int32 array)
+        Per layout call: the reading line of each element placed (-1: not drawn) and its stream code.
+    line_flag : int8 array (rows * KMAX,)
+        Per reading line: 0 absent, 1 a line, 2 a continuation line.
+    at : Atlas
+
+    Returns
+    -------
+    body : str
+        The drawn characters, line after line (a newline marker as its mark, the replacement glyph as U+FFFD).
+    ends : int64 array (rows * KMAX,)
+        One past the last character of each reading line in ``body``.
+    line_flag : int8 array
+        As given.
+
+    Examples
+    --------
+    >>> p, = render_document(Document.from_text("ab\\ncd"), mode="lines", workers=1)
+    >>> body, ends, flag = page_body(*p.reading)
+    >>> body, ends[:3].tolist(), flag[:3].tolist()
+    ('abcd', [2, 4, 4], [1, 1, 0])
+    """
     if shown:
         where = np.concatenate([p[0] for p in shown])
         codes = np.concatenate([p[1] for p in shown])
@@ -410,10 +435,15 @@ def _page_text(shown: list, line_flag: np.ndarray, at: Atlas) -> str:
         order = np.argsort(where, kind="stable")  # a radix sort for 16-bit keys
         where, glyphs = where[order], glyphs[order]
     body = at.glyph_chars()[glyphs].astype(np.uint32).tobytes().decode("utf-32-le")
-    ends = np.cumsum(np.bincount(where, minlength=len(line_flag)))
+    return body, np.cumsum(np.bincount(where, minlength=len(line_flag))), line_flag
+
+
+def _join_lines(body: str, ends: np.ndarray, line_flag: np.ndarray) -> str:
+    """The text of :attr:`Page.text` from :func:`page_body`: one line per reading line, a continuation line after
+    its mark."""
     mark = chr(CONT_MARK)
     out = []
-    for ln in lines.tolist():
+    for ln in np.flatnonzero(line_flag).tolist():
         a = int(ends[ln - 1]) if ln else 0
         s = body[a:int(ends[ln])]
         out.append(mark + s if line_flag[ln] == 2 else s)
