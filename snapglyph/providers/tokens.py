@@ -367,8 +367,17 @@ def count_many_for_profile(texts: Sequence[str], profile: Any, workers: int = 2)
     if enc is None:
         return [count_for_profile(s, profile) for s in texts]
     factor = float(profile.text_token_factor)
-    counts = map(len, enc.encode_ordinary_batch(texts, num_threads=max(1, workers)))
-    return [math.ceil(n * factor - 1e-9) for n in counts]
+    out: list[int] = []
+    a = 0
+    while a < len(texts):  # batches of about 1 M characters: the token lists of a batch are held at once
+        b, size = a, 0
+        while b < len(texts) and (b == a or size + len(texts[b]) <= 1 << 20):
+            size += len(texts[b])
+            b += 1
+        counts = map(len, enc.encode_ordinary_batch(texts[a:b], num_threads=max(1, workers)))
+        out.extend(math.ceil(n * factor - 1e-9) for n in counts)
+        a = b
+    return out
 
 
 @dataclass(frozen=True)

@@ -410,7 +410,7 @@ def page_body(shown: list, line_flag: np.ndarray, at: Atlas) -> tuple[str, np.nd
     -------
     body : str
         The drawn characters, line after line (a newline marker as its mark, the replacement glyph as U+FFFD).
-    ends : int64 array (rows * KMAX,)
+    ends : int32 array (rows * KMAX,)
         One past the last character of each reading line in ``body``.
     line_flag : int8 array
         As given.
@@ -435,7 +435,7 @@ def page_body(shown: list, line_flag: np.ndarray, at: Atlas) -> tuple[str, np.nd
         order = np.argsort(where, kind="stable")  # a radix sort for 16-bit keys
         where, glyphs = where[order], glyphs[order]
     body = at.glyph_chars()[glyphs].astype(np.uint32).tobytes().decode("utf-32-le")
-    return body, np.cumsum(np.bincount(where, minlength=len(line_flag))), line_flag
+    return body, np.cumsum(np.bincount(where, minlength=len(line_flag))).astype(np.int32), line_flag
 
 
 def _join_lines(body: str, ends: np.ndarray, line_flag: np.ndarray) -> str:
