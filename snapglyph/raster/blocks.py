@@ -173,7 +173,7 @@ def classify_lines(lines: list[str], style: int = 0) -> str:
                 out.append("N")
             elif listing:  # a neutral line of a listing counts as code-like; prose only without code tokens
                 out.append("P" if _prose(line) and not _CODE_TOKENS.search(line) else "C")
-            elif _prose(line):
+            elif len(line) >= 80 and _prose(line):  # _prose itself starts with this test: a call saved per line
                 out.append("P")
             else:
                 out.append("N")
