@@ -220,6 +220,7 @@ def measure(sizes=(1_000_000, 10_000_000, 40_000_000), e2e_chars: int = 10_000_0
             startup_runs: int = 10, pillow_chars: int = 1_000_000, work: Path | None = None) -> dict:
     """Take every measurement of the module docstring; return them as a dict (also written as JSON)."""
     work = Path(work or tempfile.mkdtemp(prefix="snapglyph-bench-"))
+    work.mkdir(parents=True, exist_ok=True)
     out = work / "out"
     res: dict = {"before": machine()}
     src = make_text(e2e_chars, work)

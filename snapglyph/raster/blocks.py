@@ -251,7 +251,7 @@ def choose_columns(widths: list[int], cols: int) -> tuple[int, int]:
         over = w[w > colw]
         if k > 1 and len(over) > MAX_WRAP_SHARE * nonblank:
             continue
-        rows = len(w) + int(((over - colw + colw - 2) // (colw - 1)).sum())  # continuation rows: ceil((w-colw)/(colw-1))
+        rows = len(w) + int(((over - colw + colw - 2) // (colw - 1)).sum())  # + ceil((w - colw) / (colw - 1))
         h = -(-rows // k)
         if best_h < 0 or h < best_h:
             best_h, best_k = h, k
@@ -287,7 +287,8 @@ def plan_blocks(text: str, style: int, cols: int) -> list[tuple[int, int, int, i
     out = []
     for a, b in blocks:
         block = lines[a:b]
-        widths = list(map(len, map(str.rstrip, map(expand_tabs, block) if any("\t" in x for x in block) else block)))
+        shown = map(expand_tabs, block) if any("\t" in x for x in block) else block
+        widths = list(map(len, map(str.rstrip, shown)))
         k, colw = choose_columns(widths, cols)
         out.append((a, b, k, colw))
     return out

@@ -20,7 +20,8 @@ from functools import partial
 from typing import Callable, Iterable, Iterator
 
 from ..errors import InputError
-from .render import Page, page_body
+from .page_text import page_body
+from .render import Page
 
 __all__ = ["PROGRESS", "PackedPage", "encode_ahead", "render_packed", "resolve_workers"]
 

@@ -42,11 +42,12 @@ from ..errors import InputError, RenderError
 from ..model.document import Document
 from ..providers.profiles import Profile
 from ..providers.profiles import profile as _profile
-from ._codes import CODE_NEWLINE, KMAX, N_STATE, S_CELLS, S_ROWS_USED, new_page_state
+from ._codes import KMAX, N_STATE, S_CELLS, S_ROWS_USED, new_page_state
 from .atlas import CELLS, CONT_MARK, MARKER, REPL_NARROW, REPL_WIDE, Atlas, atlas
+from .page_text import join_lines, page_body
 from .stream import Chunk, ahead, chunks
 
-__all__ = ["MODES", "STYLE_LUT", "Page", "iter_pages", "page_body", "render", "render_document", "resolve_cell"]
+__all__ = ["MODES", "STYLE_LUT", "Page", "iter_pages", "render", "render_document", "resolve_cell"]
 
 MODES = ("auto", "dense", "lines")
 
@@ -147,7 +148,7 @@ class Page:
         r = self.reading
         if r is None:
             return ""
-        return _join_lines(*(r if isinstance(r[0], str) else page_body(*r)))
+        return join_lines(*(r if isinstance(r[0], str) else page_body(*r)))
 
     @cached_property
     def png(self) -> bytes:
@@ -393,61 +394,6 @@ def _account(acc: list, ck: Chunk, a: int, b: int) -> None:
             if acc[4] is None:
                 acc[4] = ck.mids[k]
             acc[5] = ck.mids[k]
-
-
-def page_body(shown: list, line_flag: np.ndarray, at: Atlas) -> tuple[str, np.ndarray, np.ndarray]:
-    """A page's characters in reading order and where each reading line ends: what :attr:`Page.text` joins.
-
-    Parameters
-    ----------
-    shown : list of (int32 array, int32 array)
-        Per layout call: the reading line of each element placed (-1: not drawn) and its stream code.
-    line_flag : int8 array (rows * KMAX,)
-        Per reading line: 0 absent, 1 a line, 2 a continuation line.
-    at : Atlas
-
-    Returns
-    -------
-    body : str
-        The drawn characters, line after line (a newline marker as its mark, the replacement glyph as U+FFFD).
-    ends : int32 array (rows * KMAX,)
-        One past the last character of each reading line in ``body``.
-    line_flag : int8 array
-        As given.
-
-    Examples
-    --------
-    >>> p, = render_document(Document.from_text("ab\\ncd"), mode="lines", workers=1)
-    >>> body, ends, flag = page_body(*p.reading)
-    >>> body, ends[:3].tolist(), flag[:3].tolist()
-    ('abcd', [2, 4, 4], [1, 1, 0])
-    """
-    if shown:
-        where = np.concatenate([p[0] for p in shown])
-        codes = np.concatenate([p[1] for p in shown])
-        drawn = where >= 0
-        where, codes = where[drawn].astype(np.int16), codes[drawn]  # reading lines < rows * KMAX
-        glyphs = np.where(codes == CODE_NEWLINE, np.int32(MARKER), codes)
-    else:
-        where = np.zeros(0, np.int16)
-        glyphs = np.zeros(0, np.int32)
-    if len(where) > 1 and (where[1:] < where[:-1]).any():  # bands: a later column's lines after the earlier ones
-        order = np.argsort(where, kind="stable")  # a radix sort for 16-bit keys
-        where, glyphs = where[order], glyphs[order]
-    body = at.glyph_chars()[glyphs].astype(np.uint32).tobytes().decode("utf-32-le")
-    return body, np.cumsum(np.bincount(where, minlength=len(line_flag))).astype(np.int32), line_flag
-
-
-def _join_lines(body: str, ends: np.ndarray, line_flag: np.ndarray) -> str:
-    """The text of :attr:`Page.text` from :func:`page_body`: one line per reading line, a continuation line after
-    its mark."""
-    mark = chr(CONT_MARK)
-    out = []
-    for ln in np.flatnonzero(line_flag).tolist():
-        a = int(ends[ln - 1]) if ln else 0
-        s = body[a:int(ends[ln])]
-        out.append(mark + s if line_flag[ln] == 2 else s)
-    return "\n".join(out)
 
 
 def _at_most(document: Document, n: int) -> bool:
