@@ -388,3 +388,25 @@ def test_an_edited_tail_message_keeps_its_id():
     again = compact(body, profile="claude", dialect="openai", budget=30_000, store=res.store, mode="dense")
     ids = again.head_ids + again.middle_ids + again.tail_ids
     assert ids == list(range(len(msgs) + 1))
+
+
+@pytest.mark.parametrize("budget", [6_000, 20_000, 45_000, 90_000])
+def test_plans_from_layout_alone_equal_plans_from_encoded_pages(budget):
+    """The planner's bounds read the page starts of the largest middle by layout alone (no page encoded); every
+    plan (cut, middle, fits, pages' bytes) is the one planned from the encoded pages' own first ids."""
+    import functools
+
+    from snapglyph.compaction.conversation import prepare
+    from snapglyph.compaction.plan import plan_cut
+    from snapglyph.raster.pool import page_starts, render_packed
+    prof = profile("claude")
+    settings = {"profile": prof, "cell": None, "mode": "auto", "family": None}
+    draw = functools.partial(render_packed, **settings)
+    plans = []
+    for starts in (functools.partial(page_starts, **settings), None):
+        conv = prepare(conversation(rounds=40, width=2500), prof=prof, dialect="anthropic", store=None, model=None,
+                       max_tokens=500, tools=None, recall_tool=False, draw=draw, starts=starts)
+        p = plan_cut(conv, budget)
+        plans.append((p.head_end, p.cut, p.middle_ids, p.fits, [pg.png for pg in p.pages]))
+    assert plans[0] == plans[1]
+    assert len(plans[0][4]) > 0

@@ -147,11 +147,12 @@ def compact(messages: Any, *, profile: "str | Profile" = "claude", dialect: str 
     _check_positive(budget=budget, **({} if max_tokens is None else {"max_tokens": max_tokens}))
     if isinstance(ledger, bool) or not isinstance(ledger, (int, float)) or not 0 <= ledger <= 1:
         raise InputError(f"ledger must be a share of the pages' tokens between 0 and 1, not {ledger!r}")
-    from ..raster.pool import render_packed  # pages kept as PNG bytes: memory grows with the PNGs only
-    cache = CachedDraw(functools.partial(render_packed, profile=prof, cell=cell, mode=mode, family=family),
-                       (prof.name, cell, mode, family))
+    from ..raster.pool import page_starts, render_packed  # pages kept as PNG bytes: memory grows with the PNGs only
+    settings = {"profile": prof, "cell": cell, "mode": mode, "family": family}
+    cache = CachedDraw(functools.partial(render_packed, **settings), (prof.name, cell, mode, family))
     conv = prepare(messages, prof=prof, dialect=dialect, store=store, model=model, max_tokens=max_tokens,
-                   tools=tools, recall_tool=recall_tool, draw=cache if cut is not None else cache.draw)
+                   tools=tools, recall_tool=recall_tool, draw=cache if cut is not None else cache.draw,
+                   starts=functools.partial(page_starts, **settings))
     if conv.total <= budget and cut is None:  # a reused cut keeps its pages even where the whole would fit
         sent = fit_image_limits(conv.norm, prof, conv.rewrites)  # the many-image rule for the whole request
         check_messages(sent, prof)

@@ -151,6 +151,9 @@ class Conversation:
         Estimated tokens of the input request.
     draw : callable
         ``draw(messages) -> list of Page``: the renderer with the caller's profile, cell, mode and font.
+    starts : callable or None
+        ``starts(messages) -> list of int``: the first message id of each page ``draw`` would give (-1 for none),
+        by layout alone (:func:`snapglyph.raster.pool.page_starts`); None to take them from ``draw``.
     notes : list of str
         What the result should say (a model read by another profile's rules, parameters dropped, tools renamed).
     recall_tool : str or None
@@ -190,6 +193,7 @@ class Conversation:
     fixed: int
     before: int
     draw: Callable[[list[Message]], "list[Page]"]
+    starts: Callable[[list[Message]], list[int]] | None = None
     notes: list[str] = field(default_factory=list)
     recall_tool: str | None = None
     renamed_tools: dict[str, str] = field(default_factory=dict)
@@ -207,6 +211,13 @@ class Conversation:
         text = snapshot_text([0, 10**6], [0, 10**6], recall_tool=self.recall_tool,
                              sections=[reading_guide(self.recall_tool)])
         return self.costs.text(text) + MESSAGE_OVERHEAD
+
+    def page_starts(self, messages: list[Message]) -> list[int]:
+        """The first message id of each page of ``messages`` drawn (-1 for none): by :attr:`starts` where set (no
+        page encoded), else from the pages :attr:`draw` gives."""
+        if self.starts is not None:
+            return self.starts(messages)
+        return [p.first_id if p.first_id is not None else -1 for p in self.draw(messages)]
 
     def request(self, messages: Sequence[Message]) -> dict:
         """The request body of ``messages`` in this conversation's dialect, model, output reserve and tools."""
@@ -244,7 +255,8 @@ def _rename_tools(norm: list[Message], tools: list[dict], params: dict, dialect:
 
 def prepare(messages: Any, *, prof: Profile, dialect: str, store: SourceStore | None, model: str | None,
             max_tokens: int | None, tools: Sequence[dict] | None, recall_tool: bool,
-            draw: Callable[[list[Message]], "list[Page]"]) -> Conversation:
+            draw: Callable[[list[Message]], "list[Page]"],
+            starts: Callable[[list[Message]], list[int]] | None = None) -> Conversation:
     """Read, expand, normalize and price a conversation (see :func:`snapglyph.compact` for the arguments).
 
     Raises
@@ -291,6 +303,6 @@ def prepare(messages: Any, *, prof: Profile, dialect: str, store: SourceStore | 
     return Conversation(prof=prof, dialect=dialect, model=model, max_tokens=max_tokens, params=params,
                         tools=all_tools,
                         store=store, source_in=source_in, source=source, norm=norm, rewrites=rewrites, costs=costs,
-                        per=per, fixed=fixed, before=before, draw=draw, notes=notes,
+                        per=per, fixed=fixed, before=before, draw=draw, starts=starts, notes=notes,
                         recall_tool=_recall_name() if recall_tool else None, renamed_tools=renamed,
                         reader_notes=list(settings.get("reader_notes") or []))

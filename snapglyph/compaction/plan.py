@@ -223,9 +223,7 @@ def plan_cut(conv: "Conversation", budget: int, *, user_bound: Callable[[list[Me
     caps = page_caps(norm, h, prof)
     user_bound = user_bound or (lambda middle: 0)
     largest = _middle(conv, h, cuts[-1])
-    full = conv.draw(largest)
-    b = _Bounds(conv.fixed + sum(conv.per[:h]), suffix, caps,
-                [p.first_id if p.first_id is not None else -1 for p in full], [m.id for m in norm],
+    b = _Bounds(conv.fixed + sum(conv.per[:h]), suffix, caps, conv.page_starts(largest), [m.id for m in norm],
                 prof.image_tokens(*prof.page_size), prof.image_tokens(prof.page_size[0], prof.patch),
                 conv.snapshot_text_cost, user_bound(largest), ledger_share)
     trials: dict[int, tuple[list[Message], list]] = {}
@@ -256,22 +254,13 @@ def plan_cut(conv: "Conversation", budget: int, *, user_bound: Callable[[list[Me
                 return Plan(h, c, trial, caps[c], middle, True, len(trials))
     renders = len(trials)
     trials.clear()  # not used from here on: their pages are freed before another render
-    box = [full]
-    del full
-    return _none_fits(conv, h, cuts, suffix, (budget - b.base) // 2, caps, box, renders)
+    return _none_fits(conv, h, cuts, suffix, (budget - b.base) // 2, caps, renders)
 
 
 def _none_fits(conv: "Conversation", h: int, cuts: list[int], suffix: list[int], half: int, caps: list[int],
-               full: list, renders: int) -> Plan:
+               renders: int) -> Plan:
     """The plan when even the newest round with every page does not fit: the newest pages and the tail share what
-    the head leaves, the tail taking the longest run within ``half`` of it (at least the newest round).
-
-    ``full`` holds the render of the largest middle, taken out (so its pages can be freed before another render;
-    peak of the aider history's compaction: 307 MB before, 294 MB after, one run each)."""
+    the head leaves, the tail taking the longest run within ``half`` of it (at least the newest round)."""
     c = next((c for c in cuts if suffix[c] <= half), cuts[-1])
     middle = _middle(conv, h, c)
-    largest = full.pop()
-    if c != cuts[-1]:
-        del largest
-        return Plan(h, c, conv.draw(middle), caps[c], middle, False, renders)
-    return Plan(h, c, largest, caps[c], middle, False, renders)
+    return Plan(h, c, conv.draw(middle), caps[c], middle, False, renders)
