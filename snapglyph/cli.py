@@ -65,7 +65,7 @@ def cmd_render(args: argparse.Namespace) -> int:
     pages, stale = write_pages(out, drawn, prof.name, workers)
     if stale:
         print(f"snapglyph: removed {len(stale)} page(s) of an earlier run: {', '.join(stale)}", file=sys.stderr)
-    print(f"{len(pages)} pages ({prof.name}) written to {out}/", file=sys.stderr)
+    print(f"{len(pages)} page{'' if len(pages) == 1 else 's'} ({prof.name}) written to {out}/", file=sys.stderr)
     return 0
 
 

@@ -37,6 +37,7 @@ def test_render_stdin_text(tmp_path):
     assert r.returncode == 0, r.stderr
     man = json.loads((tmp_path / "p" / "manifest.json").read_text())
     assert len(man["pages"]) == 1 and man["pages"][0]["chars"] == len("hello\nworld\n")
+    assert r.stderr == f"1 page (claude) written to {tmp_path / 'p'}/\n"
 
 
 def test_compact_twice_with_the_store(tmp_path):
