@@ -315,7 +315,7 @@ def write_section(text: str) -> None:
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--write", action="store_true", help="rewrite the speed section of bench/RESULTS.md")
-    ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--rounds", type=int, default=3, help="interleaved rounds of each side (default 3)")
     ap.add_argument("--work", default=None, help="folder for inputs and outputs (default: a new temporary one)")
     ap.add_argument("--from-json", default=None, metavar="FILE", help="write the section from a saved speed.json")
     args = ap.parse_args(argv)

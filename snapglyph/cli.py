@@ -64,7 +64,9 @@ def cmd_render(args: argparse.Namespace) -> int:
                        reuse_buffer=workers == 1)
     pages, stale = write_pages(out, drawn, prof.name, workers)
     if stale:
-        print(f"snapglyph: removed {len(stale)} page(s) of an earlier run: {', '.join(stale)}", file=sys.stderr)
+        names = ", ".join(stale) if len(stale) <= 3 else f"{stale[0]} ... {stale[-1]}"
+        print(f"snapglyph: removed {len(stale)} page{'' if len(stale) == 1 else 's'} of an earlier run ({names})",
+              file=sys.stderr)
     print(f"{len(pages)} page{'' if len(pages) == 1 else 's'} ({prof.name}) written to {out}/", file=sys.stderr)
     return 0
 
@@ -115,13 +117,13 @@ def cmd_compact(args: argparse.Namespace) -> int:
               recall_tool=args.recall_tool, allow_empty_middle=args.allow_empty_middle, ledger=args.ledger_share)
     if args.free_tiers:
         from .compaction.tiers import compact_ladder
-        with _progress("snapglyph: drawing pages"):
+        with _progress("snapglyph: drawing the middle (the budget then picks the pages sent)"):
             ladder = _with_remedy(compact_ladder, t, args, keep_images=args.keep_images, **kw)
         res = ladder.result
         for rep in ladder.reports:
             print(f"snapglyph: tier {rep.tier}: {rep.detail}", file=sys.stderr)
     else:
-        with _progress("snapglyph: drawing pages"):
+        with _progress("snapglyph: drawing the middle (the budget then picks the pages sent)"):
             res = _with_remedy(compact, t, args, **kw)
     body = json.dumps(res.request, ensure_ascii=False, indent=None)
     if res.middle_ids:  # the store first: a request whose pages cannot be recalled is not written
@@ -188,9 +190,10 @@ def _is_corpus(args: argparse.Namespace) -> bool:
 
 def _cost_corpus(args: argparse.Namespace) -> int:
     """`snapglyph cost` over many transcripts on Dask: rows to --out (CSV or Parquet) or stdout, summary on stderr."""
-    from .corpus import corpus_cost, corpus_paths, write_rows
+    from .corpus import check_rows_path, corpus_cost, corpus_paths, write_rows
     if args.json or args.plot:
         raise InputError("--json and --plot take one transcript; a corpus writes rows with --out FILE.csv|.parquet")
+    check_rows_path(args.out or "-")  # before the run, not after it
     paths = corpus_paths(args.input)
     res = corpus_cost(paths, profiles=_cost_profiles(args), mode=args.mode, workers=args.workers,
                       scheduler=args.scheduler)
@@ -261,14 +264,20 @@ def cmd_validate(args: argparse.Namespace) -> int:
 
 
 def _non_negative(text: str) -> int:
-    value = int(text)
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be a whole number, 0 or more, not {text!r}") from None
     if value < 0:
         raise argparse.ArgumentTypeError(f"must be 0 or more, not {value}")
     return value
 
 
 def _positive(text: str) -> int:
-    value = int(text)
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be a whole number, 1 or more, not {text!r}") from None
     if value <= 0:
         raise argparse.ArgumentTypeError(f"must be 1 or more, not {value}")
     return value

@@ -23,7 +23,7 @@ from typing import Any, Sequence
 
 from .errors import InputError, SnapglyphError
 
-__all__ = ["CorpusResult", "corpus_cost", "corpus_paths", "price_transcript", "write_rows"]
+__all__ = ["CorpusResult", "check_rows_path", "corpus_cost", "corpus_paths", "price_transcript", "write_rows"]
 
 _GLOB_CHARS = set("*?[")
 
@@ -46,7 +46,8 @@ def corpus_paths(specs: Sequence[str]) -> list[Path]:
     Raises
     ------
     InputError
-        If a spec names nothing (no such file or folder, a glob with no match, an unreadable list).
+        If a spec names no file (an empty folder, a glob with no match) or a path list cannot be read. A file that
+        does not exist is kept, named on the command line or in a list: its row carries the error.
 
     Examples
     --------
@@ -65,6 +66,8 @@ def corpus_paths(specs: Sequence[str]) -> list[Path]:
                 lines = listing.read_text(encoding="utf-8").splitlines()
             except OSError as e:
                 raise InputError(f"{listing}: cannot read the path list ({e.strerror or e})") from None
+            except UnicodeDecodeError:
+                raise InputError(f"{listing}: not a path list (a UTF-8 text file of one path a line)") from None
             names = [ln.strip() for ln in lines if ln.strip() and not ln.lstrip().startswith("#")]
             for n in names:
                 f = Path(n) if os.path.isabs(n) else listing.parent / n
@@ -78,10 +81,8 @@ def corpus_paths(specs: Sequence[str]) -> list[Path]:
             found = [f for f in sorted(p.rglob("*")) if f.is_file() and not _skipped(f.relative_to(p))]
         elif _GLOB_CHARS & set(spec):
             found = [Path(f) for f in sorted(_glob.glob(spec, recursive=True)) if Path(f).is_file()]
-        elif p.is_file():
-            found = [p]
-        else:
-            raise InputError(f"{spec}: no such file or folder")
+        elif p.is_file() or not p.exists():
+            found = [p]  # a missing file stays in, as in a path list: its row carries the error, the run goes on
         if not found:
             raise InputError(f"{spec}: no transcript files there")
         for f in found:
@@ -208,7 +209,7 @@ class CorpusResult:
     >>> p = pathlib.Path(tempfile.mkdtemp()) / "notes.txt"
     >>> _ = p.write_text("hello world\\n" * 100)
     >>> print(CorpusResult([price_transcript(str(p))], ["claude"], seconds=0.5, workers=1).summary())
-    1 transcripts (0 failed), 1,200 characters, 1 workers, 0.5 s (0.00 M chars/s)
+    1 transcript (0 failed), 1,200 characters, 1 worker, 0.5 s (0.00 M chars/s)
     claude: text 390 tokens, images 117 tokens, text/image 3.33
     """
 
@@ -221,8 +222,9 @@ class CorpusResult:
         """A few lines: transcripts, failures, characters, tokens and ratio per profile, throughput."""
         ok = [r for r in self.rows if not r["error"]]
         chars = sum(r["chars"] for r in ok)
-        lines = [f"{len(self.rows)} transcripts ({len(self.rows) - len(ok)} failed), {chars:,} characters, "
-                 f"{self.workers} workers, {self.seconds:.1f} s ({chars / self.seconds / 1e6 if self.seconds else 0:.2f}"
+        n = len(self.rows)
+        lines = [f"{n} transcript{'' if n == 1 else 's'} ({n - len(ok)} failed), {chars:,} characters, "
+                 f"{self.workers} worker{'' if self.workers == 1 else 's'}, {self.seconds:.1f} s ({chars / self.seconds / 1e6 if self.seconds else 0:.2f}"
                  f" M chars/s)"]
         for name in self.profiles:
             text = sum(r[f"text_tokens_{name}"] for r in ok)
@@ -320,13 +322,57 @@ def _failed_row(path: str, profiles: Sequence[str], exc: BaseException) -> dict:
     return row
 
 
+ROW_FORMATS = (".csv", ".parquet")
+"""The file endings :func:`write_rows` writes (besides ``-``, CSV on standard output)."""
+
+
+def check_rows_path(path: str | os.PathLike) -> Path | None:
+    """Make sure :func:`write_rows` can write ``path`` before a long run: a known ending, pyarrow for Parquet, and
+    its folder (made when missing, like ``compact --out``).
+
+    Returns
+    -------
+    pathlib.Path or None
+        The path; None for ``-`` (standard output).
+
+    Raises
+    ------
+    InputError
+        For another ending than :data:`ROW_FORMATS`, Parquet without pyarrow, or a folder that cannot be made.
+
+    Examples
+    --------
+    >>> check_rows_path("-") is None, check_rows_path("rows.csv").name
+    (True, 'rows.csv')
+    >>> check_rows_path("rows.xlsx")
+    Traceback (most recent call last):
+    ...
+    snapglyph.errors.InputError: rows.xlsx: rows are written as .csv or .parquet (or - for standard output)
+    """
+    if str(path) == "-":
+        return None
+    p = Path(path)
+    if p.suffix.lower() not in ROW_FORMATS:
+        raise InputError(f"{path}: rows are written as .csv or .parquet (or - for standard output)")
+    if p.suffix.lower() == ".parquet":
+        try:
+            import pyarrow  # noqa: F401
+        except ImportError:
+            raise InputError("Parquet output needs pyarrow: pip install 'snapglyph[parquet]'") from None
+    try:
+        p.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        raise InputError(f"{p.parent}: cannot make the output folder ({e.strerror or e})") from None
+    return p
+
+
 def write_rows(rows: Sequence[dict], path: str | os.PathLike) -> None:
     """Write the rows as CSV (``-``: standard output), or as Parquet where ``path`` ends in ``.parquet``.
 
     Raises
     ------
     InputError
-        For Parquet without pyarrow installed.
+        For an ending other than :data:`ROW_FORMATS` or Parquet without pyarrow (:func:`check_rows_path`).
 
     Examples
     --------
@@ -335,20 +381,18 @@ def write_rows(rows: Sequence[dict], path: str | os.PathLike) -> None:
     a.jsonl,3
     b.jsonl,1
     """
-    p = Path(path)
     if not rows:
         raise InputError("no rows to write")
+    p = check_rows_path(path)
     cols = list(rows[0])
-    if p.suffix.lower() == ".parquet":
-        try:
-            import pyarrow as pa
-            import pyarrow.parquet as pq
-        except ImportError:
-            raise InputError("Parquet output needs pyarrow: pip install 'snapglyph[parquet]'") from None
-        pq.write_table(pa.table({c: [r[c] for r in rows] for c in cols}), p)
-        return
-    if str(path) == "-":
+    if p is None:
         _csv(rows, cols, sys.stdout)
+        return
+    if p.suffix.lower() == ".parquet":
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+
+        pq.write_table(pa.table({c: [r[c] for r in rows] for c in cols}), p)
         return
     with open(p, "w", newline="", encoding="utf-8") as f:
         _csv(rows, cols, f)

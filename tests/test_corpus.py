@@ -11,7 +11,7 @@ import pytest
 
 from conftest import ROOT, shared_path
 from snapglyph import InputError, cost_report, load
-from snapglyph.corpus import corpus_cost, corpus_paths, price_transcript, write_rows
+from snapglyph.corpus import check_rows_path, corpus_cost, corpus_paths, price_transcript, write_rows
 
 TRAJ = ROOT / "examples" / "swe-agent" / "marshmallow-code__marshmallow-1867.traj"
 PI = ROOT / "examples" / "pi-session" / "large-session.jsonl"
@@ -29,8 +29,12 @@ def test_paths_from_folders_globs_and_lists(tmp_path):
     assert corpus_paths([str(tmp_path / "**" / "*.json*")]) == [tmp_path / "a" / "x.jsonl", tmp_path / "a" / "y.json"]
     assert corpus_paths(["@" + str(tmp_path / "list.txt"), str(tmp_path / "b.traj")]) == [
         tmp_path / "a" / "x.jsonl", tmp_path / "b.traj"]
-    with pytest.raises(InputError, match="no such file or folder"):
-        corpus_paths([str(tmp_path / "missing")])
+    # a missing file named on the command line is kept, like one in a list: its row carries the error
+    assert corpus_paths([str(tmp_path / "missing.jsonl"), str(tmp_path / "b.traj")]) == [
+        tmp_path / "b.traj", tmp_path / "missing.jsonl"]
+    (tmp_path / "bin.lst").write_bytes(b"\xff\xfe\x00binary")
+    with pytest.raises(InputError, match=r"bin\.lst: not a path list"):
+        corpus_paths(["@" + str(tmp_path / "bin.lst")])
     with pytest.raises(InputError, match="no transcript files"):
         corpus_paths([str(tmp_path / "*.none")])
     with pytest.raises(InputError, match="cannot read the path list"):
@@ -93,12 +97,13 @@ def test_cli_corpus_writes_csv_rows(tmp_path):
     listing.write_text(f"{TRAJ}\n{PI}\n{tmp_path / 'bad.json'}\n{tmp_path / 'gone.json'}\n")
     (tmp_path / "bad.json").write_text("[")
     out = tmp_path / "rows.csv"
-    r = subprocess.run([sys.executable, "-m", "snapglyph.cli", "cost", "@" + str(listing), "--workers", "2",
-                        "--out", str(out)], capture_output=True, text=True, timeout=600)
+    typed = tmp_path / "typed.jsonl"  # missing, named on the command line: a row too, not a failed run
+    r = subprocess.run([sys.executable, "-m", "snapglyph.cli", "cost", "@" + str(listing), str(typed), "--workers",
+                        "2", "--out", str(out)], capture_output=True, text=True, timeout=600)
     assert r.returncode == 0, r.stderr
     rows = list(csv.DictReader(out.open()))
     assert [row["path"] for row in rows] == sorted([str(TRAJ), str(PI), str(tmp_path / "bad.json"),
-                                                    str(tmp_path / "gone.json")])
+                                                    str(tmp_path / "gone.json"), str(typed)])
     single = {row["path"]: row for row in rows}
     expect = price_transcript(str(TRAJ), ["claude"])
     assert int(single[str(TRAJ)]["image_tokens_claude"]) == expect["image_tokens_claude"]
@@ -106,7 +111,8 @@ def test_cli_corpus_writes_csv_rows(tmp_path):
     assert single[str(tmp_path / "bad.json")]["error"].startswith("FormatError")
     assert single[str(tmp_path / "gone.json")]["error"].startswith("FormatError") and "no such file" in \
         single[str(tmp_path / "gone.json")]["error"]
-    assert "4 transcripts (2 failed)" in r.stderr and "2 workers" in r.stderr
+    assert single[str(typed)]["error"].startswith("FormatError") and "no such file" in single[str(typed)]["error"]
+    assert "5 transcripts (3 failed)" in r.stderr and "2 workers" in r.stderr
 
 
 def test_write_rows_checks(tmp_path):
@@ -122,3 +128,21 @@ def test_write_rows_checks(tmp_path):
 
         write_rows([{"a": 1, "b": "x"}], tmp_path / "x.parquet")
         assert pq.read_table(tmp_path / "x.parquet").to_pylist() == [{"a": 1, "b": "x"}]
+
+
+def test_rows_path_is_checked_before_the_run(tmp_path):
+    """A wrong --out fails at once, before any transcript is priced; a missing folder is made."""
+    with pytest.raises(InputError, match=r"rows\.xlsx: rows are written as \.csv or \.parquet"):
+        check_rows_path(tmp_path / "rows.xlsx")
+    with pytest.raises(InputError, match="rows are written as"):
+        write_rows([{"a": 1}], tmp_path / "rows.xlsx")
+    assert not (tmp_path / "rows.xlsx").exists()
+    deep = tmp_path / "new" / "folder" / "rows.csv"
+    assert check_rows_path(deep) == deep and deep.parent.is_dir()
+    (tmp_path / "file").write_text("x")
+    with pytest.raises(InputError, match="cannot make the output folder"):
+        check_rows_path(tmp_path / "file" / "rows.csv")
+    r = subprocess.run([sys.executable, "-m", "snapglyph.cli", "cost", str(TRAJ), str(tmp_path / "gone.jsonl"),
+                        "--out", str(tmp_path / "rows.xlsx")], capture_output=True, text=True, timeout=120)
+    assert r.returncode == 2 and r.stderr.count("\n") == 1 and "rows are written as" in r.stderr
+    assert "transcript" not in r.stderr  # refused before the run: no summary

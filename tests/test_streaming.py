@@ -120,6 +120,9 @@ def test_cli_render_streams_a_text_file_with_any_workers(tmp_path, text_file):
     r = subprocess.run([sys.executable, "-m", "snapglyph.cli", "render", str(text_file), "--workers", "0"],
                        capture_output=True, text=True, timeout=60)
     assert r.returncode == 2 and "--workers: must be 1 or more, not 0" in r.stderr
+    r = subprocess.run([sys.executable, "-m", "snapglyph.cli", "render", str(text_file), "--workers", "abc"],
+                       capture_output=True, text=True, timeout=60)
+    assert r.returncode == 2 and "--workers: must be a whole number, 1 or more, not 'abc'" in r.stderr
 
 
 def test_progress_ticks_once_per_kept_page_and_stays_quiet_off_a_terminal(tmp_path):
