@@ -153,3 +153,28 @@ def test_packed_page_text_is_the_drawn_page_text():
     for page in pages:
         packed = PackedPage(page)
         assert isinstance(packed.reading[0], str) and packed.text == page.text and packed.text
+
+
+@pytest.mark.parametrize("fail_in", ["drawing", "writing"])
+def test_a_failed_render_leaves_no_pages_and_no_manifest(tmp_path, monkeypatch, fail_in):
+    """A render that fails part way (a full disk, say) removes the pages it wrote and the earlier run's pages and
+    manifest, so no manifest lists a page of another run; the user's other files stay."""
+    from snapglyph.raster import page_folder
+    from snapglyph.raster.page_folder import write_pages
+    out = tmp_path / "p"
+    text = "a line of text for several pages\n" * 6000
+    first, _ = write_pages(out, render(text, mode="dense"), "claude", workers=2)
+    assert len(first) >= 4
+    (out / "notes.txt").write_text("mine")
+
+    def pages():
+        for i, p in enumerate(iter_pages(Document.from_text(text + "more\n"), mode="dense")):
+            if fail_in == "drawing" and i == 2:
+                raise OSError(28, "No space left on device")
+            yield p
+    if fail_in == "writing":
+        real = page_folder.page_name
+        monkeypatch.setattr(page_folder, "page_name", lambda i: real(i) if i < 2 else "no-such-dir/x.png")
+    with pytest.raises(OSError):
+        write_pages(out, pages(), "claude", workers=2)
+    assert sorted(p.name for p in out.iterdir()) == ["notes.txt"]

@@ -2,7 +2,7 @@
 
 A second render into the same folder replaces the pages; pages of the earlier run that the new one did not write
 are removed, so the folder never holds a page its manifest does not list. Only files the earlier manifest names
-are touched; anything else in the folder stays.
+are touched; anything else in the folder stays. A render that fails part way leaves neither pages nor manifest.
 """
 
 from __future__ import annotations
@@ -98,6 +98,13 @@ def write_pages(folder: str | Path, pages: Iterable, profile_name: str,
     (list of dict, list of str)
         The manifest's page entries, and the names of the earlier run's pages removed (:func:`clear_stale_pages`).
 
+    Raises
+    ------
+    OSError, SnapglyphError
+        What writing or drawing raised (a full disk, say). The folder is then left without pages or manifest
+        (the pages this run wrote, the earlier run's pages and its manifest are removed; other files stay), so
+        no manifest ever lists a page of another run.
+
     Examples
     --------
     >>> import tempfile
@@ -111,15 +118,36 @@ def write_pages(folder: str | Path, pages: Iterable, profile_name: str,
     out.mkdir(parents=True, exist_ok=True)
     from .pool import encode_ahead
 
+    done: list[str] = []  # appended on the encoding threads (list.append is atomic)
+
     def write(page) -> None:
-        (out / page_name(page.index)).write_bytes(page.png)
+        name = page_name(page.index)
+        (out / name).write_bytes(page.png)
+        done.append(name)
 
     entries = []
-    for page in encode_ahead(pages, workers, then=write):
-        name = page_name(page.index)
-        entries.append({"file": name, "width": page.width, "height": page.height, "chars": page.chars,
-                        "first_id": page.first_id, "last_id": page.last_id})
+    encoded = encode_ahead(pages, workers, then=write)
+    try:
+        for page in encoded:
+            name = page_name(page.index)
+            entries.append({"file": name, "width": page.width, "height": page.height, "chars": page.chars,
+                            "first_id": page.first_id, "last_id": page.last_id})
+    except BaseException:
+        encoded.close()  # its threads have finished: no page is written after this
+        _remove_partial(out, done)
+        raise
     stale = clear_stale_pages(out, [e["file"] for e in entries])
     manifest = {"profile": profile_name, "pages": entries}
     (out / "manifest.json").write_text(json.dumps(manifest, indent=1) + "\n", encoding="utf-8")
     return entries, stale
+
+
+def _remove_partial(folder: Path, written: list[str]) -> None:
+    """After a failed run: remove the pages it wrote, the earlier run's pages and manifest (best effort)."""
+    try:
+        for name in written:
+            (folder / name).unlink(missing_ok=True)
+        clear_stale_pages(folder, [])
+        (folder / "manifest.json").unlink(missing_ok=True)
+    except OSError:  # the error being raised says more than this one
+        pass
