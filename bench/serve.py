@@ -31,6 +31,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from provenance import commit_label
+
 import httpx
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -168,8 +170,7 @@ def table(out: dict, stream_chars: int) -> str:
 
 
 def _context() -> str:
-    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True,
-                            cwd=ROOT).stdout.strip()
+    commit = commit_label()
     load = os.getloadavg()
     return (f"Commit {commit}, {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, {platform.machine()} "
             f"{os.cpu_count()} cores, Python {platform.python_version()}, {_server_stack()}, load average "

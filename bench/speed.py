@@ -33,6 +33,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from provenance import commit_label
+
 ROOT = Path(__file__).resolve().parent.parent
 SHARED = Path(os.environ.get("SNAPGLYPH_SHARED", ROOT.parent / "shared"))
 PEERS = SHARED / "peers"
@@ -209,8 +211,7 @@ def machine() -> dict:
                 break
     except OSError:
         pass
-    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True,
-                            cwd=ROOT).stdout.strip()
+    commit = commit_label()
     return {"commit": commit or "?", "date": _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
             "machine": f"{cpu}, {os.cpu_count()} cores, {platform.system()} {platform.release()}, "
                        f"Python {platform.python_version()}", "load": "%.2f %.2f %.2f" % os.getloadavg()}

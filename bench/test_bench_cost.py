@@ -110,9 +110,8 @@ def _context() -> str:
     """Commit, date, machine and load of this run (the render seconds depend on them; the counts do not)."""
     import os
     import platform
-    import subprocess
-    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True,
-                            cwd=Path(__file__).resolve().parent).stdout.strip()
+    from provenance import commit_label
+    commit = commit_label()
     load = os.getloadavg() if hasattr(os, "getloadavg") else (float("nan"),) * 3
     return (f"Commit {commit}, {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, {platform.machine()} "
             f"{os.cpu_count()} cores, Python {platform.python_version()}, load average {load[0]:.1f} / {load[1]:.1f} "
