@@ -123,7 +123,7 @@ class PackedPage(Page):
         return self._size[1]
 
 
-def render_packed(text_or_messages, *, profile="claude", cell=None, mode: str = "dense", family: str | None = None,
+def render_packed(text_or_messages, *, profile="claude", cell=None, mode: str = "auto", family: str | None = None,
                   workers: int | None = None) -> list:
     """Render like :func:`snapglyph.raster.render.render`, keeping each page as its PNG (:class:`PackedPage`).
 
@@ -162,7 +162,7 @@ def render_packed(text_or_messages, *, profile="claude", cell=None, mode: str = 
     return pages
 
 
-def page_starts(text_or_messages, *, profile="claude", cell=None, mode: str = "dense",
+def page_starts(text_or_messages, *, profile="claude", cell=None, mode: str = "auto",
                 family: str | None = None) -> list[int]:
     """The first message id of each page that :func:`render_packed` would give, by layout alone.
 
