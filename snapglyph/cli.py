@@ -64,9 +64,8 @@ def cmd_render(args: argparse.Namespace) -> int:
                        reuse_buffer=workers == 1)
     pages, stale = write_pages(out, drawn, prof.name, workers)
     if stale:
-        names = ", ".join(stale) if len(stale) <= 3 else f"{stale[0]} ... {stale[-1]}"
-        print(f"snapglyph: removed {len(stale)} page{'' if len(stale) == 1 else 's'} of an earlier run ({names})",
-              file=sys.stderr)
+        n, names = len(stale), ", ".join(stale) if len(stale) <= 3 else f"{stale[0]} ... {stale[-1]}"
+        print(f"snapglyph: removed {n} page{'s' * (n > 1)} of an earlier run ({names})", file=sys.stderr)
     print(f"{len(pages)} page{'' if len(pages) == 1 else 's'} ({prof.name}) written to {out}/", file=sys.stderr)
     return 0
 
@@ -263,24 +262,17 @@ def cmd_validate(args: argparse.Namespace) -> int:
     return 0
 
 
-def _non_negative(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"must be a whole number, 0 or more, not {text!r}") from None
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"must be 0 or more, not {value}")
-    return value
-
-
-def _positive(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"must be a whole number, 1 or more, not {text!r}") from None
-    if value <= 0:
-        raise argparse.ArgumentTypeError(f"must be 1 or more, not {value}")
-    return value
+def _at_least(low: int):
+    """An argparse type: a whole number of at least ``low``, else a one-line error."""
+    def check(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"must be a whole number, {low} or more, not {text!r}") from None
+        if value < low:
+            raise argparse.ArgumentTypeError(f"must be {low} or more, not {value}")
+        return value
+    return check
 
 
 def _share(text: str) -> float:
@@ -343,7 +335,7 @@ def _add_render(sub: Any, names: str) -> None:
     _profile_options(r, names)
     r.add_argument("--out", "-o", default="pages",
                    help="output folder; pages an earlier run left there are replaced (default: ./pages)")
-    r.add_argument("--workers", type=_positive, default=None,
+    r.add_argument("--workers", type=_at_least(1), default=None,
                    help="threads encoding PNGs beside layout (default: the number of cores; 1: serial)")
     _page_options(r)
     r.set_defaults(func=cmd_render)
@@ -379,7 +371,7 @@ def _add_compact(sub: Any, names: str) -> None:
     c.add_argument("--allow-empty-middle", action="store_true",
                    help="write the request even when every page of the middle is dropped (its messages are then "
                         "only recallable from the store); without it that is an error (exit 2)")
-    c.add_argument("--keep-images", type=_non_negative, default=4,
+    c.add_argument("--keep-images", type=_at_least(0), default=4,
                    help="newest images kept by --free-tiers (default: 4)")
     _page_options(c)
     c.set_defaults(func=cmd_compact)
@@ -400,7 +392,7 @@ def _add_cost(sub: Any, names: str) -> None:
     k.add_argument("--json", action="store_true", help="print JSON instead of a table")
     k.add_argument("--plot", default=None, metavar="FILE.png", help="draw the numbers (needs matplotlib)")
     k.add_argument("--out", "-o", default=None, metavar="FILE", help="corpus rows as CSV, or Parquet for .parquet")
-    k.add_argument("--workers", type=_positive, default=None,
+    k.add_argument("--workers", type=_at_least(1), default=None,
                    help="corpus: worker processes of the local Dask cluster (default: the number of cores)")
     k.add_argument("--scheduler", default=None, metavar="ADDRESS",
                    help="corpus: run on an existing Dask cluster (tcp://host:8786) instead of a local one")
@@ -440,9 +432,9 @@ def _add_serve(sub: Any) -> None:
     """The ``serve`` subcommand (the proxy)."""
     s = sub.add_parser("serve", help="a local proxy that compacts a conversation when the provider says too long")
     s.add_argument("--upstream", required=True, help="the provider's base URL, e.g. https://api.anthropic.com")
-    s.add_argument("--port", type=_non_negative, default=8787, help="port to listen on (default: 8787)")
+    s.add_argument("--port", type=_at_least(0), default=8787, help="port to listen on (default: 8787)")
     s.add_argument("--host", default="127.0.0.1", help="address to listen on (default: 127.0.0.1)")
-    s.add_argument("--window", type=_positive, default=None,
+    s.add_argument("--window", type=_at_least(1), default=None,
                    help="context window in tokens, when the provider's errors do not say it")
     s.add_argument("--profile", "-p", default=None, help="reader profile (default: from each request's model)")
     s.add_argument("--compact-at", type=float, default=None, metavar="FRACTION",
