@@ -65,8 +65,8 @@ def cmd_render(args: argparse.Namespace) -> int:
     pages, stale = write_pages(out, drawn, prof.name, workers)
     if stale:
         n, names = len(stale), ", ".join(stale) if len(stale) <= 3 else f"{stale[0]} ... {stale[-1]}"
-        print(f"snapglyph: removed {n} page{'s' * (n > 1)} of an earlier run ({names})", file=sys.stderr)
-    print(f"{len(pages)} page{'' if len(pages) == 1 else 's'} ({prof.name}) written to {out}/", file=sys.stderr)
+        print(f"snapglyph: removed {n} page{'s' * (n != 1)} of an earlier run ({names})", file=sys.stderr)
+    print(f"{len(pages)} page{'s' * (len(pages) != 1)} ({prof.name}) written to {out}/", file=sys.stderr)
     return 0
 
 
@@ -114,16 +114,15 @@ def cmd_compact(args: argparse.Namespace) -> int:
     kw = dict(profile=prof, dialect=args.dialect, budget=args.budget, store=store, max_tokens=args.max_tokens,
               model=args.request_model or args.model, cell=args.cell, mode=args.mode, family=args.family,
               recall_tool=args.recall_tool, allow_empty_middle=args.allow_empty_middle, ledger=args.ledger_share)
-    if args.free_tiers:
-        from .compaction.tiers import compact_ladder
-        with _progress("snapglyph: drawing the middle (the budget then picks the pages sent)"):
+    with _progress("snapglyph: drawing the middle (the budget then picks the pages sent)"):
+        if args.free_tiers:
+            from .compaction.tiers import compact_ladder
             ladder = _with_remedy(compact_ladder, t, args, keep_images=args.keep_images, **kw)
-        res = ladder.result
-        for rep in ladder.reports:
-            print(f"snapglyph: tier {rep.tier}: {rep.detail}", file=sys.stderr)
-    else:
-        with _progress("snapglyph: drawing the middle (the budget then picks the pages sent)"):
-            res = _with_remedy(compact, t, args, **kw)
+            res, reports = ladder.result, ladder.reports
+        else:
+            res, reports = _with_remedy(compact, t, args, **kw), []
+    for rep in reports:
+        print(f"snapglyph: tier {rep.tier}: {rep.detail}", file=sys.stderr)
     body = json.dumps(res.request, ensure_ascii=False, indent=None)
     if res.middle_ids:  # the store first: a request whose pages cannot be recalled is not written
         res.store.save(write)

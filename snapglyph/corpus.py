@@ -83,6 +83,8 @@ def corpus_paths(specs: Sequence[str]) -> list[Path]:
             found = [Path(f) for f in sorted(_glob.glob(spec, recursive=True)) if Path(f).is_file()]
         elif p.is_file() or not p.exists():
             found = [p]  # a missing file stays in, as in a path list: its row carries the error, the run goes on
+        else:
+            raise InputError(f"{spec}: not a file or a folder")
         if not found:
             raise InputError(f"{spec}: no transcript files there")
         for f in found:
@@ -222,10 +224,10 @@ class CorpusResult:
         """A few lines: transcripts, failures, characters, tokens and ratio per profile, throughput."""
         ok = [r for r in self.rows if not r["error"]]
         chars = sum(r["chars"] for r in ok)
-        n = len(self.rows)
-        lines = [f"{n} transcript{'' if n == 1 else 's'} ({n - len(ok)} failed), {chars:,} characters, "
-                 f"{self.workers} worker{'' if self.workers == 1 else 's'}, {self.seconds:.1f} s ({chars / self.seconds / 1e6 if self.seconds else 0:.2f}"
-                 f" M chars/s)"]
+        n, w = len(self.rows), self.workers
+        rate = chars / self.seconds / 1e6 if self.seconds else 0
+        lines = [f"{n} transcript{'s' * (n != 1)} ({n - len(ok)} failed), {chars:,} characters, "
+                 f"{w} worker{'s' * (w != 1)}, {self.seconds:.1f} s ({rate:.2f} M chars/s)"]
         for name in self.profiles:
             text = sum(r[f"text_tokens_{name}"] for r in ok)
             img = sum(r[f"image_tokens_{name}"] for r in ok)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import csv
+import os
 import shutil
 import subprocess
 import sys
@@ -32,6 +33,9 @@ def test_paths_from_folders_globs_and_lists(tmp_path):
     # a missing file named on the command line is kept, like one in a list: its row carries the error
     assert corpus_paths([str(tmp_path / "missing.jsonl"), str(tmp_path / "b.traj")]) == [
         tmp_path / "b.traj", tmp_path / "missing.jsonl"]
+    os.mkfifo(tmp_path / "fifo")  # exists, but neither a file nor a folder
+    with pytest.raises(InputError, match="fifo: not a file or a folder"):
+        corpus_paths([str(tmp_path / "fifo")])
     (tmp_path / "bin.lst").write_bytes(b"\xff\xfe\x00binary")
     with pytest.raises(InputError, match=r"bin\.lst: not a path list"):
         corpus_paths(["@" + str(tmp_path / "bin.lst")])

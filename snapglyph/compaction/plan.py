@@ -3,9 +3,11 @@ starts) and render the middle between them.
 
 The head is the system prompt and the first user turn. A cut point is a place before a user or an assistant
 message after the head: never between an assistant message's tool calls and their results. The plan takes the
-longest tail that fits the budget beside the head and the middle's pages; pages are append-stable, so one render
-of the largest middle gives an upper and a lower bound for every smaller middle, and only cut points the bounds
-leave open are rendered exactly (at most :data:`snapglyph._config.EXACT_RENDERS` of them).
+longest tail that fits the budget beside the head and the middle's pages; pages are append-stable, so one layout
+of the largest middle (its page starts, no page encoded:
+:meth:`~snapglyph.compaction.conversation.Conversation.page_starts`) gives an upper and a lower bound for every
+smaller middle, and only cut points the bounds leave open are rendered exactly (at most
+:data:`snapglyph._config.EXACT_RENDERS` of them).
 """
 
 from __future__ import annotations
@@ -139,7 +141,7 @@ def page_caps(norm: Sequence[Message], h: int, prof: Profile) -> list[int]:
 
 @dataclass
 class _Bounds:
-    """Token cost of each cut point, from one render of the largest middle (pages are append-stable)."""
+    """Token cost of each cut point, from the page starts of the largest middle (pages are append-stable)."""
 
     base: int                 # tool definitions, reserved output and head
     suffix: list[int]         # suffix[c]: tokens of norm[c:]
