@@ -115,3 +115,21 @@ def test_stores_do_not_mix_conversations(tmp_path):
                ).returncode == 0
     r = run("compact", str(other), "--budget", "5000", "--store", store)
     assert r.returncode == 2 and "belongs to another conversation" in r.stderr
+
+
+def test_fast_exit_loses_no_output(tmp_path):
+    """The command ends by os._exit once the kernels are loaded (snapglyph._exit): what it wrote to a pipe is whole,
+    byte for byte what it writes to a file, and a subprocess that loaded them still gets the exit status it set."""
+    piped = subprocess.run([sys.executable, "-m", "snapglyph.cli", "compact", str(TRAJ), "--budget", "9000",
+                            "--out", "-", "--store", str(tmp_path / "a.store.jsonl")], capture_output=True,
+                           timeout=300)
+    assert piped.returncode == 0, piped.stderr
+    r = run("compact", str(TRAJ), "--budget", "9000", "--out", str(tmp_path / "req.json"),
+            "--store", str(tmp_path / "b.store.jsonl"))
+    assert r.returncode == 0, r.stderr
+    assert len(piped.stdout) > 65_536 and piped.stdout == (tmp_path / "req.json").read_bytes()
+    assert json.loads(piped.stdout)["messages"]
+    code = ("import snapglyph.raster._kernels, sys; from snapglyph._exit import exit_fast; "
+            "sys.stdout.write('x' * 300_000); exit_fast(5)")
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    assert (r.returncode, len(r.stdout)) == (5, 300_000)
