@@ -178,3 +178,19 @@ def test_a_failed_render_leaves_no_pages_and_no_manifest(tmp_path, monkeypatch, 
     with pytest.raises(OSError):
         write_pages(out, pages(), "claude", workers=2)
     assert sorted(p.name for p in out.iterdir()) == ["notes.txt"]
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_heap_trimmed_every_trim_pages(monkeypatch, workers):
+    """encode_ahead returns freed heap pages to the system after every TRIM_PAGES-th page (glibc's malloc_trim);
+    the pages are the same bytes as without."""
+    from snapglyph._config import TRIM_PAGES
+    from snapglyph.raster import pool
+
+    text = "".join(f"line {i} of a long plain text, with words enough to fill rows\n" for i in range(40_000))
+    plain = [p.png for p in encode_ahead(iter_pages(Document.from_text(text)), workers=workers)]
+    calls = []
+    monkeypatch.setattr(pool, "_trim_heap", lambda: calls.append(1))
+    trimmed = [p.png for p in encode_ahead(iter_pages(Document.from_text(text)), workers=workers)]
+    assert len(plain) > TRIM_PAGES and trimmed == plain
+    assert len(calls) == len(plain) // TRIM_PAGES

@@ -10,6 +10,7 @@ function on its own pixels.
 
 from __future__ import annotations
 
+import ctypes
 import dataclasses
 import io
 import os
@@ -19,6 +20,7 @@ from contextvars import ContextVar
 from functools import partial
 from typing import Callable, Iterable, Iterator
 
+from .._config import TRIM_PAGES
 from ..errors import InputError
 from .page_text import page_body
 from .render import Page
@@ -61,6 +63,19 @@ def resolve_workers(workers: int | None) -> int:
     if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
         raise InputError(f"workers must be a positive int or None, not {workers!r}")
     return workers
+
+
+def _heap_trimmer() -> Callable[[], object]:
+    """glibc's ``malloc_trim(0)`` (returns the free pages of every heap to the system), or a no-op elsewhere."""
+    try:
+        trim = ctypes.CDLL(None).malloc_trim
+    except (AttributeError, OSError):  # not glibc (musl, macOS, Windows)
+        return lambda: None
+    trim.argtypes, trim.restype = [ctypes.c_size_t], ctypes.c_int
+    return partial(trim, 0)
+
+
+_trim_heap = _heap_trimmer()
 
 
 def _encode(page):
@@ -219,6 +234,10 @@ def encode_ahead(pages: Iterable, workers: int | None = None, window: int | None
         Called with each page on the thread that encoded it, after encoding (writing its file, say: the file
         system's calls then wait on that thread, not on the one drawing). Its errors pass through like encoding's.
 
+    Every :data:`snapglyph._config.TRIM_PAGES` pages, the heap's free pages go back to the system (glibc's
+    ``malloc_trim``; nothing elsewhere): pages are allocated on one thread and freed on others, and glibc keeps
+    what its per-thread heaps freed, so a long render would otherwise grow by fragments.
+
     Yields
     ------
     Page
@@ -246,6 +265,8 @@ def encode_ahead(pages: Iterable, workers: int | None = None, window: int | None
         for page in pages:
             work(page)
             yield page
+            if page.index % TRIM_PAGES == TRIM_PAGES - 1:
+                _trim_heap()
         return
     pending: deque = deque()
     with ThreadPoolExecutor(max_workers=n, thread_name_prefix="snapglyph-png") as pool:
@@ -256,6 +277,8 @@ def encode_ahead(pages: Iterable, workers: int | None = None, window: int | None
                     page, fut = pending.popleft()
                     fut.result()
                     yield page
+                    if page.index % TRIM_PAGES == TRIM_PAGES - 1:  # see TRIM_PAGES
+                        _trim_heap()
             while pending:
                 page, fut = pending.popleft()
                 fut.result()
