@@ -194,3 +194,29 @@ def test_heap_trimmed_every_trim_pages(monkeypatch, workers):
     trimmed = [p.png for p in encode_ahead(iter_pages(Document.from_text(text)), workers=workers)]
     assert len(plain) > TRIM_PAGES and trimmed == plain
     assert len(calls) == len(plain) // TRIM_PAGES
+
+
+_PIECES = [b"# aider chat started at 2024-01-01 10:00:00\n", b"# aider chat started at ", b"\n", b"\r\n", b"x",
+           b"\xef\xbb\xbf", b"\xff", b"\xe2\x82", b"\xe2\x82\xac", b"\xf0\x9f\x98", b" ", b"## aider chat started at "]
+
+
+@pytest.mark.parametrize("scan", [7, 64, 1 << 20])
+def test_starts_a_line_matches_the_decoded_search(tmp_path, monkeypatch, scan):
+    """The byte scan of is_plain_text_file gives the answer of the aider rule on the decoded text (errors="replace",
+    a leading BOM dropped), across read boundaries (reads of 7 and 64 bytes: the prefix split between reads)."""
+    import random
+
+    from snapglyph.readers import textfile
+    from snapglyph.readers.aider import _STARTED_ANY, SESSION_START
+
+    monkeypatch.setattr(textfile, "_SCAN", scan)
+    rng = random.Random(scan)
+    found = 0
+    for case in range(400):
+        raw = b"".join(rng.choice(_PIECES) * rng.choice([1, 1, 1, 40]) for _ in range(rng.randint(0, 30)))
+        path = tmp_path / f"c{case}.txt"
+        path.write_bytes(raw)
+        want = bool(_STARTED_ANY.search(raw.decode("utf-8", errors="replace").removeprefix("\ufeff")))
+        assert textfile.starts_a_line(path, SESSION_START.encode()) == want, raw
+        found += want
+    assert 80 < found < 320  # both answers are well exercised

@@ -33,8 +33,10 @@ __all__ = [
     "read_aider",
 ]
 
-_STARTED = re.compile(r"^# aider chat started at (.*?)\s*$")
-_STARTED_ANY = re.compile(r"^# aider chat started at ", re.M)
+SESSION_START = "# aider chat started at "
+"""The start of the line that opens an aider session (the rule of :func:`is_aider`, in one place)."""
+_STARTED = re.compile("^" + re.escape(SESSION_START) + r"(.*?)\s*$")
+_STARTED_ANY = re.compile("^" + re.escape(SESSION_START), re.M)
 _MODE_LINE = re.compile(r"^-\*-.*-\*-\s*$")
 
 
