@@ -180,7 +180,12 @@ def classify_lines(lines: list[str], style: int = 0) -> str:
     return "".join(out)
 
 
-def find_blocks(text: str, style: int = 0) -> list[tuple[int, int]]:
+def _may_have_blocks(text: str, style: int) -> bool:
+    """A header has no blocks, nor has a text of one line."""
+    return style != _STYLE_HEADER and ("\n" in text or "\u2028" in text or "\u2029" in text)
+
+
+def find_blocks(text: str, style: int = 0, lines: list[str] | None = None) -> list[tuple[int, int]]:
     """Return the blocks of a segment: line ranges ``[a, b)`` that keep one source line per row.
 
     Parameters
@@ -189,6 +194,8 @@ def find_blocks(text: str, style: int = 0) -> list[tuple[int, int]]:
         The segment's source text.
     style : int
         The segment's style; a header segment has no blocks.
+    lines : list of str or None
+        ``split_lines(text)`` where the caller has it already (None: split here).
 
     Returns
     -------
@@ -201,9 +208,9 @@ def find_blocks(text: str, style: int = 0) -> list[tuple[int, int]]:
     >>> find_blocks("Run it:\\n$ make\\nok\\n  done\\nThat is all.")
     [(1, 4)]
     """
-    if style == _STYLE_HEADER or "\n" not in text and "\u2028" not in text and "\u2029" not in text:
+    if not _may_have_blocks(text, style):
         return []
-    kinds = classify_lines(split_lines(text), style)
+    kinds = classify_lines(split_lines(text) if lines is None else lines, style)
     blocks = []
     for m in re.finditer(r"C(?:[CBN]*C)?", kinds):
         a, b = m.span()
@@ -280,10 +287,10 @@ def plan_blocks(text: str, style: int, cols: int) -> list[tuple[int, int, int, i
     >>> plan_blocks("x:\\n    a = 1\\n    b = 2\\n", 0, 100)
     [(1, 3, 1, 100)]
     """
-    blocks = find_blocks(text, style)
-    if not blocks:
+    if not _may_have_blocks(text, style):
         return []
     lines = split_lines(text)
+    blocks = find_blocks(text, style, lines)
     out = []
     for a, b in blocks:
         block = lines[a:b]
