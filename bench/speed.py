@@ -154,18 +154,34 @@ def summary(ts: list[float]) -> dict:
             "rounds": len(ts)}
 
 
-def peak_rss_mb(cmd: list[str], out: Path | None = None) -> float:
-    """Peak resident memory in MB (``ru_maxrss`` of the child) of one whole process."""
+def peak_rss_mb(cmd: list[str], out: Path | None = None) -> dict:
+    """Peak memory of one whole process, in MB: ``rss`` (``ru_maxrss``, what the goals name), ``anon`` (the peak
+    of its private memory, ``RssAnon`` sampled every 5 ms) and ``file`` (its file-backed resident pages at the
+    last sample).
+
+    ``rss`` includes the pages of shared libraries the process touched, and how many of those count depends on how
+    the page cache holds the file (measured 2026-12-02: ``import llvmlite.binding`` alone 116 MB with the file read
+    in large folios, 56 MB after ``posix_fadvise(DONTNEED)`` on it), not on snapglyph; ``anon`` does not."""
     if out is not None:
         shutil.rmtree(out, ignore_errors=True)
         out.mkdir(parents=True)
-    probe = ("import resource, subprocess, sys; r = subprocess.run(sys.argv[1:], capture_output=True); "
-             "print(r.returncode, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)")
-    r = subprocess.run([PY, "-c", probe, *cmd], capture_output=True, text=True, env=_env(), cwd=ROOT, timeout=3600)
-    rc, kb = r.stdout.split()
-    if rc != "0":
-        raise RuntimeError(f"{cmd[:4]} failed with status {rc}")
-    return int(kb) / 1024
+    p = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=_env(), cwd=ROOT)
+    anon = file = 0
+    status = Path(f"/proc/{p.pid}/status")
+    while os.waitid(os.P_PID, p.pid, os.WEXITED | os.WNOHANG | os.WNOWAIT) is None:  # running (not reaped)
+        try:
+            fields = dict(line.split(":", 1) for line in status.read_text().splitlines() if ":" in line)
+            anon = max(anon, int(fields["RssAnon"].split()[0]))
+            file = int(fields["RssFile"].split()[0])
+        except (OSError, KeyError, ValueError):
+            pass
+        time.sleep(0.005)
+    _, st, ru = os.wait4(p.pid, 0)  # reaps it, with its own resource usage
+    p.returncode = os.waitstatus_to_exitcode(st)
+    if p.returncode != 0:
+        raise RuntimeError(f"{cmd[:4]} failed with status {p.returncode}")
+    kb = ru.ru_maxrss
+    return {"rss": kb / 1024, "anon": anon / 1024, "file": file / 1024}
 
 
 def floor_seconds(src: Path) -> dict:
@@ -212,9 +228,17 @@ def machine() -> dict:
     except OSError:
         pass
     commit = commit_label()
+    versions = []
+    for name in ("numba", "llvmlite", "numpy", "isal"):
+        try:
+            from importlib.metadata import version
+            versions.append(f"{name} {version(name)}")
+        except Exception:  # not installed
+            versions.append(f"{name} absent")
     return {"commit": commit or "?", "date": _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
             "machine": f"{cpu}, {os.cpu_count()} cores, {platform.system()} {platform.release()}, "
-                       f"Python {platform.python_version()}", "load": "%.2f %.2f %.2f" % os.getloadavg()}
+                       f"Python {platform.python_version()}, {', '.join(versions)}",
+            "load": "%.2f %.2f %.2f" % os.getloadavg()}
 
 
 def measure(sizes=(1_000_000, 10_000_000, 40_000_000), e2e_chars: int = 10_000_000, rounds: int = 3,
@@ -291,10 +315,15 @@ def section(res: dict) -> str:
               f"end is {sg / f['floor_s']:.1f}x the floor."]
     lines += ["", f"Start-up, one-page `snapglyph render` in a fresh process: {_fmt(res['startup'])}."]
     m = res["memory"]
-    lines += ["", "Peak resident memory (`ru_maxrss` of the process): "
-              + ", ".join(f"`render` {int(k) / 1e6:.0f} M chars {v:.0f} MB" for k, v in m.items() if k.isdigit())
-              + (f"; `compact` of the aider history {m['compact aider']:.0f} MB" if "compact aider" in m else "")
-              + "."]
+    fmt = lambda v: f"{v['rss']:.0f} MB (private {v['anon']:.0f} MB)"  # noqa: E731
+    big = max((k for k in m if k.isdigit()), key=int)
+    lines += ["", "Peak resident memory (`ru_maxrss` of the process; in brackets the peak of its private memory, "
+              "`RssAnon`, which leaves out the shared libraries' pages): "
+              + ", ".join(f"`render` {int(k) / 1e6:.0f} M chars {fmt(v)}" for k, v in m.items() if k.isdigit())
+              + (f"; `compact` of the aider history {fmt(m['compact aider'])}" if "compact aider" in m else "")
+              + f". File-backed pages at the end of the {int(big) / 1e6:.0f} M render: {m[big]['file']:.0f} MB, "
+              "most of it libllvmlite.so, whose count depends on how the page cache holds that file (56-116 MB "
+              "for `import llvmlite.binding` alone on this machine), not on snapglyph."]
     if "compact" in res:
         c = res["compact"]
         lines += ["", f"`compact` of the aider history (4.2 MB) {_fmt(c['compact'])} against `render` of the same "
