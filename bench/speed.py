@@ -155,9 +155,9 @@ def summary(ts: list[float]) -> dict:
 
 
 def peak_rss_mb(cmd: list[str], out: Path | None = None) -> dict:
-    """Peak memory of one whole process, in MB: ``rss`` (``ru_maxrss``, what the goals name), ``anon`` (the peak
-    of its private memory, ``RssAnon`` sampled every 5 ms) and ``file`` (its file-backed resident pages at the
-    last sample).
+    """Peak memory of one whole process, in MB, measured by bench/rss_probe.py (see there): ``rss``
+    (``ru_maxrss``, what the goals name), ``anon`` (the peak of its private memory) and ``file`` (its
+    file-backed resident pages).
 
     ``rss`` includes the pages of shared libraries the process touched, and how many of those count depends on how
     the page cache holds the file (measured 2026-12-02: ``import llvmlite.binding`` alone 116 MB with the file read
@@ -165,23 +165,12 @@ def peak_rss_mb(cmd: list[str], out: Path | None = None) -> dict:
     if out is not None:
         shutil.rmtree(out, ignore_errors=True)
         out.mkdir(parents=True)
-    p = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=_env(), cwd=ROOT)
-    anon = file = 0
-    status = Path(f"/proc/{p.pid}/status")
-    while os.waitid(os.P_PID, p.pid, os.WEXITED | os.WNOHANG | os.WNOWAIT) is None:  # running (not reaped)
-        try:
-            fields = dict(line.split(":", 1) for line in status.read_text().splitlines() if ":" in line)
-            anon = max(anon, int(fields["RssAnon"].split()[0]))
-            file = int(fields["RssFile"].split()[0])
-        except (OSError, KeyError, ValueError):
-            pass
-        time.sleep(0.005)
-    _, st, ru = os.wait4(p.pid, 0)  # reaps it, with its own resource usage
-    p.returncode = os.waitstatus_to_exitcode(st)
-    if p.returncode != 0:
-        raise RuntimeError(f"{cmd[:4]} failed with status {p.returncode}")
-    kb = ru.ru_maxrss
-    return {"rss": kb / 1024, "anon": anon / 1024, "file": file / 1024}
+    probe = [PY, str(Path(__file__).parent / "rss_probe.py"), *cmd]
+    r = subprocess.run(probe, capture_output=True, text=True, env=_env(), cwd=ROOT, timeout=3600)
+    got = json.loads(r.stdout)
+    if got["status"] != 0:
+        raise RuntimeError(f"{cmd[:4]} failed with status {got['status']}")
+    return {k: got[k] for k in ("rss", "anon", "file")}
 
 
 def floor_seconds(src: Path) -> dict:
