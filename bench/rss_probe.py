@@ -7,7 +7,8 @@ process that has drawn pages itself would lend the command its own peak. This pr
 Printed: ``{"status": ..., "rss": MB, "anon": MB, "file": MB}``: ``rss`` is ``ru_maxrss`` (what the goals name);
 ``anon`` the peak of the command's private memory (``RssAnon``, sampled every 5 ms); ``file`` its file-backed
 resident pages at the last sample (shared libraries: how many of those pages count depends on how the page cache
-holds each file, not on the command).
+holds each file, not on the command; measured 2026-12-02: ``import llvmlite.binding`` alone 116 MB with the file
+held in large folios, 56 MB after ``posix_fadvise(POSIX_FADV_DONTNEED)`` on it).
 """
 
 import json

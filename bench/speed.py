@@ -155,18 +155,15 @@ def summary(ts: list[float]) -> dict:
 
 
 def peak_rss_mb(cmd: list[str], out: Path | None = None) -> dict:
-    """Peak memory of one whole process, in MB, measured by bench/rss_probe.py (see there): ``rss``
-    (``ru_maxrss``, what the goals name), ``anon`` (the peak of its private memory) and ``file`` (its
-    file-backed resident pages).
-
-    ``rss`` includes the pages of shared libraries the process touched, and how many of those count depends on how
-    the page cache holds the file (measured 2026-12-02: ``import llvmlite.binding`` alone 116 MB with the file read
-    in large folios, 56 MB after ``posix_fadvise(DONTNEED)`` on it), not on snapglyph; ``anon`` does not."""
+    """Peak memory of one whole process in MB, ``{"rss", "anon", "file"}``, measured by bench/rss_probe.py (what
+    each figure means is said there)."""
     if out is not None:
         shutil.rmtree(out, ignore_errors=True)
         out.mkdir(parents=True)
     probe = [PY, str(Path(__file__).parent / "rss_probe.py"), *cmd]
     r = subprocess.run(probe, capture_output=True, text=True, env=_env(), cwd=ROOT, timeout=3600)
+    if r.returncode != 0:
+        raise RuntimeError(f"bench/rss_probe.py failed: {r.stderr[-400:]}")
     got = json.loads(r.stdout)
     if got["status"] != 0:
         raise RuntimeError(f"{cmd[:4]} failed with status {got['status']}")
@@ -217,12 +214,13 @@ def machine() -> dict:
     except OSError:
         pass
     commit = commit_label()
+    from importlib.metadata import PackageNotFoundError, version
+
     versions = []
     for name in ("numba", "llvmlite", "numpy", "isal"):
         try:
-            from importlib.metadata import version
             versions.append(f"{name} {version(name)}")
-        except Exception:  # not installed
+        except PackageNotFoundError:
             versions.append(f"{name} absent")
     return {"commit": commit or "?", "date": _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
             "machine": f"{cpu}, {os.cpu_count()} cores, {platform.system()} {platform.release()}, "
@@ -311,8 +309,8 @@ def section(res: dict) -> str:
               + ", ".join(f"`render` {int(k) / 1e6:.0f} M chars {fmt(v)}" for k, v in m.items() if k.isdigit())
               + (f"; `compact` of the aider history {fmt(m['compact aider'])}" if "compact aider" in m else "")
               + f". File-backed pages at the end of the {int(big) / 1e6:.0f} M render: {m[big]['file']:.0f} MB, "
-              "most of it libllvmlite.so, whose count depends on how the page cache holds that file (56-116 MB "
-              "for `import llvmlite.binding` alone on this machine), not on snapglyph."]
+              "(shared libraries; measured 2026-12-02, most of them are libllvmlite.so's, whose count depends on how "
+              "the page cache holds that file: `import llvmlite.binding` alone 116 MB or 56 MB, the same file)."]
     if "compact" in res:
         c = res["compact"]
         lines += ["", f"`compact` of the aider history (4.2 MB) {_fmt(c['compact'])} against `render` of the same "

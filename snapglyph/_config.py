@@ -11,8 +11,8 @@ from __future__ import annotations
 __all__ = ["BLOB_MIN_CHARS", "CHUNK", "DEFAULT_BUDGET", "DEFAULT_MAX_TOKENS", "EXACT_RENDERS", "FAST_MIN",
            "IMAGE_HEAD_CHARS", "INLINE_MAX", "KEEP_IMAGES", "LEDGER_SHARE", "MAX_ID_RANGE", "MESSAGE_OVERHEAD",
            "OVERFLOW_UNKNOWN_SHARE", "PAGE_CACHE_SIZE", "PAGE_IMAGE_SHARE", "PROTECT_LAST", "RELAY_KEEP_BYTES",
-           "SERVE_MARGIN", "SMALL_DOCUMENT", "SPLIT", "TRIM_PAGES", "SUMMARY_ROUNDS", "TOOL_PART_OVERHEAD", "USER_SHARE",
-           "USER_TEXT_MAX", "ZLIB_LEVEL"]
+           "SERVE_MARGIN", "SMALL_DOCUMENT", "SPLIT", "SUMMARY_ROUNDS", "TOOL_PART_OVERHEAD", "TRIM_PAGES",
+           "USER_SHARE", "USER_TEXT_MAX", "ZLIB_LEVEL"]
 
 # --- compaction -----------------------------------------------------------------------------------------------
 

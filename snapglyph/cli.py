@@ -17,7 +17,7 @@ from ._config import DEFAULT_BUDGET, LEDGER_SHARE
 from .errors import InputError, SnapglyphError
 from .providers.dialects import DIALECTS
 
-__all__ = ["main", "run"]
+__all__ = ["main"]
 
 
 def _err(msg: str) -> int:
@@ -495,19 +495,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _err(f"{where}{e.strerror or e}")
 
 
-def run() -> None:
-    """The ``snapglyph`` console script: :func:`main`, then :func:`snapglyph._exit.exit_fast` with its status.
-
-    Examples
-    --------
-    >>> import subprocess, sys
-    >>> subprocess.run([sys.executable, "-m", "snapglyph.cli", "fonts"], capture_output=True).returncode
-    0
-    """
+if __name__ == "__main__":  # pragma: no cover - the console script is snapglyph.__main__:run
     from ._exit import exit_fast
 
     exit_fast(main())
-
-
-if __name__ == "__main__":  # pragma: no cover
-    run()

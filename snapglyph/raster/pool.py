@@ -78,6 +78,12 @@ def _heap_trimmer() -> Callable[[], object]:
 _trim_heap = _heap_trimmer()
 
 
+def _trim_after(page) -> None:
+    """Return freed heap pages to the system after every :data:`TRIM_PAGES`-th page."""
+    if page.index % TRIM_PAGES == TRIM_PAGES - 1:
+        _trim_heap()
+
+
 def _encode(page):
     return page.png
 
@@ -265,8 +271,7 @@ def encode_ahead(pages: Iterable, workers: int | None = None, window: int | None
         for page in pages:
             work(page)
             yield page
-            if page.index % TRIM_PAGES == TRIM_PAGES - 1:
-                _trim_heap()
+            _trim_after(page)
         return
     pending: deque = deque()
     with ThreadPoolExecutor(max_workers=n, thread_name_prefix="snapglyph-png") as pool:
@@ -277,8 +282,7 @@ def encode_ahead(pages: Iterable, workers: int | None = None, window: int | None
                     page, fut = pending.popleft()
                     fut.result()
                     yield page
-                    if page.index % TRIM_PAGES == TRIM_PAGES - 1:  # see TRIM_PAGES
-                        _trim_heap()
+                    _trim_after(page)
             while pending:
                 page, fut = pending.popleft()
                 fut.result()
