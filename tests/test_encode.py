@@ -55,14 +55,16 @@ def test_errors_and_data_url():
     assert base64.b64decode(url.split(",", 1)[1]) == png
 
 
+@pytest.mark.parametrize("width", [1, 3, 1091, 1092])
 @pytest.mark.parametrize("depth", [1, 2, 4, 8])
-def test_numpy_packer_matches_kernel(depth):
+def test_numpy_packer_matches_kernel(depth, width):
     from snapglyph.raster._kernels import pack_rows
     from snapglyph.raster.encode import _pack_numpy
 
     rng = np.random.default_rng(depth)
-    px = rng.integers(0, 256, size=(13, 1091)).astype(np.uint8)
-    stride = (1091 * depth + 7) // 8
-    raw = np.empty(13 * (stride + 1), np.uint8)
-    pack_rows(px, 13, depth, raw)
-    assert np.array_equal(raw, _pack_numpy(px, depth))
+    px = rng.integers(0, 256, size=(13, width)).astype(np.uint8)
+    stride = (width * depth + 7) // 8
+    raw = np.full(13 * (stride + 1) + 5, 7, np.uint8)  # 5 bytes past the rows: never written
+    assert pack_rows(px, 11, depth, raw) == 11 * (stride + 1)  # the first 11 of 13 rows
+    assert np.array_equal(raw[:11 * (stride + 1)], _pack_numpy(px[:11], depth))
+    assert (raw[11 * (stride + 1):] == 7).all()

@@ -13,6 +13,8 @@ faster on 10 M characters than a call per glyph (1.27 s to 0.44 s; ``inline="alw
 
 from __future__ import annotations
 
+import sys
+
 import numpy as np
 from numba import njit
 
@@ -463,6 +465,16 @@ def expand_codes(cps, spans, cells, table, out_codes, out_srcw, start, tab_stop,
     return o, zw, unseen
 
 
+_LITTLE = sys.byteorder == "little"
+_U6, _U24 = np.uint32(6), np.uint32(24)
+_TOP2 = np.uint32(0x03030303)
+"""The top 2 bits of each byte of a word, moved to the bottom of the byte."""
+_GATHER2 = np.uint32(0x40100401)
+"""Times this, the four 2-bit fields of ``(word >> 6) & _TOP2`` (pixels 0-3 at bits 0, 8, 16, 24) land in the top
+byte as ``p0 p1 p2 p3`` (shifts 30, 20, 10, 0; the other products fall below bit 24 or past bit 31, none overlap,
+so nothing carries): 3.7x faster than four shifts a byte (0.076 against 0.28 ms a 1092x1092 page, 2026-12-02)."""
+
+
 @jit
 def pack_rows(pixels, height, depth, out):
     """Pack the first ``height`` rows of a grey page into PNG scanlines (filter byte 0, then packed samples).
@@ -488,35 +500,35 @@ def pack_rows(pixels, height, depth, out):
     stride = (width * depth + 7) // 8
     per = 8 // depth
     shift = 8 - depth
+    full = width // per
     o = 0
     for y in range(height):
         out[o] = 0
         o += 1
+        row = pixels[y]
+        dst = out[o:o + stride]  # a slice of its own: numba then vectorizes the loops below
         if depth == 8:
-            for x in range(width):
-                out[o + x] = pixels[y, x]
+            dst[:] = row
             o += stride
             continue
-        full = width // per
-        if depth == 2:
+        if depth == 2 and _LITTLE:  # four pixels as one little-endian word; their top 2 bits gathered by a multiply
+            words = row[:4 * full].view(np.uint32)
             for b in range(full):
-                x = 4 * b
-                out[o + b] = ((pixels[y, x] >> 6) << 6) | ((pixels[y, x + 1] >> 6) << 4) \
-                    | ((pixels[y, x + 2] >> 6) << 2) | (pixels[y, x + 3] >> 6)
+                dst[b] = np.uint8((((words[b] >> _U6) & _TOP2) * _GATHER2) >> _U24)
         else:
             for b in range(full):
                 x = per * b
                 v = 0
                 for k in range(per):
-                    v = (v << depth) | (pixels[y, x + k] >> shift)
-                out[o + b] = v
+                    v = (v << depth) | (row[x + k] >> shift)
+                dst[b] = v
         if full < stride:
             v = 0
             for k in range(per):
                 x = full * per + k
                 v <<= depth
                 if x < width:
-                    v |= pixels[y, x] >> shift
-            out[o + full] = v
+                    v |= row[x] >> shift
+            dst[full] = v
         o += stride
     return o
