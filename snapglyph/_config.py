@@ -104,11 +104,14 @@ Measured peak memory of ``snapglyph render`` on 10 M characters: 251 MB with 1 <
 with 1 << 16; the pages of the bench text were byte-identical for all three (a cut after a newline is invisible
 on the page)."""
 
-TRIM_PAGES = 32
+TRIM_PAGES = 64
 """Pages encoded between two returns of freed heap memory to the system (glibc's ``malloc_trim``, see
-:func:`snapglyph.raster.pool.encode_ahead`). Measured in-process on the 40 M-character bench text, 2026-12-02, two
-rounds: peak resident memory 208-209 MB without, 197 MB every 32 pages (about 1.5 ms a call, 110 calls), 200-201 MB
-every 128. The pages' threads free what others allocate, so glibc's per-thread heaps keep free pages otherwise."""
+:func:`snapglyph.raster.pool.encode_ahead`). The pages' threads free what others allocate, so glibc's per-thread
+heaps keep free pages otherwise; each return costs page faults when the memory is taken again. Measured
+2026-12-02 on ``snapglyph render`` of the 40 M-character bench text, page buffers reused
+(:class:`~snapglyph.raster.pool.PageBuffers`), peak resident memory by bench/rss_probe.py and minor page faults
+by ``/usr/bin/time``: every 32 pages 192 MB and 255 K faults (2.6 s of system time), every 64 193 MB and 188 K,
+every 128 197 MB and 137 K, never 212 MB (``/usr/bin/time``) and 52 K. 1 M characters: 182 MB for each."""
 
 ZLIB_LEVEL = 1
 """Deflate level of the PNG IDAT stream (1: fastest; on glyph pages it costs about 10% in size against level 6 and

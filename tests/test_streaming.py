@@ -220,3 +220,25 @@ def test_starts_a_line_matches_the_decoded_search(tmp_path, monkeypatch, scan):
         assert textfile.starts_a_line(path, SESSION_START.encode()) == want, raw
         found += want
     assert 80 < found < 320  # both answers are well exercised
+
+
+def test_page_buffers_reused_and_pages_unchanged(tmp_path):
+    """Pages drawn into buffers given back (write_pages, render_packed) are byte-identical to pages drawn into
+    fresh ones, and a buffer is taken again once its page is written."""
+    from snapglyph.raster.page_folder import write_pages
+    from snapglyph.raster.pool import PageBuffers, render_packed
+
+    text = "".join(f"row {i}: the quick brown fox jumps over the lazy dog {i * 7919 % 1000}\n" for i in range(9000))
+    buffers = PageBuffers()
+    taken = []
+    real_take = buffers.take
+    buffers.take = lambda shape: taken.append(real_take(shape)) or taken[-1]
+    doc = Document.from_text(text)
+    write_pages(tmp_path / "a", iter_pages(doc, buffers=buffers), "claude", workers=2, buffers=buffers)
+    write_pages(tmp_path / "b", iter_pages(doc), "claude", workers=2)
+    names = sorted(p.name for p in (tmp_path / "b").iterdir())
+    assert len(names) > 7 and names == sorted(p.name for p in (tmp_path / "a").iterdir())
+    assert all((tmp_path / "a" / n).read_bytes() == (tmp_path / "b" / n).read_bytes() for n in names)
+    assert len({id(b) for b in taken}) < len(taken)  # reused, not one new buffer a page
+    assert [p.png for p in render_packed(text, workers=2)] == [(tmp_path / "b" / n).read_bytes()
+                                                                for n in names if n.endswith(".png")]

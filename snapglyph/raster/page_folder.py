@@ -76,7 +76,7 @@ def clear_stale_pages(folder: str | Path, written: Iterable[str]) -> list[str]:
 
 
 def write_pages(folder: str | Path, pages: Iterable, profile_name: str,
-                workers: int | None = 1) -> tuple[list[dict], list[str]]:
+                workers: int | None = 1, buffers=None) -> tuple[list[dict], list[str]]:
     """Write each page as ``folder/page-NNNN.png`` as it comes, then clear stale pages and write ``manifest.json``.
 
     Parameters
@@ -92,6 +92,10 @@ def write_pages(folder: str | Path, pages: Iterable, profile_name: str,
         Threads that encode the pages not encoded yet and write the files
         (:func:`snapglyph.raster.pool.encode_ahead`; None: one per core). Files and manifest are the same for any
         count.
+    buffers : PageBuffers or None
+        The :class:`snapglyph.raster.pool.PageBuffers` the pages were drawn with
+        (``iter_pages(..., buffers=buffers)``): each page's buffer is given back once its file is written, so the
+        pages must not be read by anyone else.
 
     Returns
     -------
@@ -124,6 +128,8 @@ def write_pages(folder: str | Path, pages: Iterable, profile_name: str,
         name = page_name(page.index)
         (out / name).write_bytes(page.png)
         done.append(name)
+        if buffers is not None:
+            buffers.give(page.pixels)
 
     entries = []
     encoded = encode_ahead(pages, workers, then=write)

@@ -236,7 +236,7 @@ def _check(document, prof, cell, mode, family) -> tuple[Profile, Atlas, str]:
 
 
 def iter_pages(document: Document, *, profile="claude", cell=None, mode: str = "auto", family: str | None = None,
-               reuse_buffer: bool = False, engine: str = "auto") -> Iterator[Page]:
+               reuse_buffer: bool = False, engine: str = "auto", buffers=None) -> Iterator[Page]:
     """Lay out and draw ``document`` page by page (streaming: one page and one chunk in memory).
 
     Parameters
@@ -253,6 +253,10 @@ def iter_pages(document: Document, *, profile="claude", cell=None, mode: str = "
     reuse_buffer : bool
         If True, every full page shares one pixel buffer, overwritten when the next page is drawn: use each page
         (``.png``, ``.pixels``) before advancing the iterator. Saves allocating a page per page.
+    buffers : PageBuffers or None
+        Where pages are encoded on other threads: each full page after the first takes its pixel buffer from this
+        :class:`snapglyph.raster.pool.PageBuffers` (a buffer given back once its page was encoded, else a new one),
+        so a long render reuses a few buffers instead of allocating (and faulting in) one a page.
     engine : str
         ``"numba"`` (the compiled kernel), ``"python"`` (its plain-Python twin, same pixels) or ``"auto"``: Python
         for documents of at most :data:`SMALL_DOCUMENT` characters while numba is not loaded yet, else numba.
@@ -276,7 +280,7 @@ def iter_pages(document: Document, *, profile="claude", cell=None, mode: str = "
     """
     prof, at, note = _check(document, profile, cell, mode, family)
     layout, fast = _engine(document, engine)
-    pager = _Pager(prof, at, note, layout, mode != "lines", reuse_buffer)
+    pager = _Pager(prof, at, note, layout, mode != "lines", reuse_buffer, buffers)
     cks = chunks(document, at, fast, pager.cols if mode == "auto" else 0)
     for ck in ahead(cks) if fast else cks:  # a long document: the next chunk is prepared while this one is drawn
         yield from pager.lay_out(ck, fast)
@@ -304,8 +308,10 @@ class _Pager:
     """The page being drawn: its pixel buffer, the layout state and what it shows (the steps of
     :func:`iter_pages`)."""
 
-    def __init__(self, prof: Profile, at: Atlas, note: str, layout, dense: bool, reuse_buffer: bool) -> None:
+    def __init__(self, prof: Profile, at: Atlas, note: str, layout, dense: bool, reuse_buffer: bool,
+                 buffers=None) -> None:
         self.at, self.note, self.layout, self.dense, self.reuse = at, note, layout, dense, reuse_buffer
+        self.buffers = buffers
         self.width, self.height = prof.page_size
         self.cols, self.rows = self.width // at.cell_w, self.height // at.cell_h
         self.buf = np.full((self.height, self.width), 255, np.uint8)
@@ -358,6 +364,8 @@ class _Pager:
         """Start a new, white page (the block fields of the layout state carry over)."""
         if self.reuse:
             self.buf.fill(255)
+        elif self.buffers is not None:
+            self.buf = self.buffers.take((self.height, self.width))
         else:
             self.buf = np.full((self.height, self.width), 255, np.uint8)
         self.index += 1
