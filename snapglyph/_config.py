@@ -88,11 +88,13 @@ cores at load average 12-14: plain Python 1.5 / 2.3 / 3.4 / 4.9 / 6.9 s against 
 above 80k; 20k is kept as the conservative bound where the twin wins on any machine (its cost grows with the
 text, numba's start-up does not)."""
 
-FAST_MIN = 4096
+FAST_MIN = 0
 """Segments of at least this many characters are normalized with the compiled pass when the numba engine runs;
-shorter ones in plain Python (commit cad1f37). Measured 2026-12-01 per segment of a SWE-agent trajectory's text,
-kernels loaded, load average 12-14: compiled / plain Python 74 / 72 us at 256 characters, 120 / 74 at 1024,
-172 / 93 at 2048, 161 / 176 at 4096, 855 / 831 at 16384: the compiled pass stops losing at about 4096."""
+shorter ones in plain Python. Every segment, since the compiled pass is as fast or faster at every length once the
+kernels are loaded: measured 2026-12-02 per segment of the aider history's document (11,610 segments), load
+average 1.5, plain Python / compiled in us, two rounds: up to 16 characters 11.4 / 9.8 and 10.2 / 8.8; 64-256
+12.4 / 11.0 and 12.2 / 9.0; 256-1024 27.6 / 14.3 and 23.3 / 17.7; 1024-4096 43.1 / 37.1 and 39.9 / 26.0; longer
+154 / 119 and 148 / 121. (An earlier reading, 2026-12-01 at load average 12-14, put the crossing at 4096.)"""
 
 CHUNK = 1 << 16
 """Stream elements gathered into one chunk before the layout kernel runs over it (codes int32, styles and weights

@@ -236,7 +236,8 @@ def _check(document, prof, cell, mode, family) -> tuple[Profile, Atlas, str]:
 
 
 def iter_pages(document: Document, *, profile="claude", cell=None, mode: str = "auto", family: str | None = None,
-               reuse_buffer: bool = False, engine: str = "auto", buffers=None) -> Iterator[Page]:
+               reuse_buffer: bool = False, engine: str = "auto", buffers=None,
+               plans: dict | None = None) -> Iterator[Page]:
     """Lay out and draw ``document`` page by page (streaming: one page and one chunk in memory).
 
     Parameters
@@ -257,6 +258,8 @@ def iter_pages(document: Document, *, profile="claude", cell=None, mode: str = "
         Where pages are encoded on other threads: each full page after the first takes its pixel buffer from this
         :class:`snapglyph.raster.pool.PageBuffers` (a buffer given back once its page was encoded, else a new one),
         so a long render reuses a few buffers instead of allocating (and faulting in) one a page.
+    plans : dict or None
+        A memo of block plans shared with other renders (see :func:`snapglyph.raster.stream.encode_segment`).
     engine : str
         ``"numba"`` (the compiled kernel), ``"python"`` (its plain-Python twin, same pixels) or ``"auto"``: Python
         for documents of at most :data:`SMALL_DOCUMENT` characters while numba is not loaded yet, else numba.
@@ -281,7 +284,7 @@ def iter_pages(document: Document, *, profile="claude", cell=None, mode: str = "
     prof, at, note = _check(document, profile, cell, mode, family)
     layout, fast = _engine(document, engine)
     pager = _Pager(prof, at, note, layout, mode != "lines", reuse_buffer, buffers)
-    cks = chunks(document, at, fast, pager.cols if mode == "auto" else 0)
+    cks = chunks(document, at, fast, pager.cols if mode == "auto" else 0, plans)
     for ck in ahead(cks) if fast else cks:  # a long document: the next chunk is prepared while this one is drawn
         yield from pager.lay_out(ck, fast)
     if pager.touched:

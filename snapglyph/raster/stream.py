@@ -1,8 +1,9 @@
 """Document -> stream codes, in chunks: the input of the layout kernel (:mod:`snapglyph.raster._codes`).
 
 Per segment: cut at :data:`snapglyph._config.SPLIT` characters (:func:`split_point`), normalized
-(:func:`snapglyph.raster.text.normalize` in plain Python, or :func:`snapglyph.raster.text.normalize_codes` compiled
-for segments of at least :data:`snapglyph._config.FAST_MIN` characters), mapped to glyph indices of the
+(:func:`snapglyph.raster.text.normalize` in plain Python for the Python engine, or
+:func:`snapglyph.raster.text.normalize_codes` compiled for segments of at least :data:`snapglyph._config.FAST_MIN`
+characters for the numba engine), mapped to glyph indices of the
 :class:`~snapglyph.raster.atlas.Atlas`, a symbol with a label drawn as its label's letters, and (layout ``auto``) its
 blocks marked (:func:`insert_blocks`). :func:`chunks` groups segments into :class:`Chunk` objects of about
 :data:`snapglyph._config.CHUNK` elements, so the renderer holds one chunk at a time.
@@ -114,9 +115,15 @@ def insert_blocks(codes: np.ndarray, srcw: np.ndarray, head: int, plan: list) ->
         end = int(nl[b - 1]) + 1 if b - 1 < len(nl) else len(codes)
         at += [first, first, first, end]
         vals += [CODE_BLOCK, k, colw, CODE_BLOCK_END]
-    codes = np.insert(codes, at, np.array(vals, np.int32))
-    srcw = np.insert(srcw, at, np.zeros(len(vals), np.uint8))
-    return codes, srcw
+    where = np.array(at, np.int64) + np.arange(len(at))  # where each inserted element lands (np.insert's rule)
+    kept = np.ones(len(codes) + len(at), bool)
+    kept[where] = False
+    new_codes = np.empty(len(kept), np.int32)
+    new_codes[where] = vals
+    new_codes[kept] = codes
+    new_srcw = np.zeros(len(kept), np.uint8)  # the inserted elements weigh 0
+    new_srcw[kept] = srcw
+    return new_codes, new_srcw
 
 
 def _fast_codes(text: str, head: int, at: Atlas) -> tuple[np.ndarray, np.ndarray, int, int]:
@@ -149,7 +156,7 @@ def _python_codes(text: str, head: int, at: Atlas) -> tuple[np.ndarray, np.ndarr
 
 
 def encode_segment(text: str, style: int, at: Atlas, continued: bool, fast: bool = False,
-                   cols: int = 0) -> tuple[np.ndarray, np.ndarray, int, int]:
+                   cols: int = 0, plans: dict | None = None) -> tuple[np.ndarray, np.ndarray, int, int]:
     """Normalize one segment and map it to stream codes.
 
     Parameters
@@ -167,6 +174,10 @@ def encode_segment(text: str, style: int, at: Atlas, continued: bool, fast: bool
         characters (both paths give the same arrays).
     cols : int
         Cells per row to mark the segment's blocks for layout ``auto`` (:func:`insert_blocks`); 0 for none.
+    plans : dict or None
+        A memo of block plans by ``(text, style, cols)``, shared by the renders of documents that share segments
+        (compaction lays out its largest middle, then a smaller one: the block planner, plain Python, then runs
+        once a segment); None to plan every time. The plans are the same either way.
 
     Returns
     -------
@@ -193,7 +204,12 @@ def encode_segment(text: str, style: int, at: Atlas, continued: bool, fast: bool
     if not text.isascii():  # symbols with a label instead of a glyph (atlas.SYMBOL_LABELS): their letters
         codes, srcw = at.expand_labels(codes, srcw)
     if cols > 0:
-        plan = plan_blocks(text, style, cols)
+        if plans is None:
+            plan = plan_blocks(text, style, cols)
+        else:
+            plan = plans.get((text, style, cols))
+            if plan is None:
+                plan = plans[(text, style, cols)] = plan_blocks(text, style, cols)
         if plan:
             lines = text.count("\n") + text.count("\u2028") + text.count("\u2029")
             codes, srcw = insert_blocks(codes, srcw, head, plan + [(lines,)])
@@ -237,11 +253,12 @@ class Chunk:
         self.rm = [p[5] for p in parts]
 
 
-def chunks(document: Document, at: Atlas, fast: bool = False, cols: int = 0) -> Iterator[Chunk]:
+def chunks(document: Document, at: Atlas, fast: bool = False, cols: int = 0,
+           plans: dict | None = None) -> Iterator[Chunk]:
     """Yield the stream of ``document`` as :class:`Chunk` objects of about :data:`CHUNK` elements.
 
-    Segments that give no element are skipped; a style outside 0-3 is drawn as 0 (``fast``, ``cols``: see
-    :func:`encode_segment`).
+    Segments that give no element are skipped; a style outside 0-3 is drawn as 0 (``fast``, ``cols``, ``plans``:
+    see :func:`encode_segment`).
 
     Examples
     --------
@@ -252,7 +269,7 @@ def chunks(document: Document, at: Atlas, fast: bool = False, cols: int = 0) -> 
     parts: list[tuple] = []
     size = 0
     for text, style, mid, continued in segments(document):
-        codes, srcw, zw, rm = encode_segment(text, style, at, continued, fast, cols)
+        codes, srcw, zw, rm = encode_segment(text, style, at, continued, fast, cols, plans)
         if len(codes) == 0:
             continue
         parts.append((codes, srcw, style if 0 <= style <= 3 else 0, mid, zw, rm))
