@@ -51,7 +51,7 @@ class CachedDraw:
 
     def key(self, middle: Sequence[Message]) -> tuple:
         """The cache key of ``middle``: the render settings and a SHA-256 of the messages' source."""
-        data = json.dumps([message_to_dict(m) for m in middle], ensure_ascii=True, sort_keys=True)
+        data = json.dumps([message_to_dict(m, copy=False) for m in middle], ensure_ascii=True, sort_keys=True)
         return (*self.settings, hashlib.sha256(data.encode()).hexdigest())
 
     def __call__(self, middle: list[Message]) -> list:

@@ -88,7 +88,7 @@ def prefix_fingerprint(messages: list, first_tail: int) -> str:
     >>> a == prefix_fingerprint(msgs, 3), a == prefix_fingerprint(msgs, 2)
     (True, False)
     """
-    data = [message_to_dict(m) for m in messages if m.id < first_tail and m.role != "system"]
+    data = [message_to_dict(m, copy=False) for m in messages if m.id < first_tail and m.role != "system"]
     return hashlib.sha256(json.dumps(data, ensure_ascii=True, sort_keys=True).encode()).hexdigest()[:16]
 
 
