@@ -6,6 +6,8 @@ import dataclasses
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from reference_renderer import reference_render
 
 import snapglyph.raster.blocks as blocks_mod
@@ -128,8 +130,19 @@ _PIECES = ["    x = 1", "\tif (a) {", "}", "| a | b |", "2024-01-01 12:00 INFO x
            "  - nested item {", "diff --git a b", "[10:00:00] ok", "\u2028", "\t\t  \tdeep\tx"]
 
 
-def test_plan_blocks_equals_reference_on_line_soups():
-    """The combined-regex classifier and numpy column count give the reference's plan, line soup by line soup."""
+@pytest.fixture(params=["python", "numba"])
+def engine(request, monkeypatch):
+    """plan_blocks by the patterns and numpy (numba not loaded), then by the line kernels."""
+    import sys
+
+    import snapglyph.raster._kernels  # noqa: F401
+    if request.param == "python":
+        monkeypatch.delitem(sys.modules, "snapglyph.raster._kernels")
+    return request.param
+
+
+def test_plan_blocks_equals_reference_on_line_soups(engine):
+    """Both engines' classifier and column count give the reference's plan, line soup by line soup."""
     import random
 
     import reference_blocks as ref
@@ -149,7 +162,7 @@ def test_plan_blocks_equals_reference_on_line_soups():
 
 
 @pytest.mark.parametrize("name", FILES + ["aider-chat-history/chat-history.md", "codex-rollout"])
-def test_plan_blocks_equals_reference_on_transcripts(name):
+def test_plan_blocks_equals_reference_on_transcripts(name, engine):
     import reference_blocks as ref
     path = shared_path("data", name)
     if path.is_dir():
@@ -160,3 +173,34 @@ def test_plan_blocks_equals_reference_on_transcripts(name):
     for cols in (182, 91):
         assert [plan_blocks(s.text, s.style, cols) for s in segs] == [ref.plan_blocks(s.text, s.style, cols)
                                                                       for s in segs]
+
+
+_UNICODE_PIECES = ["def", "INFO", "x", "12", "\u0661\u0662", ":", "|", " ", "  ", "\t", "\u00a0", "\u3000", "\x1c", "\u2192",
+                   "\u00e9", "\U0001f600", "-", "+", "*", ".", ")", "(", ";", "{", "#include", "[", "10:00:00", "```",
+                   "==", "->", "word ", "Wörter ", "drwxr-xr-x", "@", "/", "_", "2024-01-01T1", "\r", "\ud800"]
+
+
+@given(st.lists(st.lists(st.sampled_from(_UNICODE_PIECES), max_size=30).map("".join), min_size=1, max_size=12),
+       st.sampled_from([0, 1, 3]))
+@settings(max_examples=400, deadline=None)
+def test_line_kernel_equals_patterns(lines, style):
+    """The compiled line classifier and widths equal the patterns' and expand_tabs', Unicode spaces, digits, word
+    characters and code points beyond U+FFFF included."""
+    from snapglyph.raster._codes import expand_tabs
+
+    kinds, widths = blocks_mod.line_kinds(lines, style)
+    assert kinds == blocks_mod.classify_lines(lines, style)
+    assert widths.tolist() == [len(expand_tabs(x).rstrip()) for x in lines]
+
+
+@pytest.mark.parametrize("name", FILES + ["aider-chat-history/chat-history.md"])
+def test_line_kernel_equals_patterns_on_transcripts(name):
+    """Every line of real transcripts, in every style: the kernel's letters are the patterns'."""
+    path = shared_path("data", name)
+    doc = build_document(load(path).messages)
+    lines = split_lines("\n".join(s.text for s in doc.segments))
+    assert len(lines) > 500
+    for style, met in ((0, "BCNP"), (1, "BCP")):  # in tool output a neutral line counts as code-like
+        kinds, _ = blocks_mod.line_kinds(lines, style)
+        assert kinds == blocks_mod.classify_lines(lines, style)
+        assert "".join(sorted(set(kinds))) == met

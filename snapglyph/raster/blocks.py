@@ -21,20 +21,27 @@ counts as code-like (a listing of names keeps one name per row). A block is a ma
 The column count of a block (:func:`choose_columns`) follows from its line widths: the lowest band, with columns of
 at least :data:`MIN_COLW` cells that wrap at most :data:`MAX_WRAP_SHARE` of the lines.
 
+Where numba is loaded (the renderer's numba engine), the same letters, widths and columns come from compiled
+kernels (:func:`line_kinds`, :mod:`snapglyph.raster._line_kernels`); the patterns here define them, and tests hold
+the kernels equal to them.
+
 Deterministic: the same text and page width give the same blocks and columns. Nothing here reads pixels.
 """
 
 from __future__ import annotations
 
+import functools
 import re
+import sys
 
 import numpy as np
 
 from ._codes import KMAX as _KMAX
 from ._codes import expand_tabs
 
-__all__ = ["MAX_WRAP_SHARE", "MIN_BLOCK_LINES", "MIN_COLW", "MIN_ROWS_PER_COLUMN", "choose_columns", "classify_lines",
-           "find_blocks", "plan_blocks", "split_lines"]
+__all__ = ["CODE_END", "CODE_KEYWORDS", "LOG_LEVELS", "MAX_WRAP_SHARE", "MIN_BLOCK_LINES", "MIN_COLW",
+           "MIN_ROWS_PER_COLUMN", "char_classes", "choose_columns", "classify_lines", "find_blocks", "line_kinds",
+           "plan_blocks", "split_lines"]
 
 MIN_BLOCK_LINES = 2
 """A run of code-like lines shorter than this stays prose. 3 would add 0.4 points to the figures of
@@ -56,7 +63,15 @@ per image token as a share of ``dense``'s, block lines wrapped): 0.5 with 32-cel
 _STYLE_HEADER = 2
 _LISTING_STYLES = (1, 3)  # STYLE_DIM (tool output), STYLE_CALL (tool calls)
 
-_CODE_START = (  # the code-like rule, matched at the line start; also code-like: a line ending in _CODE_END
+CODE_KEYWORDS = ("def", "class", "import", "from", "return", "if", "elif", "else", "for", "while", "try", "except",
+                 "finally", "with", "async", "await", "const", "let", "var", "function", "fn", "pub", "use", "package",
+                 "func", "struct", "impl", "enum", "type", "interface", "export", "public", "private", "static",
+                 "#include", "#define")
+"""Words that make a line code-like where it starts with one (after indentation), as a whole word."""
+LOG_LEVELS = ("DEBUG", "INFO", "WARN", "WARNING", "ERROR", "TRACE", "FATAL", "CRITICAL")
+"""Level words that make a line a log line where it starts with one (after indentation and an optional ``[``)."""
+
+_CODE_START = (  # the code-like rule, matched at the line start; also code-like: a line ending in CODE_END
     r"(?:[ ]{2,}|\t)\S"                                   # indented
     r"|(?:@@ |\+\+\+ |--- |diff --git |index [0-9a-f]{7})"  # diff headers
     r"|[\w./-]+:\d+[:\s]"                                 # grep hit: path:line:
@@ -64,14 +79,12 @@ _CODE_START = (  # the code-like rule, matched at the line start; also code-like
     r"|(?:\$|>>>|\.\.\.|#!|%) "                           # prompts, shebang
     r"|\s*(?:\|.*\|\s*$"                                  # table row
     r"|\[?\d{4}-\d\d-\d\d[ T]\d|\[?\d\d:\d\d:\d\d"          # log time stamps
-    r"|\[?(?:DEBUG|INFO|WARN|WARNING|ERROR|TRACE|FATAL|CRITICAL)\b"
+    r"|\[?(?:" + "|".join(LOG_LEVELS) + r")\b"
     r"|\d+\s*(?:[:\t|\u2192]|\s{2})"                      # numbered listing line
     r"|[})\]]"                                            # starts like code
-    r"|(?:def|class|import|from|return|if|elif|else|for|while|try|except|finally|with|async|await|const|let"
-    r"|var|function|fn|pub|use|package|func|struct|impl|enum|type|interface|export|public|private|static"
-    r"|#include|#define)\b)"
+    r"|(?:" + "|".join(CODE_KEYWORDS) + r")\b)"
 )
-_CODE_END = "{};([,"
+CODE_END = "{};([,"
 """A line whose last non-space character is one of these reads as code (checked with ``str.rstrip``: a regex
 ending in ``\\s*$`` backtracks over the whole line)."""
 _CODE_TOKENS = re.compile(r"=>|->|::|==|!=|&&|\|\|")  # code-like in tool output and calls only
@@ -167,7 +180,7 @@ def classify_lines(lines: list[str], style: int = 0) -> str:
             out.append("B")
         else:
             diff = kind == _DIFF or diff and line[0] in "+ -"
-            if diff or kind == _CODE or line.rstrip()[-1] in _CODE_END and kind != _ITEM:
+            if diff or kind == _CODE or line.rstrip()[-1] in CODE_END and kind != _ITEM:
                 out.append("C")
             elif kind == _ITEM:
                 out.append("N")
@@ -178,6 +191,81 @@ def classify_lines(lines: list[str], style: int = 0) -> str:
             else:
                 out.append("N")
     return "".join(out)
+
+
+@functools.lru_cache(maxsize=1)
+def char_classes() -> np.ndarray:
+    """The class of each code point of the Basic Multilingual Plane under Python's own ``\\s``, ``\\w`` and ``\\d``
+    (the running Python's Unicode tables, as the patterns here use them), for
+    :func:`snapglyph.raster._line_kernels.line_kinds`.
+
+    Returns
+    -------
+    numpy.ndarray
+        uint8 ``(0x10000,)``: bits ``CLASS_SPACE`` (1), ``CLASS_WORD`` (2), ``CLASS_DIGIT`` (4). Made once a
+        process (about 12 ms).
+
+    Examples
+    --------
+    >>> cls = char_classes()
+    >>> [int(cls[ord(c)]) for c in " a7\u3000\u0661-"]
+    [1, 2, 6, 1, 6, 0]
+    """
+    plane = "".join(map(chr, range(0x10000)))
+    out = np.zeros(0x10000, np.uint8)
+    for pattern, bit in ((r"\s", 1), (r"\w", 2), (r"\d", 4)):
+        out[[m.start() for m in re.finditer(pattern, plane)]] |= bit
+    return out
+
+
+def _features(line: str, listing: bool) -> int:
+    """A line's feature bits (:mod:`snapglyph.raster._line_kernels`) by the patterns here: the kernel takes them
+    for a line with a code point above U+FFFF, which its class table does not cover."""
+    from . import _line_kernels as lk
+
+    m = (_KIND_LISTING if listing else _KIND).match(line)
+    kind = m.lastindex if m else 0
+    if kind == _BLANK:
+        return kind
+    return (kind | lk.F_ENDS_CODE * (line.rstrip()[-1] in CODE_END) | lk.F_DIFF_LINE * (line[0] in "+ -")
+            | lk.F_PROSE * _prose(line) | lk.F_TOKENS * bool(_CODE_TOKENS.search(line)))
+
+
+def line_kinds(lines: list[str], style: int = 0) -> tuple[str, np.ndarray]:
+    """:func:`classify_lines` of ``lines``, and each line's width, by the compiled
+    :func:`snapglyph.raster._line_kernels.line_kinds` (it imports numba).
+
+    Equal to :func:`classify_lines` and to ``len(expand_tabs(line).rstrip())`` (tested on every line of
+    ../shared/data and on generated lines): a line with a code point above U+FFFF has its features from Python.
+
+    Returns
+    -------
+    kinds : str
+        One letter per line.
+    widths : numpy.ndarray
+        int32 ``(len(lines),)``.
+
+    Examples
+    --------
+    >>> kinds, widths = line_kinds(["Here is the fix:", "```py", "\\tx = 1", "```", "", "It works now, naïvely."])
+    >>> kinds, widths.tolist()
+    ('NCCCBN', [16, 5, 9, 3, 0, 22])
+    """
+    from ._codes import INDENT_TAB_STOP, TAB_STOP
+    from ._line_kernels import line_kinds as kernel
+
+    listing = style in _LISTING_STYLES
+    joined = "\n".join(lines)
+    feats = np.full(len(lines), -1, np.int32)
+    cps = np.frombuffer(joined.encode("utf-32-le", "surrogatepass"), np.uint32)
+    if not joined.isascii() and cps.max() > 0xFFFF:  # lines beyond the class table: their features from Python
+        astral = np.flatnonzero(cps > 0xFFFF)
+        for i in np.unique(np.searchsorted(np.flatnonzero(cps == 10), astral)).tolist():
+            feats[i] = _features(lines[i], listing)
+    out = np.empty(len(lines), np.uint8)
+    widths = np.empty(len(lines), np.int32)
+    kernel(cps, feats, listing, char_classes(), TAB_STOP, INDENT_TAB_STOP, out, widths)
+    return out.tobytes().decode("ascii"), widths
 
 
 def _may_have_blocks(text: str, style: int) -> bool:
@@ -210,7 +298,13 @@ def find_blocks(text: str, style: int = 0, lines: list[str] | None = None) -> li
     """
     if not _may_have_blocks(text, style):
         return []
-    kinds = classify_lines(split_lines(text) if lines is None else lines, style)
+    if lines is None:
+        lines = split_lines(text)
+    return _runs(classify_lines(lines, style))
+
+
+def _runs(kinds: str) -> list[tuple[int, int]]:
+    """The blocks of a segment from its line kinds (see :func:`find_blocks`)."""
     blocks = []
     for m in re.finditer(r"C(?:[CBN]*C)?", kinds):
         a, b = m.span()
@@ -280,7 +374,12 @@ def plan_blocks(text: str, style: int, cols: int) -> list[tuple[int, int, int, i
     Returns
     -------
     list of tuple of int
-        See :func:`find_blocks` and :func:`choose_columns`.
+        See :func:`find_blocks` and :func:`choose_columns`: by the patterns and numpy where numba is not loaded
+        (a short text's render), else by :func:`line_kinds` and
+        :func:`snapglyph.raster._line_kernels.choose_band` (the same plans, tested). Measured on the 39 pieces of
+        the 10 M-character bench text, 2026-12-02, four interleaved rounds, load under 1.5: 0.29-0.34 s by the
+        patterns, 0.16-0.17 s compiled (the first round 0.34: the kernels' load); in the renderer it holds the
+        GIL either way, so the page pipeline waits on it less.
 
     Examples
     --------
@@ -290,12 +389,15 @@ def plan_blocks(text: str, style: int, cols: int) -> list[tuple[int, int, int, i
     if not _may_have_blocks(text, style):
         return []
     lines = split_lines(text)
-    blocks = find_blocks(text, style, lines)
-    out = []
-    for a, b in blocks:
-        block = lines[a:b]
-        shown = map(expand_tabs, block) if any("\t" in x for x in block) else block
-        widths = list(map(len, map(str.rstrip, shown)))
-        k, colw = choose_columns(widths, cols)
-        out.append((a, b, k, colw))
-    return out
+    if "snapglyph.raster._kernels" not in sys.modules:
+        out = []  # the Python engine (numba not loaded): the patterns, line by line
+        for a, b in find_blocks(text, style, lines):
+            block = lines[a:b]
+            shown = map(expand_tabs, block) if any("\t" in x for x in block) else block
+            out.append((a, b, *choose_columns(list(map(len, map(str.rstrip, shown))), cols)))
+        return out
+    from ._line_kernels import choose_band
+
+    kinds, widths = line_kinds(lines, style)  # the numba engine: the same plans, compiled
+    return [(a, b, *choose_band(widths, a, b, cols, _KMAX, MIN_COLW, MIN_ROWS_PER_COLUMN, MAX_WRAP_SHARE))
+            for a, b in _runs(kinds)]
