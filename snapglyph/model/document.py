@@ -246,7 +246,8 @@ def _message_segments(m: Message, header_row: bool) -> list[Segment]:
     return segs
 
 
-def build_document(messages: Sequence[Message], *, header_row: bool = False) -> Document:
+def build_document(messages: Sequence[Message], *, header_row: bool = False,
+                   memo: dict | None = None) -> Document:
     """Build the document drawn for ``messages``: a header per message, then its text, calls and results.
 
     Parameters
@@ -255,6 +256,10 @@ def build_document(messages: Sequence[Message], *, header_row: bool = False) -> 
     header_row : bool
         Put each header on a row of its own (for the ``lines`` layout, where every source line starts a row and
         tab stops must line up across rows); by default the text follows the header on its row (``dense``).
+    memo : dict or None
+        The segments of each message already built, by ``(id(message), header_row)``, shared by the documents of
+        overlapping message lists while those messages live (a compaction's middles: measured on the aider history,
+        2026-12-02, a build 0.04-0.07 s, again with the memo 0.001 s); None to build every message's.
 
     Returns
     -------
@@ -270,15 +275,22 @@ def build_document(messages: Sequence[Message], *, header_row: bool = False) -> 
     """
     segs: list[Segment] = []
     for m in messages:
-        segs.extend(_message_segments(m, header_row))
+        if memo is None:
+            segs.extend(_message_segments(m, header_row))
+            continue
+        got = memo.get((id(m), header_row))
+        if got is None or got[0] is not m:  # the object itself, kept: its id cannot go to another meanwhile
+            got = memo[(id(m), header_row)] = (m, _message_segments(m, header_row))
+        segs.extend(got[1])
     return Document(segs)
 
 
-def document_for(source: "str | Sequence[Message] | Document", mode: str = "dense") -> Document:
+def document_for(source: "str | Sequence[Message] | Document", mode: str = "dense",
+                 memo: dict | None = None) -> Document:
     """The document a layout ``mode`` draws for ``source``: the one place the mode picks the header style.
 
-    A ``str`` becomes a one-segment document; messages are built with :func:`build_document`, headers on a row of
-    their own for the ``lines`` mode; a :class:`Document` is returned as is.
+    A ``str`` becomes a one-segment document; messages are built with :func:`build_document` (with ``memo``),
+    headers on a row of their own for the ``lines`` mode; a :class:`Document` is returned as is.
 
     Raises
     ------
@@ -296,7 +308,7 @@ def document_for(source: "str | Sequence[Message] | Document", mode: str = "dens
     if isinstance(source, str):
         return Document.from_text(source)
     if isinstance(source, Sequence) and all(isinstance(m, Message) for m in source):
-        return build_document(list(source), header_row=mode == "lines")
+        return build_document(list(source), header_row=mode == "lines", memo=memo)
     from ..errors import InputError
     raise InputError(f"cannot render a {type(source).__name__}: pass a str, a list of Message or a Document")
 

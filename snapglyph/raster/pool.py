@@ -201,7 +201,7 @@ class PackedPage(Page):
 
 
 def render_packed(text_or_messages, *, profile="claude", cell=None, mode: str = "auto", family: str | None = None,
-                  workers: int | None = None, plans: dict | None = None) -> list:
+                  workers: int | None = None, plans: dict | None = None, segments: dict | None = None) -> list:
     """Render like :func:`snapglyph.raster.render.render`, keeping each page as its PNG (:class:`PackedPage`).
 
     At most ``2 * workers`` drawn pages are held as pixels at a time, so memory grows with the PNG bytes only.
@@ -212,6 +212,9 @@ def render_packed(text_or_messages, *, profile="claude", cell=None, mode: str = 
         As :func:`snapglyph.raster.render.render`.
     plans : dict or None
         A memo of block plans shared with other renders (:func:`snapglyph.raster.render.iter_pages`).
+    segments : dict or None
+        A memo of the messages' segments shared with other renders
+        (:func:`snapglyph.model.document.build_document`).
 
     Returns
     -------
@@ -230,7 +233,7 @@ def render_packed(text_or_messages, *, profile="claude", cell=None, mode: str = 
     """
     from .render import _as_document, iter_pages
 
-    doc = _as_document(text_or_messages, mode)
+    doc = _as_document(text_or_messages, mode, segments)
     buffers = PageBuffers()
     drawn = iter_pages(doc, profile=profile, cell=cell, mode=mode, family=family, buffers=buffers, plans=plans)
     tick = PROGRESS.get()
@@ -244,7 +247,7 @@ def render_packed(text_or_messages, *, profile="claude", cell=None, mode: str = 
 
 
 def page_starts(text_or_messages, *, profile="claude", cell=None, mode: str = "auto",
-                family: str | None = None, plans: dict | None = None) -> list[int]:
+                family: str | None = None, plans: dict | None = None, segments: dict | None = None) -> list[int]:
     """The first message id of each page that :func:`render_packed` would give, by layout alone.
 
     The pages are laid out and drawn into one reused buffer exactly as for :func:`render_packed` (same breaks), but
@@ -253,7 +256,7 @@ def page_starts(text_or_messages, *, profile="claude", cell=None, mode: str = "a
 
     Parameters
     ----------
-    text_or_messages, profile, cell, mode, family, plans
+    text_or_messages, profile, cell, mode, family, plans, segments
         As :func:`render_packed`.
 
     Returns
@@ -278,7 +281,7 @@ def page_starts(text_or_messages, *, profile="claude", cell=None, mode: str = "a
     """
     from .render import _as_document, iter_pages
 
-    doc = _as_document(text_or_messages, mode)
+    doc = _as_document(text_or_messages, mode, segments)
     drawn = iter_pages(doc, profile=profile, cell=cell, mode=mode, family=family, reuse_buffer=True, plans=plans)
     return [p.first_id if p.first_id is not None else -1 for p in drawn]
 

@@ -488,6 +488,6 @@ def render(text_or_messages, *, profile="claude", cell=None, mode: str = "auto",
     return render_document(doc, profile=profile, cell=cell, mode=mode, family=family, workers=workers)
 
 
-def _as_document(x, mode: str = "auto") -> Document:
+def _as_document(x, mode: str = "auto", memo: dict | None = None) -> Document:
     from ..model.document import document_for
-    return document_for(x, mode)
+    return document_for(x, mode, memo)
