@@ -288,7 +288,8 @@ def section(res: dict) -> str:
              f"load average {b['load']} before, {a['load']} after (other work shared the machine). Wall clock of "
              "whole processes (Python's bytecode cache on, as installed), text file in, PNG files written; each "
              "ratio from rounds of both sides taken in turn in the same run; median with min and max.", "",
-             f"### End to end, {n / 1e6:.0f} M characters of mixed real text", "",
+             f"### End to end, {n / 1e6:.0f} M characters of mixed real text "
+             f"({e['sides']['snapglyph']['rounds']} rounds of each side, interleaved)", "",
              "| renderer | wall (median) | min | max | M chars/s | snapglyph is |", "|---|---|---|---|---|---|"]
     sg = e["sides"]["snapglyph"]["median"]
     for name, s in e["sides"].items():

@@ -481,9 +481,10 @@ def pack_rows(pixels, height, depth, out):
 
     Parameters
     ----------
-    pixels : uint8 array (h, width)
+    pixels : uint8 array (h, width), C-contiguous
         Grey values; a sample keeps the top ``depth`` bits of its pixel (exact where every pixel is a multiple of
-        ``255 // (2**depth - 1)``).
+        ``255 // (2**depth - 1)``). Its rows are read as 32-bit words at depth 2 (a strided array is refused there:
+        :func:`snapglyph.raster.encode.png_bytes` passes a contiguous one).
     height : int
         Rows to pack (``<= h``).
     depth : int
