@@ -124,24 +124,3 @@ def test_normalize_unchanged_by_fast_path():
     nt = normalize("a\tb\u0301\t漢\tc")
     assert nt.text == "a       b       漢      c" and nt.zero_width == 1
     assert nt.synthetic == [(2, 8), (10, 16), (18, 23)]
-
-
-_PLAIN = st.lists(st.sampled_from(["a", "Z", " ", "\n", "~", "#12 user", "def f(x):", "  x = 1", "{}", "|", "\\", ""]),
-                  max_size=40).map("".join)
-
-
-@settings(max_examples=200, deadline=None)
-@given(_PLAIN, st.sampled_from([0, 1]))
-def test_plain_codes_equal_the_compiled_pass(text, head):
-    """Printable ASCII and newlines skip the compiled pass's set-up: the same codes and weights as the pass."""
-    from snapglyph.raster.text import normalize_codes
-
-    at = atlas((6, 12))
-    codes, srcw, zw, rm = stream_mod._plain_codes(text, head, at)
-    want, want_w, wz, wr, unseen = normalize_codes(text, at.table, head, at.label_len)
-    if head:
-        want[0] = stream_mod.CODE_ROW_START
-    assert unseen == 0 and (zw, rm) == (wz, wr) == (0, 0)
-    assert codes.dtype == np.int32 and srcw.dtype == np.uint8
-    assert codes.tolist() == want.tolist() and srcw.tolist() == want_w.tolist()
-    assert stream_mod._NOT_PLAIN.search(text) is None

@@ -15,7 +15,6 @@ A module of its own because it is a stage of the pipeline with its own inputs an
 from __future__ import annotations
 
 import queue
-import re
 import threading
 from collections.abc import Iterable, Iterator
 
@@ -127,32 +126,8 @@ def insert_blocks(codes: np.ndarray, srcw: np.ndarray, head: int, plan: list) ->
     return new_codes, new_srcw
 
 
-_NOT_PLAIN = re.compile(r"[^\x20-\x7e\n]")
-"""Anything but printable ASCII and newlines: a text without it is left as it is by normalization."""
-
-
-def _plain_codes(text: str, head: int, at: Atlas) -> tuple[np.ndarray, np.ndarray, int, int]:
-    """Stream codes of a text of printable ASCII and newlines (nothing to normalize): its glyphs, looked up.
-
-    The compiled pass gives the same arrays (tested); this skips its set-up, most of a short segment's cost
-    (measured 2026-12-02 on the aider history's document: most of its 11,610 segments are headers, separators
-    and short texts)."""
-    codes = np.empty(head + len(text), np.int32)
-    codes[:head] = CODE_ROW_START
-    body = codes[head:]
-    cps = np.frombuffer(text.encode("ascii"), np.uint8)
-    body[:] = at.lookup(cps)
-    if "\n" in text:
-        body[cps == 10] = CODE_NEWLINE
-    srcw = np.ones(len(codes), np.uint8)
-    srcw[:head] = 0
-    return codes, srcw, 0, 0
-
-
 def _fast_codes(text: str, head: int, at: Atlas) -> tuple[np.ndarray, np.ndarray, int, int]:
     """Stream codes of ``text`` by the compiled pass; unseen code points are added to the atlas."""
-    if _NOT_PLAIN.search(text) is None:
-        return _plain_codes(text, head, at)
     codes, srcw, zw, rm, unseen = normalize_codes(text, at.table, head, at.label_len)
     if head:
         codes[0] = CODE_ROW_START
