@@ -8,7 +8,7 @@ their sources in :mod:`snapglyph.providers.profiles`. Format choices fixed by th
 
 from __future__ import annotations
 
-__all__ = ["BLOB_MIN_CHARS", "CHUNK", "DEFAULT_BUDGET", "DEFAULT_MAX_TOKENS", "EXACT_RENDERS", "FAST_MIN",
+__all__ = ["BLOB_MIN_CHARS", "CHUNK", "DEFAULT_BUDGET", "DEFAULT_MAX_TOKENS", "EXACT_RENDERS",
            "IMAGE_HEAD_CHARS", "INLINE_MAX", "KEEP_IMAGES", "LEDGER_SHARE", "MAX_ID_RANGE", "MESSAGE_OVERHEAD",
            "OVERFLOW_UNKNOWN_SHARE", "PAGE_CACHE_SIZE", "PAGE_IMAGE_SHARE", "PROTECT_LAST", "RELAY_KEEP_BYTES",
            "SERVE_MARGIN", "SMALL_DOCUMENT", "SPLIT", "SUMMARY_ROUNDS", "TOOL_PART_OVERHEAD", "TRIM_PAGES",
@@ -87,14 +87,6 @@ cores at load average 12-14: plain Python 1.5 / 2.3 / 3.4 / 4.9 / 6.9 s against 
 5.9 / 10.8 / 10.2 / 10.8 / 9.2 s for 2k / 10k / 20k / 40k / 80k characters. Under that load the cross-over lies
 above 80k; 20k is kept as the conservative bound where the twin wins on any machine (its cost grows with the
 text, numba's start-up does not)."""
-
-FAST_MIN = 0
-"""Segments of at least this many characters are normalized with the compiled pass when the numba engine runs;
-shorter ones in plain Python. Every segment, since the compiled pass is as fast or faster at every length once the
-kernels are loaded: measured 2026-12-02 per segment of the aider history's document (11,610 segments), load
-average 1.5, plain Python / compiled in us, two rounds: up to 16 characters 11.4 / 9.8 and 10.2 / 8.8; 64-256
-12.4 / 11.0 and 12.2 / 9.0; 256-1024 27.6 / 14.3 and 23.3 / 17.7; 1024-4096 43.1 / 37.1 and 39.9 / 26.0; longer
-154 / 119 and 148 / 121. (An earlier reading, 2026-12-01 at load average 12-14, put the crossing at 4096.)"""
 
 CHUNK = 1 << 16
 """Stream elements gathered into one chunk before the layout kernel runs over it (codes int32, styles and weights

@@ -150,11 +150,9 @@ def test_stray_codes_are_no_ops_in_kernel_and_twin():
 
 @pytest.mark.parametrize("engine", ["numba", "python"])
 @pytest.mark.parametrize("cell", [(5, 8), (6, 12), (8, 16)])
-def test_symbols_without_glyph_read_as_labels(engine, cell, monkeypatch):
+def test_symbols_without_glyph_read_as_labels(engine, cell):
     """✅ and ❌ (no glyph in any bundled font) are drawn as their labels [ok] and [x], pixel for pixel, and count as
-    replaced; the compiled normalization pass (long segments) gives the same pixels."""
-    if engine == "numba":
-        monkeypatch.setattr(sys.modules["snapglyph.raster.stream"], "FAST_MIN", 0)
+    replaced; the compiled normalization pass (the numba engine's) gives the same pixels."""
 
     def page(text):
         pages = list(iter_pages(Document.from_text(text), profile=SMALL, cell=cell, engine=engine))

@@ -37,12 +37,7 @@ def _slow(text: str, style: int, at) -> tuple[np.ndarray, np.ndarray, int, int]:
 
 
 def _fast(text: str, style: int, at) -> tuple[np.ndarray, np.ndarray, int, int]:
-    old = stream_mod.FAST_MIN
-    stream_mod.FAST_MIN = 0
-    try:
-        return stream_mod.encode_segment(text, style, at, False, fast=True)
-    finally:
-        stream_mod.FAST_MIN = old
+    return stream_mod.encode_segment(text, style, at, False, fast=True)
 
 
 def _assert_same(text: str, style: int = STYLE_TEXT) -> None:
@@ -89,8 +84,7 @@ def test_normalize_codes_rejects_non_str():
 def _long_doc() -> Document:
     line = ("x\tab\t漢字\tcafe\u0301\t\x1b[1mbold\x1b[0m\t\U0001F468\u200d\U0001F469\t10%\r100%\tend ✅\ufe0f ❌\t🚀"
             "\U0001F468\u200d\U0001F680\n")
-    big = (line + "\tdef f():\n\t\treturn 1\n" + "word " * 30 + "\n") * 60  # over 4096 characters
-    assert len(big) > stream_mod.FAST_MIN
+    big = (line + "\tdef f():\n\t\treturn 1\n" + "word " * 30 + "\n") * 60
     return Document([Segment(" #1 user ", STYLE_HEADER, 1), Segment(big, STYLE_TEXT, 1),
                      Segment(" #2 tool ", STYLE_HEADER, 2), Segment(big.replace("漢", "K"), STYLE_DIM, 2)])
 
