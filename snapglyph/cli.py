@@ -53,17 +53,11 @@ def _render_document(args: argparse.Namespace):
 
 def cmd_render(args: argparse.Namespace) -> int:
     """`snapglyph render`: write DIR/page-NNNN.png and DIR/manifest.json, page by page; returns the exit status."""
-    from .raster.page_folder import write_pages
-    from .raster.pool import PageBuffers, resolve_workers
-    from .raster.render import iter_pages
+    from .raster.page_folder import render_folder
     prof = _resolve_profile(args)
-    doc = _render_document(args)
-    workers = resolve_workers(args.workers)
     out = Path(args.out)
-    buffers = PageBuffers() if workers > 1 else None  # one worker: one buffer, drawn over once encoded
-    drawn = iter_pages(doc, profile=prof, mode=args.mode, cell=args.cell, family=args.family,
-                       reuse_buffer=workers == 1, buffers=buffers)
-    pages, stale = write_pages(out, drawn, prof.name, workers, buffers)
+    pages, stale = render_folder(out, _render_document(args), prof, mode=args.mode, cell=args.cell,
+                                 family=args.family, workers=args.workers)
     if stale:
         n, names = len(stale), ", ".join(stale) if len(stale) <= 3 else f"{stale[0]} ... {stale[-1]}"
         print(f"snapglyph: removed {n} page{'s' * (n != 1)} of an earlier run ({names})", file=sys.stderr)

@@ -12,7 +12,7 @@ import re
 from pathlib import Path
 from typing import Iterable
 
-__all__ = ["PAGE_NAME", "clear_stale_pages", "page_name", "write_pages"]
+__all__ = ["PAGE_NAME", "clear_stale_pages", "page_name", "render_folder", "write_pages"]
 
 PAGE_NAME = re.compile(r"page-\d{4,}\.png")
 """The file names of pages (``page-0001.png``); a manifest entry of another shape is never deleted."""
@@ -146,6 +146,54 @@ def write_pages(folder: str | Path, pages: Iterable, profile_name: str,
     manifest = {"profile": profile_name, "pages": entries}
     (out / "manifest.json").write_text(json.dumps(manifest, indent=1) + "\n", encoding="utf-8")
     return entries, stale
+
+
+def render_folder(folder: str | Path, document, profile="claude", *, mode: str = "auto", cell=None,
+                  family: str | None = None, workers: int | None = None) -> tuple[list[dict], list[str]]:
+    """Render ``document`` into ``folder`` page by page (:func:`snapglyph.raster.render.iter_pages`, then
+    :func:`write_pages`): what ``snapglyph render`` does.
+
+    With more than one worker, each page's pixel buffer goes back to a :class:`snapglyph.raster.pool.PageBuffers`
+    once its file is written and is drawn over for a later page; with one, every page is drawn into one buffer.
+
+    Parameters
+    ----------
+    folder : str or path
+    document : Document
+    profile : str or Profile
+    mode, cell, family
+        As :func:`snapglyph.raster.render.iter_pages`.
+    workers : int or None
+        As :func:`write_pages` (None: one per core).
+
+    Returns
+    -------
+    (list of dict, list of str)
+        As :func:`write_pages`.
+
+    Raises
+    ------
+    InputError, FontError, OSError
+        As :func:`snapglyph.raster.render.iter_pages` and :func:`write_pages`.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> from snapglyph import Document
+    >>> entries, stale = render_folder(tempfile.mkdtemp(), Document.from_text("hello"), workers=2)
+    >>> [(e["file"], e["chars"]) for e in entries], stale
+    ([('page-0001.png', 5)], [])
+    """
+    from ..providers.profiles import profile as get_profile
+    from .pool import PageBuffers, resolve_workers
+    from .render import iter_pages
+
+    prof = get_profile(profile)
+    n = resolve_workers(workers)
+    buffers = PageBuffers() if n > 1 else None
+    drawn = iter_pages(document, profile=prof, mode=mode, cell=cell, family=family, reuse_buffer=n == 1,
+                       buffers=buffers)
+    return write_pages(folder, drawn, prof.name, n, buffers)
 
 
 def _remove_partial(folder: Path, written: list[str]) -> None:
