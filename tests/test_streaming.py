@@ -242,3 +242,20 @@ def test_page_buffers_reused_and_pages_unchanged(tmp_path):
     assert len({id(b) for b in taken}) < len(taken)  # reused, not one new buffer a page
     assert [p.png for p in render_packed(text, workers=2)] == [(tmp_path / "b" / n).read_bytes()
                                                                 for n in names if n.endswith(".png")]
+
+
+@pytest.mark.parametrize("mode", ["auto", "dense", "lines"])
+def test_layout_without_drawing_gives_the_drawn_pages_breaks_counts_and_text(mode):
+    """``iter_pages(..., draw=False)`` (the page starts of the compaction planner) lays every page out as the drawn
+    render does: same breaks, counts, ids and text, over a real session with headers, blocks and tool output; only
+    the glyphs' ink is missing (inverted header cells are still filled)."""
+    from snapglyph.model.document import document_for
+    doc = document_for(load(__import__("conftest").ROOT / "examples" / "pi-session" / "large-session.jsonl").messages,
+                       mode)
+    fields = ("index", "rows", "chars", "replaced", "zero_width", "removed", "first_id", "last_id", "fill", "text")
+    drawn = [(tuple(getattr(p, f) for f in fields), int((p.pixels < 255).sum()))
+             for p in iter_pages(doc, mode=mode, engine="numba")]
+    laid = [(tuple(getattr(p, f) for f in fields), int((p.pixels < 255).sum()))
+            for p in iter_pages(doc, mode=mode, engine="numba", draw=False, reuse_buffer=True)]
+    assert len(drawn) > 3 and [d[0] for d in drawn] == [d[0] for d in laid]
+    assert sum(d[1] for d in laid) < sum(d[1] for d in drawn) / 3  # the glyphs were not drawn

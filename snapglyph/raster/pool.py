@@ -250,9 +250,9 @@ def page_starts(text_or_messages, *, profile="claude", cell=None, mode: str = "a
                 family: str | None = None, plans: dict | None = None, segments: dict | None = None) -> list[int]:
     """The first message id of each page that :func:`render_packed` would give, by layout alone.
 
-    The pages are laid out and drawn into one reused buffer exactly as for :func:`render_packed` (same breaks), but
-    none is packed, deflated or kept: where only the page boundaries are needed (the bounds of the compaction
-    planner), this takes the drawing's time without the encoding's.
+    The pages are laid out exactly as for :func:`render_packed` (same breaks) into one reused buffer, without
+    drawing their glyphs (``iter_pages(..., draw=False)``), and none is packed, deflated or kept: where only the
+    page boundaries are needed (the bounds of the compaction planner), this takes the layout's time alone.
 
     Parameters
     ----------
@@ -282,7 +282,8 @@ def page_starts(text_or_messages, *, profile="claude", cell=None, mode: str = "a
     from .render import _as_document, iter_pages
 
     doc = _as_document(text_or_messages, mode, segments)
-    drawn = iter_pages(doc, profile=profile, cell=cell, mode=mode, family=family, reuse_buffer=True, plans=plans)
+    drawn = iter_pages(doc, profile=profile, cell=cell, mode=mode, family=family, reuse_buffer=True, plans=plans,
+                       draw=False)
     return [p.first_id if p.first_id is not None else -1 for p in drawn]
 
 

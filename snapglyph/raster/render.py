@@ -237,7 +237,7 @@ def _check(document, prof, cell, mode, family) -> tuple[Profile, Atlas, str]:
 
 def iter_pages(document: Document, *, profile="claude", cell=None, mode: str = "auto", family: str | None = None,
                reuse_buffer: bool = False, engine: str = "auto", buffers=None,
-               plans: dict | None = None) -> Iterator[Page]:
+               plans: dict | None = None, draw: bool = True) -> Iterator[Page]:
     """Lay out and draw ``document`` page by page (streaming: one page and one chunk in memory).
 
     Parameters
@@ -260,6 +260,11 @@ def iter_pages(document: Document, *, profile="claude", cell=None, mode: str = "
         so a long render reuses a few buffers instead of allocating (and faulting in) one a page.
     plans : dict or None
         A memo of block plans shared with other renders (see :func:`snapglyph.raster.stream.encode_segment`).
+    draw : bool
+        False: lay out without drawing glyphs where the compiled kernel runs (it gets empty ink lists; inverted
+        cells are still filled): breaks, counts and page text are exact, the pixels are not. For callers that need
+        the page boundaries only (:func:`snapglyph.raster.pool.page_starts`); the blit is about two thirds of the
+        kernel's time.
     engine : str
         ``"numba"`` (the compiled kernel), ``"python"`` (its plain-Python twin, same pixels) or ``"auto"``: Python
         for documents of at most :data:`SMALL_DOCUMENT` characters while numba is not loaded yet, else numba.
@@ -283,7 +288,7 @@ def iter_pages(document: Document, *, profile="claude", cell=None, mode: str = "
     """
     prof, at, note = _check(document, profile, cell, mode, family)
     layout, fast = _engine(document, engine)
-    pager = _Pager(prof, at, note, layout, mode != "lines", reuse_buffer, buffers)
+    pager = _Pager(prof, at, note, layout, mode != "lines", reuse_buffer, buffers, draw)
     cks = chunks(document, at, fast, pager.cols if mode == "auto" else 0, plans)
     for ck in ahead(cks) if fast else cks:  # a long document: the next chunk is prepared while this one is drawn
         yield from pager.lay_out(ck, fast)
@@ -312,9 +317,9 @@ class _Pager:
     :func:`iter_pages`)."""
 
     def __init__(self, prof: Profile, at: Atlas, note: str, layout, dense: bool, reuse_buffer: bool,
-                 buffers=None) -> None:
+                 buffers=None, draw: bool = True) -> None:
         self.at, self.note, self.layout, self.dense, self.reuse = at, note, layout, dense, reuse_buffer
-        self.buffers = buffers
+        self.buffers, self.draw = buffers, draw  # draw False: the kernel gets empty ink lists (iter_pages)
         self.width, self.height = prof.page_size
         self.cols, self.rows = self.width // at.cell_w, self.height // at.cell_h
         self.buf = np.full((self.height, self.width), 255, np.uint8)
@@ -332,7 +337,12 @@ class _Pager:
         """Place chunk ``ck`` from the cursor on, yielding each page it fills."""
         at = self.at
         i, n = 0, len(ck.codes)
-        ink = at.ink_lists(self.width) if fast else (None, None, None)  # after the chunk's glyphs were added
+        if not fast:
+            ink = (None, None, None)
+        elif self.draw:
+            ink = at.ink_lists(self.width)  # after the chunk's glyphs were added
+        else:  # every glyph's ink list empty
+            ink = (np.zeros(at.n + 1, np.int32), np.zeros(0, np.int32), np.zeros(0, np.uint8))
         if len(self.out_line) < n:  # grown, never shrunk: fresh arrays per chunk cost page faults
             self.out_line = np.empty(n, np.int32)
             self.out_col = np.empty(n, np.int32)
