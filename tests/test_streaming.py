@@ -259,3 +259,25 @@ def test_layout_without_drawing_gives_the_drawn_pages_breaks_counts_and_text(mod
             for p in iter_pages(doc, mode=mode, engine="numba", draw=False, reuse_buffer=True)]
     assert len(drawn) > 3 and [d[0] for d in drawn] == [d[0] for d in laid]
     assert sum(d[1] for d in laid) < sum(d[1] for d in drawn) / 3  # the glyphs were not drawn
+
+
+def test_encoded_segment_memo_gives_the_same_streams_and_empties_as_it_is_used():
+    """The compaction's memo of encoded segments: a render of the first messages of an earlier one takes their
+    segments' arrays from it (equal to encoding afresh, in both engines' normalization), each taken out once used."""
+    from snapglyph.model.document import document_for
+    from snapglyph.model.messages import Message, Part
+    from snapglyph.raster.atlas import atlas
+    from snapglyph.raster.stream import chunks
+    at = atlas((6, 12))
+    code = "".join(f"    x_{i} = f({i})\t# c\n" for i in range(40))
+    msgs = [Message(i, "user" if i % 2 else "assistant", [Part("text", text=f"step {i} \u00e9\u0301 \u2705\n" + code
+                                                                 + "prose " * 300)]) for i in range(6)]
+    for fast in (False, True):
+        memo: dict = {}
+        part = document_for(msgs[:4], "auto")
+        fresh = [(ck.codes.tolist(), ck.srcw.tolist(), ck.zw, ck.rm) for ck in chunks(part, at, fast, 91)]
+        list(chunks(document_for(msgs, "auto"), at, fast, 91, memo))
+        n = len(memo)
+        again = [(ck.codes.tolist(), ck.srcw.tolist(), ck.zw, ck.rm) for ck in chunks(part, at, fast, 91, memo)]
+        assert again == fresh and any(-9 < c < -2 for c in again[0][0])  # block codes planned
+        assert n > len(memo) > 0  # the four messages' segments taken out, the last two's left

@@ -201,7 +201,7 @@ class PackedPage(Page):
 
 
 def render_packed(text_or_messages, *, profile="claude", cell=None, mode: str = "auto", family: str | None = None,
-                  workers: int | None = None, plans: dict | None = None, segments: dict | None = None) -> list:
+                  workers: int | None = None, encoded: dict | None = None, segments: dict | None = None) -> list:
     """Render like :func:`snapglyph.raster.render.render`, keeping each page as its PNG (:class:`PackedPage`).
 
     At most ``2 * workers`` drawn pages are held as pixels at a time, so memory grows with the PNG bytes only.
@@ -210,8 +210,8 @@ def render_packed(text_or_messages, *, profile="claude", cell=None, mode: str = 
     ----------
     text_or_messages, profile, cell, mode, family, workers
         As :func:`snapglyph.raster.render.render`.
-    plans : dict or None
-        A memo of block plans shared with other renders (:func:`snapglyph.raster.render.iter_pages`).
+    encoded : dict or None
+        A memo of encoded segments shared with other renders (:func:`snapglyph.raster.render.iter_pages`).
     segments : dict or None
         A memo of the messages' segments shared with other renders
         (:func:`snapglyph.model.document.build_document`).
@@ -235,7 +235,7 @@ def render_packed(text_or_messages, *, profile="claude", cell=None, mode: str = 
 
     doc = _as_document(text_or_messages, mode, segments)
     buffers = PageBuffers()
-    drawn = iter_pages(doc, profile=profile, cell=cell, mode=mode, family=family, buffers=buffers, plans=plans)
+    drawn = iter_pages(doc, profile=profile, cell=cell, mode=mode, family=family, buffers=buffers, encoded=encoded)
     tick = PROGRESS.get()
     pages = []
     for page in encode_ahead(drawn, workers):
@@ -247,7 +247,7 @@ def render_packed(text_or_messages, *, profile="claude", cell=None, mode: str = 
 
 
 def page_starts(text_or_messages, *, profile="claude", cell=None, mode: str = "auto",
-                family: str | None = None, plans: dict | None = None, segments: dict | None = None) -> list[int]:
+                family: str | None = None, encoded: dict | None = None, segments: dict | None = None) -> list[int]:
     """The first message id of each page that :func:`render_packed` would give, by layout alone.
 
     The pages are laid out exactly as for :func:`render_packed` (same breaks) into one reused buffer, without
@@ -256,7 +256,7 @@ def page_starts(text_or_messages, *, profile="claude", cell=None, mode: str = "a
 
     Parameters
     ----------
-    text_or_messages, profile, cell, mode, family, plans, segments
+    text_or_messages, profile, cell, mode, family, encoded, segments
         As :func:`render_packed`.
 
     Returns
@@ -282,7 +282,7 @@ def page_starts(text_or_messages, *, profile="claude", cell=None, mode: str = "a
     from .render import _as_document, iter_pages
 
     doc = _as_document(text_or_messages, mode, segments)
-    drawn = iter_pages(doc, profile=profile, cell=cell, mode=mode, family=family, reuse_buffer=True, plans=plans,
+    drawn = iter_pages(doc, profile=profile, cell=cell, mode=mode, family=family, reuse_buffer=True, encoded=encoded,
                        draw=False)
     return [p.first_id if p.first_id is not None else -1 for p in drawn]
 

@@ -237,7 +237,7 @@ def _check(document, prof, cell, mode, family) -> tuple[Profile, Atlas, str]:
 
 def iter_pages(document: Document, *, profile="claude", cell=None, mode: str = "auto", family: str | None = None,
                reuse_buffer: bool = False, engine: str = "auto", buffers=None,
-               plans: dict | None = None, draw: bool = True) -> Iterator[Page]:
+               encoded: dict | None = None, draw: bool = True) -> Iterator[Page]:
     """Lay out and draw ``document`` page by page (streaming: one page and one chunk in memory).
 
     Parameters
@@ -258,8 +258,8 @@ def iter_pages(document: Document, *, profile="claude", cell=None, mode: str = "
         Where pages are encoded on other threads: each full page after the first takes its pixel buffer from this
         :class:`snapglyph.raster.pool.PageBuffers` (a buffer given back once its page was encoded, else a new one),
         so a long render reuses a few buffers instead of allocating (and faulting in) one a page.
-    plans : dict or None
-        A memo of block plans shared with other renders (see :func:`snapglyph.raster.stream.encode_segment`).
+    encoded : dict or None
+        A memo of encoded segments shared with other renders (see :func:`snapglyph.raster.stream.encode_segment`).
     draw : bool
         False: lay out without drawing glyphs where the compiled kernel runs (it gets empty ink lists; inverted
         cells are still filled): breaks, counts and page text are exact, the pixels are not. For callers that need
@@ -289,7 +289,7 @@ def iter_pages(document: Document, *, profile="claude", cell=None, mode: str = "
     prof, at, note = _check(document, profile, cell, mode, family)
     layout, fast = _engine(document, engine)
     pager = _Pager(prof, at, note, layout, mode != "lines", reuse_buffer, buffers, draw)
-    cks = chunks(document, at, fast, pager.cols if mode == "auto" else 0, plans)
+    cks = chunks(document, at, fast, pager.cols if mode == "auto" else 0, encoded)
     for ck in ahead(cks) if fast else cks:  # a long document: the next chunk is prepared while this one is drawn
         yield from pager.lay_out(ck, fast)
     if pager.touched:

@@ -157,7 +157,7 @@ def _python_codes(text: str, head: int, at: Atlas) -> tuple[np.ndarray, np.ndarr
 
 
 def encode_segment(text: str, style: int, at: Atlas, continued: bool, fast: bool = False,
-                   cols: int = 0, plans: dict | None = None) -> tuple[np.ndarray, np.ndarray, int, int]:
+                   cols: int = 0, encoded: dict | None = None) -> tuple[np.ndarray, np.ndarray, int, int]:
     """Normalize one segment and map it to stream codes.
 
     Parameters
@@ -175,10 +175,13 @@ def encode_segment(text: str, style: int, at: Atlas, continued: bool, fast: bool
         :func:`snapglyph.raster.text.normalize` (both paths give the same arrays).
     cols : int
         Cells per row to mark the segment's blocks for layout ``auto`` (:func:`insert_blocks`); 0 for none.
-    plans : dict or None
-        A memo of block plans by ``(text, style, cols)``, shared by the renders of documents that share segments
-        (compaction lays out its largest middle, then a smaller one: the block planner, plain Python, then runs
-        once a segment); None to plan every time. The plans are the same either way.
+    encoded : dict or None
+        A memo of this function's results by ``(text, style, continued, fast, cols, atlas)``, shared by the renders
+        of documents that share segments (compaction lays out its largest middle, then draws a smaller one, whose
+        segments are the first of the largest's: normalization and block planning then run once a segment). A
+        segment not in the memo is encoded and put in; one found is taken out (each is wanted once more, and the
+        memo's memory goes back as the second render takes its pages' memory). None to encode every time. The
+        arrays are the same either way, and never modified.
 
     Returns
     -------
@@ -197,6 +200,18 @@ def encode_segment(text: str, style: int, at: Atlas, continued: bool, fast: bool
     >>> len(codes), srcw.tolist(), zw, rm
     (9, [1, 1, 0, 0, 0, 0, 0, 0, 1], 0, 0)
     """
+    key = (text, style, continued, fast, cols, id(at))
+    if encoded is None:
+        return _encode(text, style, at, continued, fast, cols)
+    hit = encoded.pop(key, None)  # taken out when used: the memo shrinks as the second render goes on
+    if hit is None:
+        hit = encoded[key] = _encode(text, style, at, continued, fast, cols)
+    return hit
+
+
+def _encode(text: str, style: int, at: Atlas, continued: bool, fast: bool,
+            cols: int) -> tuple[np.ndarray, np.ndarray, int, int]:
+    """:func:`encode_segment` without its memo."""
     head = 1 if style == STYLE_HEADER and not continued else 0
     if fast:
         codes, srcw, zw, rm = _fast_codes(text, head, at)
@@ -205,12 +220,7 @@ def encode_segment(text: str, style: int, at: Atlas, continued: bool, fast: bool
     if not text.isascii():  # symbols with a label instead of a glyph (atlas.SYMBOL_LABELS): their letters
         codes, srcw = at.expand_labels(codes, srcw)
     if cols > 0:
-        if plans is None:
-            plan = plan_blocks(text, style, cols)
-        else:
-            plan = plans.get((text, style, cols))
-            if plan is None:
-                plan = plans[(text, style, cols)] = plan_blocks(text, style, cols)
+        plan = plan_blocks(text, style, cols)
         if plan:
             lines = text.count("\n") + text.count("\u2028") + text.count("\u2029")
             codes, srcw = insert_blocks(codes, srcw, head, plan + [(lines,)])
@@ -255,10 +265,10 @@ class Chunk:
 
 
 def chunks(document: Document, at: Atlas, fast: bool = False, cols: int = 0,
-           plans: dict | None = None) -> Iterator[Chunk]:
+           encoded: dict | None = None) -> Iterator[Chunk]:
     """Yield the stream of ``document`` as :class:`Chunk` objects of about :data:`CHUNK` elements.
 
-    Segments that give no element are skipped; a style outside 0-3 is drawn as 0 (``fast``, ``cols``, ``plans``:
+    Segments that give no element are skipped; a style outside 0-3 is drawn as 0 (``fast``, ``cols``, ``encoded``:
     see :func:`encode_segment`).
 
     Examples
@@ -270,7 +280,7 @@ def chunks(document: Document, at: Atlas, fast: bool = False, cols: int = 0,
     parts: list[tuple] = []
     size = 0
     for text, style, mid, continued in segments(document):
-        codes, srcw, zw, rm = encode_segment(text, style, at, continued, fast, cols, plans)
+        codes, srcw, zw, rm = encode_segment(text, style, at, continued, fast, cols, encoded)
         if len(codes) == 0:
             continue
         parts.append((codes, srcw, style if 0 <= style <= 3 else 0, mid, zw, rm))
