@@ -86,7 +86,7 @@ def test_kernels_under_boundscheck(tmp_path):
         "            for p in iter_pages(Document.from_text(t), cell=cell, mode=mode, engine='numba'):\n"
         "                p.png\n"
     )
-    env = dict(os.environ, NUMBA_BOUNDSCHECK="1", NUMBA_CACHE_DIR=str(tmp_path))
+    env = dict(os.environ, NUMBA_BOUNDSCHECK="1", NUMBA_CACHE_DIR=str(tmp_path), SNAPGLYPH_KERNELS="jit")
     r = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=300)
     assert r.returncode == 0, r.stderr[-2000:]
 

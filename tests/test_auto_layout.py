@@ -132,12 +132,10 @@ _PIECES = ["    x = 1", "\tif (a) {", "}", "| a | b |", "2024-01-01 12:00 INFO x
 
 @pytest.fixture(params=["python", "numba"])
 def engine(request, monkeypatch):
-    """plan_blocks by the patterns and numpy (numba not loaded), then by the line kernels."""
-    import sys
-
-    import snapglyph.raster._kernels  # noqa: F401
-    if request.param == "python":
-        monkeypatch.delitem(sys.modules, "snapglyph.raster._kernels")
+    """plan_blocks by the patterns and numpy (no compiled kernels ready), then by the line kernels."""
+    from snapglyph.raster import native
+    native.kernels()
+    monkeypatch.setattr(native, "ready", lambda: request.param == "numba")
     return request.param
 
 

@@ -35,7 +35,7 @@ def test_same_request_in_a_fresh_and_a_warm_process():
     glyph order in the atlas); the request is byte-identical."""
     path = shared_path("data", "openhands-trajectory", "basic_gui_mode.json")
     root = Path(__file__).resolve().parent.parent
-    env = dict(os.environ, PYTHONPATH=str(root))
+    env = dict(os.environ, PYTHONPATH=str(root), SNAPGLYPH_KERNELS="jit")  # the twin until numba is imported
     out = [subprocess.run([sys.executable, "-c", _PROCESS_RUN, str(path), state], cwd=root, env=env,
                           capture_output=True, text=True, check=True).stdout.split() for state in ("fresh", "warm")]
     fresh, warm = out

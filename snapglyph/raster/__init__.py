@@ -10,6 +10,7 @@
 - :mod:`.stream`    document -> stream codes (normalized, glyph indices, blocks marked), in chunks.
 - :mod:`._codes`    the stream codes and the layout state shared by the kernels, their twin and the renderer.
 - :mod:`._kernels`  numba kernels (layout and blit), arrays and scalars only; :mod:`._twin` their plain-Python twin.
+- :mod:`.native`    the compiled kernels the renderer calls: a build made ahead of time (``numba.pycc``), else the JIT.
 - :mod:`.render`    :func:`render` and :func:`iter_pages`: the orchestration over the kernels; ``Page``.
 - :mod:`.encode`    deterministic PNG bytes and data URLs.
 - :mod:`.warm`      compile every kernel once (``python -m snapglyph.raster.warm``).

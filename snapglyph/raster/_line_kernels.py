@@ -16,19 +16,12 @@ from __future__ import annotations
 import numpy as np
 
 from ._kernels import jit
-from .blocks import CODE_END, CODE_KEYWORDS, LOG_LEVELS
+from .blocks import (CLASS_DIGIT, CLASS_SPACE, CLASS_WORD, CODE_END, CODE_KEYWORDS, F_DIFF_LINE,  # noqa: F401
+                     F_ENDS_CODE, F_PROSE, F_TOKENS, KIND_BITS, LOG_LEVELS)
 
 __all__ = ["CLASS_DIGIT", "CLASS_SPACE", "CLASS_WORD", "F_DIFF_LINE", "F_ENDS_CODE", "F_PROSE", "F_TOKENS",
            "KIND_BITS", "choose_band", "line_kinds"]
 
-CLASS_SPACE, CLASS_WORD, CLASS_DIGIT = 1, 2, 4
-"""Bits of the character class table: ``\\s``, ``\\w``, ``\\d``."""
-KIND_BITS = 7
-"""The low bits of a line's features: its kind (0 none, then fence, blank, diff, list item, code-like: the groups
-of ``blocks._kinds``)."""
-F_ENDS_CODE, F_DIFF_LINE, F_PROSE, F_TOKENS = 8, 16, 32, 64
-"""Feature bits: the last non-space character is one of ``{};([,``; the first is one of ``+ -``; the line reads as
-prose (``blocks._prose``); it holds a code token (``=>``, ``->``, ``::``, ``==``, ``!=``, ``&&``, ``||``)."""
 _FENCE, _BLANK, _DIFF, _ITEM, _CODE = 1, 2, 3, 4, 5
 
 

@@ -32,14 +32,14 @@ from __future__ import annotations
 
 import functools
 import re
-import sys
 
 import numpy as np
 
 from ._codes import KMAX as _KMAX
 from ._codes import expand_tabs
 
-__all__ = ["CODE_END", "CODE_KEYWORDS", "LOG_LEVELS", "MAX_WRAP_SHARE", "MIN_BLOCK_LINES", "MIN_COLW",
+__all__ = ["CLASS_DIGIT", "CLASS_SPACE", "CLASS_WORD", "CODE_END", "CODE_KEYWORDS", "F_DIFF_LINE", "F_ENDS_CODE", "F_PROSE",
+           "F_TOKENS", "KIND_BITS", "LOG_LEVELS", "MAX_WRAP_SHARE", "MIN_BLOCK_LINES", "MIN_COLW",
            "MIN_ROWS_PER_COLUMN", "char_classes", "choose_columns", "classify_lines", "find_blocks", "line_kinds",
            "plan_blocks", "split_lines"]
 
@@ -193,6 +193,15 @@ def classify_lines(lines: list[str], style: int = 0) -> str:
     return "".join(out)
 
 
+CLASS_SPACE, CLASS_WORD, CLASS_DIGIT = 1, 2, 4
+"""Bits of the character class table: ``\\s``, ``\\w``, ``\\d``."""
+KIND_BITS = 7
+"""The low bits of a line's features: its kind (0 none, then fence, blank, diff, list item, code-like: the groups
+of ``blocks._kinds``)."""
+F_ENDS_CODE, F_DIFF_LINE, F_PROSE, F_TOKENS = 8, 16, 32, 64
+"""Feature bits: the last non-space character is one of ``{};([,``; the first is one of ``+ -``; the line reads as
+prose (``_prose``); it holds a code token (``=>``, ``->``, ``::``, ``==``, ``!=``, ``&&``, ``||``)."""
+
 @functools.lru_cache(maxsize=1)
 def char_classes() -> np.ndarray:
     """The class of each code point of the Basic Multilingual Plane under Python's own ``\\s``, ``\\w`` and ``\\d``
@@ -213,7 +222,7 @@ def char_classes() -> np.ndarray:
     """
     plane = "".join(map(chr, range(0x10000)))
     out = np.zeros(0x10000, np.uint8)
-    for pattern, bit in ((r"\s", 1), (r"\w", 2), (r"\d", 4)):
+    for pattern, bit in ((r"\s", CLASS_SPACE), (r"\w", CLASS_WORD), (r"\d", CLASS_DIGIT)):
         out[[m.start() for m in re.finditer(pattern, plane)]] |= bit
     return out
 
@@ -221,19 +230,17 @@ def char_classes() -> np.ndarray:
 def _features(line: str, listing: bool) -> int:
     """A line's feature bits (:mod:`snapglyph.raster._line_kernels`) by the patterns here: the kernel takes them
     for a line with a code point above U+FFFF, which its class table does not cover."""
-    from . import _line_kernels as lk
-
     m = (_KIND_LISTING if listing else _KIND).match(line)
     kind = m.lastindex if m else 0
     if kind == _BLANK:
         return kind
-    return (kind | lk.F_ENDS_CODE * (line.rstrip()[-1] in CODE_END) | lk.F_DIFF_LINE * (line[0] in "+ -")
-            | lk.F_PROSE * _prose(line) | lk.F_TOKENS * bool(_CODE_TOKENS.search(line)))
+    return (kind | F_ENDS_CODE * (line.rstrip()[-1] in CODE_END) | F_DIFF_LINE * (line[0] in "+ -")
+            | F_PROSE * _prose(line) | F_TOKENS * bool(_CODE_TOKENS.search(line)))
 
 
 def line_kinds(lines: list[str], style: int = 0) -> tuple[str, np.ndarray]:
     """:func:`classify_lines` of ``lines``, and each line's width, by the compiled
-    :func:`snapglyph.raster._line_kernels.line_kinds` (it imports numba).
+    :func:`snapglyph.raster._line_kernels.line_kinds` (through :func:`snapglyph.raster.native.kernels`).
 
     Equal to :func:`classify_lines` and to ``len(expand_tabs(line).rstrip())`` (tested on every line of
     ../shared/data and on generated lines): a line with a code point above U+FFFF has its features from Python.
@@ -252,7 +259,7 @@ def line_kinds(lines: list[str], style: int = 0) -> tuple[str, np.ndarray]:
     ('NCCCBN', [16, 5, 9, 3, 0, 22])
     """
     from ._codes import INDENT_TAB_STOP, TAB_STOP
-    from ._line_kernels import line_kinds as kernel
+    from .native import kernels
 
     listing = style in _LISTING_STYLES
     joined = "\n".join(lines)
@@ -264,7 +271,7 @@ def line_kinds(lines: list[str], style: int = 0) -> tuple[str, np.ndarray]:
             feats[i] = _features(lines[i], listing)
     out = np.empty(len(lines), np.uint8)
     widths = np.empty(len(lines), np.int32)
-    kernel(cps, feats, listing, char_classes(), TAB_STOP, INDENT_TAB_STOP, out, widths)
+    kernels().line_kinds(cps, feats, listing, char_classes(), TAB_STOP, INDENT_TAB_STOP, out, widths)
     return out.tobytes().decode("ascii"), widths
 
 
@@ -389,15 +396,15 @@ def plan_blocks(text: str, style: int, cols: int) -> list[tuple[int, int, int, i
     if not _may_have_blocks(text, style):
         return []
     lines = split_lines(text)
-    if "snapglyph.raster._kernels" not in sys.modules:
+    from . import native
+    if not native.ready():
         out = []  # the Python engine (numba not loaded): the patterns, line by line
         for a, b in find_blocks(text, style, lines):
             block = lines[a:b]
             shown = map(expand_tabs, block) if any("\t" in x for x in block) else block
             out.append((a, b, *choose_columns(list(map(len, map(str.rstrip, shown))), cols)))
         return out
-    from ._line_kernels import choose_band
-
+    choose_band = native.kernels().choose_band
     kinds, widths = line_kinds(lines, style)  # the numba engine: the same plans, compiled
     return [(a, b, *choose_band(widths, a, b, cols, _KMAX, MIN_COLW, MIN_ROWS_PER_COLUMN, MAX_WRAP_SHARE))
             for a, b in _runs(kinds)]

@@ -17,13 +17,13 @@ from __future__ import annotations
 
 import base64
 import struct
-import sys
 import zlib
 
 import numpy as np
 
 from .._config import ZLIB_LEVEL
 from ..errors import InputError
+from . import native
 
 __all__ = ["DEFLATE", "ZLIB_LEVEL", "data_url", "exact_depth", "png_bytes"]
 
@@ -70,7 +70,8 @@ def exact_depth(pixels: np.ndarray) -> int:
 
 
 def _pack_numpy(pixels: np.ndarray, depth: int) -> np.ndarray:
-    """Pack rows like :func:`snapglyph.raster._kernels.pack_rows`, with numpy (used where numba is not loaded yet)."""
+    """Pack rows like :func:`snapglyph.raster._kernels.pack_rows`, with numpy (where the compiled kernels would
+    cost numba's import: :func:`snapglyph.raster.native.ready`)."""
     h, w = pixels.shape
     per = 8 // depth
     stride = (w * depth + 7) // 8
@@ -123,10 +124,9 @@ def png_bytes(pixels: np.ndarray, *, depth: int | None = None, level: int | None
         raise InputError(f"depth must be 1, 2, 4 or 8, not {depth!r}")
     h, w = pixels.shape
     stride = (w * depth + 7) // 8
-    kernels = sys.modules.get("snapglyph.raster._kernels")
-    if kernels is not None:
+    if native.ready():
         raw = np.empty(h * (stride + 1), np.uint8)
-        kernels.pack_rows(np.ascontiguousarray(pixels), h, depth, raw)
+        native.kernels().pack_rows(np.ascontiguousarray(pixels), h, depth, raw)
     else:
         raw = _pack_numpy(pixels, depth)
     ihdr = struct.pack(">IIBBBBB", w, h, depth, 0, 0, 0, 0)

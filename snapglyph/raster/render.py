@@ -30,7 +30,6 @@ adds new ones.
 from __future__ import annotations
 
 import re
-import sys
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -42,6 +41,7 @@ from ..errors import InputError, RenderError
 from ..model.document import Document
 from ..providers.profiles import Profile
 from ..providers.profiles import profile as _profile
+from . import native
 from ._codes import KMAX, N_STATE, S_CELLS, S_ROWS_USED, new_page_state
 from .atlas import CELLS, CONT_MARK, MARKER, REPL_NARROW, REPL_WIDE, Atlas, atlas
 from .page_text import join_lines, page_body
@@ -264,8 +264,9 @@ def iter_pages(document: Document, *, profile="claude", cell=None, mode: str = "
         False (:func:`snapglyph.raster.pool.page_starts`): the compiled kernel gets empty ink lists; breaks, counts
         and text are exact, the pixels are not (the blit is 0.5-0.7 s of the 10 M render's 0.8-1.1 s of kernel).
     engine : str
-        ``"numba"`` (the compiled kernel), ``"python"`` (its plain-Python twin, same pixels) or ``"auto"``: Python
-        for documents of at most :data:`SMALL_DOCUMENT` characters while numba is not loaded yet, else numba.
+        ``"numba"`` (the compiled kernel: :func:`snapglyph.raster.native.kernels`), ``"python"`` (its plain-Python
+        twin, same pixels) or ``"auto"``: Python for documents of at most :data:`SMALL_DOCUMENT` characters while the
+        compiled kernels would cost numba's import (:func:`snapglyph.raster.native.ready`), else compiled.
 
     Yields
     ------
@@ -299,15 +300,12 @@ def _engine(document: Document, engine: str):
     normalization."""
     if engine not in ("auto", "numba", "python"):
         raise InputError(f"unknown engine {engine!r}; known: auto, numba, python")
-    if engine == "python" or (engine == "auto" and "snapglyph.raster._kernels" not in sys.modules
-                              and _at_most(document, SMALL_DOCUMENT)):
+    if engine == "python" or (engine == "auto" and not native.ready() and _at_most(document, SMALL_DOCUMENT)):
         # a short text: skip importing numba (about 0.5 s)
         from ._twin import layout_blit_py
 
         return layout_blit_py, False
-    from ._kernels import layout_blit
-
-    return layout_blit, True
+    return native.kernels().layout_blit, True
 
 
 class _Pager:

@@ -455,7 +455,7 @@ def normalize_codes(s: str, table: np.ndarray, head: int = 0,
         from ..errors import InputError
 
         raise InputError(f"text must be a str, not {type(s).__name__}")
-    from ._kernels import expand_codes
+    from .native import kernels
 
     s, synthetic, removed, zero_width = _prepare(s)
     cps = np.frombuffer(s.encode("utf-32-le"), np.uint32)
@@ -467,7 +467,7 @@ def normalize_codes(s: str, table: np.ndarray, head: int = 0,
     srcw[:head] = 0
     cells = cell_table()
     lab = np.zeros(1, np.uint8) if label_len is None else label_len
-    stop, zw, unseen = expand_codes(cps, spans, cells, table, codes, srcw, head, TAB_STOP, INDENT_TAB_STOP, lab)
+    stop, zw, unseen = kernels().expand_codes(cps, spans, cells, table, codes, srcw, head, TAB_STOP, INDENT_TAB_STOP, lab)
     if stop < 0:  # pragma: no cover - the cell table holds every code point
         raise InternalError(f"no cell width for U+{int(cps[-1 - stop]):04X}")
     return codes[:stop], srcw[:stop], zero_width + zw, removed, unseen

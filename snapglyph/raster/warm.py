@@ -1,4 +1,5 @@
-"""Compile (or load from numba's on-disk cache) every kernel once: ``python -m snapglyph.raster.warm``.
+"""Compile (or load from numba's on-disk cache) every kernel once, and make the ahead-of-time build of the render
+path's kernels (:mod:`snapglyph.raster.native`): ``python -m snapglyph.raster.warm``.
 
 CI runs it with ``NUMBA_CACHE_DIR`` set to a writable folder before the tests, so parallel test workers load the
 cached machine code instead of racing to compile it. It prints nothing on success. Where the package folder is
@@ -68,5 +69,20 @@ def warm() -> None:
         raise RenderError("kernel warm-up planned a wrong block")
 
 
-if __name__ == "__main__":  # pragma: no cover
+def main() -> int:
+    """``python -m snapglyph.raster.warm``: :func:`warm`, then the ahead-of-time build (about 10-30 s the first
+    time; where it cannot be made, one line on standard error says why and the JIT kernels are used). Exit 0."""
+    import sys
+
+    from ..errors import RenderError
+    from . import native
     warm()
+    try:
+        native.build()
+    except RenderError as e:
+        print(f"snapglyph: note: {e}", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":  # pragma: no cover
+    raise SystemExit(main())

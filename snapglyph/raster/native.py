@@ -1,0 +1,323 @@
+"""The compiled kernels the renderer calls: a build made ahead of time where one matches the sources, else numba's JIT.
+
+The five kernels on the render path (:data:`KERNELS`: layout and blit, row packing, the compiled normalization and
+the two block-planner kernels) are numba functions in :mod:`snapglyph.raster._kernels` and
+:mod:`snapglyph.raster._line_kernels`. Called through numba's dispatcher, a fresh process pays for numba itself
+before its first page: importing numba and initializing its compiler for the first cached kernel, about 0.5 s
+(measured 2026-12-03 on 2 cores: ``import numba`` 0.20-0.25 s, the first cached load 0.28-0.32 s, the render of
+a 30,000-character text 0.6 s in all). :func:`build` compiles the same Python functions with the same numba
+(``numba.pycc``, its ahead-of-time compiler) into an extension module of this machine; :func:`kernels` imports it
+in about a millisecond, without numba. The machine code comes from the same source through the same LLVM, so the
+pages are byte-identical (tested against the JIT); the module's wrappers release the GIL, as ``nogil=True`` does.
+
+A build is named by :func:`build_key` (the kernels' sources, the numba, numpy and Python versions, the machine)
+and lives in :func:`build_dir`; a build of other sources is never loaded. Where there is none (no C compiler, a
+numba without ``pycc``, a build not made yet), :func:`kernels` returns numba's JIT dispatchers: the same functions,
+the same results. ``SNAPGLYPH_KERNELS=jit`` forces the JIT (numba's bounds checks, say); ``python -m
+snapglyph.raster.warm`` makes the build.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.machinery
+import importlib.util
+import os
+import platform
+import shutil
+import sys
+import tempfile
+from pathlib import Path
+from types import SimpleNamespace
+
+import numpy as np
+
+__all__ = ["KERNELS", "build", "build_dir", "build_key", "kernels", "ready"]
+
+KERNELS = ("layout_blit", "pack_rows", "expand_codes", "line_kinds", "choose_band")
+"""The kernels :func:`kernels` provides, by name."""
+
+_MODULE = "_snapglyph_kernels"
+_SOURCES = ("_kernels.py", "_line_kernels.py", "_codes.py", "blocks.py", "native.py")  # what the machine code reads
+_loaded: SimpleNamespace | None = None
+
+
+def build_key() -> str:
+    """Return the name of the build for this process: 16 hex digits of SHA-256 over the kernels' sources (the
+    kernels bake in constants of ``_codes.py`` and ``blocks.py``), the numba, numpy and Python versions and the
+    machine.
+
+    Examples
+    --------
+    >>> len(build_key()), build_key() == build_key()
+    (16, True)
+    """
+    h = hashlib.sha256()
+    here = Path(__file__).parent
+    for name in _SOURCES:
+        h.update((here / name).read_bytes())
+    h.update(_numba_version())
+    h.update(f"{np.__version__} {sys.version} {platform.machine()} {_cpu_tag()}".encode())
+    return h.hexdigest()[:16]
+
+
+def _numba_version() -> bytes:
+    """numba's version file, read without importing numba (or importlib.metadata: 25 ms)."""
+    spec = importlib.util.find_spec("numba")
+    if spec is None or not spec.origin:  # pragma: no cover - numba is a dependency
+        return b"no numba"
+    return (Path(spec.origin).parent / "_version.py").read_bytes()
+
+
+def _cpu_tag() -> str:
+    """The processor the build is made for: its model and feature flags from ``/proc/cpuinfo`` (hashed), or
+    ``generic`` where that file is absent (the build is then made for the architecture's baseline)."""
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8", errors="replace") as f:
+            head = f.read(1 << 16).split("\n\n")[0]
+    except OSError:
+        return "generic"
+    lines = [x for x in head.splitlines() if x.startswith(("model name", "flags", "Features", "CPU part"))]
+    return hashlib.sha256("\n".join(lines).encode()).hexdigest()[:16] if lines else "generic"
+
+
+def build_dir() -> Path:
+    """Return the folder of the build named by :func:`build_key`: under ``SNAPGLYPH_KERNEL_DIR``, else under
+    ``NUMBA_CACHE_DIR/snapglyph`` (where CI keeps numba's cache), else under ``~/.cache/snapglyph`` (or
+    ``XDG_CACHE_HOME/snapglyph``). The folder may not exist.
+
+    Examples
+    --------
+    >>> build_dir().name == "kernels-" + build_key()
+    True
+    """
+    root = os.environ.get("SNAPGLYPH_KERNEL_DIR")
+    if not root and os.environ.get("NUMBA_CACHE_DIR"):
+        root = os.path.join(os.environ["NUMBA_CACHE_DIR"], "snapglyph")
+    if not root:
+        root = os.path.join(os.environ.get("XDG_CACHE_HOME") or os.path.join(Path.home(), ".cache"), "snapglyph")
+    return Path(root) / f"kernels-{build_key()}"
+
+
+def _built(folder: Path) -> Path | None:
+    """The extension module file in ``folder``, if there is one."""
+    suffixes = importlib.machinery.EXTENSION_SUFFIXES
+    for s in suffixes:
+        path = folder / f"{_MODULE}{s}"
+        if path.is_file():
+            return path
+    return None
+
+
+def _load_build() -> SimpleNamespace | None:
+    """The ahead-of-time build for these sources, imported; None where there is none or the JIT is forced."""
+    if os.environ.get("SNAPGLYPH_KERNELS", "auto") == "jit":
+        return None
+    try:
+        path = _built(build_dir())
+    except OSError:  # pragma: no cover - a source file not readable
+        return None
+    if path is None:
+        return None
+    spec = importlib.util.spec_from_file_location(_MODULE, path)
+    try:
+        mod = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(mod)
+    except ImportError:  # a build this interpreter cannot load: the JIT
+        return None
+    return SimpleNamespace(**{name: _guarded(getattr(mod, name), name) for name in KERNELS}, source="build",
+                           path=path)
+
+
+def _jit() -> SimpleNamespace:
+    from . import _kernels, _line_kernels
+    return SimpleNamespace(layout_blit=_kernels.layout_blit, pack_rows=_kernels.pack_rows,
+                           expand_codes=_kernels.expand_codes, line_kinds=_line_kernels.line_kinds,
+                           choose_band=_line_kernels.choose_band, source="jit", path=None)
+
+
+def kernels() -> SimpleNamespace:
+    """Return the compiled kernels: the ahead-of-time build for these sources where there is one, else numba's
+    JIT dispatchers (importing numba). Resolved once per process.
+
+    Returns
+    -------
+    types.SimpleNamespace
+        One attribute per name in :data:`KERNELS`; ``source`` (``"build"`` or ``"jit"``) and ``path`` (the build's
+        file, or None).
+
+    Examples
+    --------
+    >>> k = kernels()
+    >>> k.source in ("build", "jit"), callable(k.layout_blit)
+    (True, True)
+    """
+    global _loaded
+    if _loaded is None:
+        _loaded = _load_build() or _jit()
+    return _loaded
+
+
+def ready() -> bool:
+    """Whether the compiled kernels cost nothing more to call in this process: resolved already, numba's kernels
+    imported, or an ahead-of-time build on disk (imported here, about a millisecond). False means the first call
+    would import numba (about 0.5 s); the renderer then draws a short document in plain Python.
+
+    Examples
+    --------
+    >>> kernels() is not None and ready()
+    True
+    """
+    global _loaded
+    if _loaded is not None:
+        return True
+    if "snapglyph.raster._kernels" in sys.modules:
+        return True
+    _loaded = _load_build()
+    return _loaded is not None
+
+
+_SIGNATURES = {
+    # name: (result, arguments); an array is "dtype:ndim" (C-contiguous), "r" after it: read-only accepted
+    "layout_blit": ("i8", ("i4:1", "u1:1", "i8", "i8", "i8:1", "u1:2", "u1:3", "u1:1", "u1:2", "i8", "i8", "i8", "i8",
+                           "b1", "i8", "i4:1", "i4:1", "u1:1", "i4:1", "i4:1", "i1:1", "i8")),
+    "pack_rows": ("i8", ("u1:2", "i8", "i8", "u1:1")),
+    "expand_codes": ("i8x3", ("u4:1r", "i8:2", "i1:1", "i4:1", "i4:1", "u1:1", "i8", "i8", "i8", "u1:1")),
+    "line_kinds": ("none", ("u4:1r", "i4:1", "b1", "u1:1", "i8", "i8", "u1:1", "i4:1")),
+    "choose_band": ("i8x2", ("i4:1", "i8", "i8", "i8", "i8", "i8", "i8", "f8")),
+}
+"""The one signature each kernel is called with: what numba's JIT compiles for the renderer's calls."""
+
+_DTYPES = {"i1": np.int8, "u1": np.uint8, "i4": np.int32, "u4": np.uint32, "i8": np.int64}
+
+
+def _numba_signature(name: str):
+    """:data:`_SIGNATURES` of ``name`` as a numba signature (imports numba)."""
+    from numba import types as t
+    scalars = {"i1": t.int8, "u1": t.uint8, "i4": t.int32, "u4": t.uint32, "i8": t.int64, "b1": t.boolean,
+               "f8": t.float64, "none": t.none, "i8x2": t.UniTuple(t.int64, 2), "i8x3": t.UniTuple(t.int64, 3)}
+
+    def one(spec: str):
+        if ":" not in spec:
+            return scalars[spec]
+        dtype, dims = spec.split(":")
+        return t.Array(scalars[dtype], int(dims.rstrip("r")), "C", readonly=dims.endswith("r"))
+
+    result, args = _SIGNATURES[name]
+    return one(result)(*map(one, args))
+
+
+def _guarded(fn, name: str):
+    """``fn`` (a kernel of the build) behind a check of its array arguments: the build's wrappers convert
+    arguments without checking them (a wrong dtype crashes the process), the JIT's dispatcher checks them."""
+    from ..errors import InternalError
+    args = _SIGNATURES[name][1]
+    checks = tuple((i, np.dtype(_DTYPES[a.split(":")[0]]), int(a.split(":")[1].rstrip("r")), a.endswith("r"))
+                   for i, a in enumerate(args) if ":" in a)
+    n = len(args)
+
+    def call(*values):
+        if len(values) != n:
+            raise InternalError(f"{name} takes {n} arguments, not {len(values)}")
+        for i, dtype, ndim, readonly in checks:
+            v = values[i]
+            if not (isinstance(v, np.ndarray) and v.dtype == dtype and v.ndim == ndim and v.flags.c_contiguous
+                    and (readonly or v.flags.writeable)):
+                raise InternalError(f"{name}: argument {i} must be a C-contiguous {'' if readonly else 'writable '}"
+                                    f"{dtype} array of {ndim} dimension(s), not {_describe(v)}")
+        return fn(*values)
+
+    call.__name__ = call.__qualname__ = name
+    call.__doc__ = f"The ahead-of-time build of ``{name}`` (arguments checked)."
+    return call
+
+
+def _describe(v) -> str:
+    if isinstance(v, np.ndarray):
+        return f"{v.dtype} {v.ndim}-d ({'C-contiguous' if v.flags.c_contiguous else 'strided'}" \
+               f"{'' if v.flags.writeable else ', read-only'})"
+    return type(v).__name__
+
+
+def build(folder: str | Path | None = None) -> Path:
+    """Compile :data:`KERNELS` ahead of time into ``folder`` (default :func:`build_dir`); return the module's path.
+
+    An existing build there is kept. The build is written into a temporary folder beside ``folder`` and renamed
+    into place, so a process never loads a half-written module. It takes about 20-30 s (numba compiles each
+    kernel, then the C compiler links the module) and needs a C compiler.
+
+    Raises
+    ------
+    RenderError
+        If numba has no ahead-of-time compiler or the compile fails (the JIT is then used; the message says why).
+
+    Examples
+    --------
+    >>> build().name.startswith("_snapglyph_kernels")   # doctest: +SKIP
+    True
+    """
+    import warnings
+
+    from ..errors import RenderError
+    target = Path(folder) if folder is not None else build_dir()
+    found = _built(target)
+    if found is not None:
+        return found
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # numba marks pycc as pending deprecation
+            from numba.pycc import CC
+            from numba.pycc import compiler as pycc_compiler
+    except ImportError as e:
+        raise RenderError(f"numba has no ahead-of-time compiler ({e}); the JIT kernels are used") from None
+    from . import _kernels, _line_kernels
+    target.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=".build-", dir=target.parent))
+    try:
+        cc = CC(_MODULE)
+        cc.output_dir = str(tmp)
+        cc.verbose = False
+        for name in KERNELS:
+            fn = getattr(_kernels, name, None) or getattr(_line_kernels, name)
+            cc.export(name, _numba_signature(name))(fn.py_func)
+        if _cpu_tag() != "generic":
+            cc.target_cpu = "host"
+        _compile(cc, pycc_compiler)
+        try:
+            os.rename(tmp, target)
+        except OSError:  # another process built it first: keep theirs
+            if _built(target) is None:
+                raise
+    except Exception as e:
+        raise RenderError(f"the ahead-of-time build of the kernels failed ({type(e).__name__}: {e}); "
+                          "the JIT kernels are used") from None
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    return _built(target)
+
+
+def _compile(cc, pycc_compiler) -> None:
+    """``cc.compile()`` as numba's JIT compiles: every exported function's wrapper releases the GIL, and a build for
+    the host processor gets the host's features, not its model's (a virtual machine may lack some). pycc has no
+    option for either: its compiler reads the module's ``Flags`` class and its code generator a method, both
+    replaced for the one call."""
+    import warnings
+
+    from numba.core import codegen
+    flags, features = pycc_compiler.Flags, codegen.AOTCPUCodegen._customize_tm_features
+
+    class Flags(flags):
+        def __init__(self, *args, **kwargs):
+            super().__init__(*args, **kwargs)
+            self.release_gil = True
+
+    pycc_compiler.Flags = Flags
+    if cc.target_cpu == "host":
+        codegen.AOTCPUCodegen._customize_tm_features = lambda self: self._get_host_cpu_features()
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            cc.compile()
+    finally:
+        pycc_compiler.Flags = flags
+        codegen.AOTCPUCodegen._customize_tm_features = features

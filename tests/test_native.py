@@ -1,0 +1,137 @@
+"""The ahead-of-time build of the kernels (snapglyph.raster.native) against numba's JIT: the same pages, byte for
+byte; its argument checks; its wrappers releasing the GIL; a fresh process that renders without importing numba."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from snapglyph import Document, InternalError, RenderError, load
+from snapglyph.raster import native
+from snapglyph.raster.render import iter_pages
+
+ROOT = Path(__file__).resolve().parent.parent
+
+_MIXED = ("def f(x):\n\treturn x  # Grüße 漢字 \U0001F600 → ✅\n" * 900 + "\x1b[31mred\x1b[0m\r\n" * 50
+          + "| a | b |\n|---|---|\n| 1 | 2 |\n" * 40 + "plain prose that wraps " * 400 + "\u200bzw\u2028x\t" * 60)
+
+
+@pytest.fixture(scope="module")
+def build():
+    """The build's kernels and the JIT's, side by side (the build made here where warm-up has not made it)."""
+    try:
+        native.build()
+    except RenderError as e:  # no C compiler, or a numba without pycc: the JIT is what runs here
+        pytest.skip(str(e))
+    made = native._load_build()
+    assert made is not None and made.source == "build"
+    return made, native._jit()
+
+
+def _pages(monkeypatch, kernels, doc, **kw):
+    monkeypatch.setattr(native, "_loaded", kernels)
+    return [(p.png, p.text, p.chars, p.first_id, p.last_id) for p in iter_pages(doc, engine="numba", **kw)]
+
+
+@pytest.mark.parametrize("mode", ["auto", "dense", "lines"])
+@pytest.mark.parametrize("cell", ["6x12", "5x8", "8x16"])
+def test_build_draws_the_jit_pages_byte_for_byte(build, monkeypatch, mode, cell):
+    made, jit = build
+    doc = Document.from_text(_MIXED)
+    got = _pages(monkeypatch, made, doc, mode=mode, cell=cell)
+    want = _pages(monkeypatch, jit, doc, mode=mode, cell=cell)
+    assert len(got) >= 3 and got == want
+
+
+def test_build_draws_a_real_session_like_the_jit(build, monkeypatch):
+    from snapglyph.model.document import document_for
+    doc = document_for(load(ROOT / "examples" / "pi-session" / "large-session.jsonl").messages, "auto")
+    made, jit = build
+    assert _pages(monkeypatch, made, doc) == _pages(monkeypatch, jit, doc)
+
+
+def test_build_checks_its_array_arguments(build):
+    made, _ = build
+    page = np.full((4, 8), 255, np.uint8)
+    out = np.empty(4 * 3, np.uint8)
+    assert made.pack_rows(page, 4, 2, out) == 12
+    for bad, why in [(page.astype(np.int32), "int32 2-d"), (np.full((4, 16), 255, np.uint8)[:, ::2], "strided"),
+                     (page[0], "uint8 1-d")]:
+        with pytest.raises(InternalError, match=f"pack_rows: argument 0 .*{why}"):
+            made.pack_rows(bad, 4, 2, out)
+    frozen = out.copy()
+    frozen.flags.writeable = False
+    with pytest.raises(InternalError, match="argument 3 must be a C-contiguous writable uint8 array.*read-only"):
+        made.pack_rows(page, 4, 2, frozen)
+    with pytest.raises(InternalError, match="takes 4 arguments, not 3"):
+        made.pack_rows(page, 4, 2)
+
+
+def test_build_releases_the_gil(build):
+    """A Python loop keeps running while another thread is inside one long kernel call: its longest pause is a
+    small part of the call (with the GIL held, the loop would stop for the whole call)."""
+    made, _ = build
+    page = np.full((30000, 4000), 255, np.uint8)
+    out = np.empty(30000 * (1 + 1000), np.uint8)
+    made.pack_rows(page, 30000, 2, out)
+    t = time.perf_counter()
+    for _ in range(3):
+        made.pack_rows(page, 30000, 2, out)
+    call = (time.perf_counter() - t) / 3
+    worker = threading.Thread(target=made.pack_rows, args=(page, 30000, 2, out))
+    worker.start()
+    last, longest = time.perf_counter(), 0.0
+    while worker.is_alive():
+        now = time.perf_counter()
+        longest, last = max(longest, now - last), now
+    worker.join()
+    assert longest < call / 2, (longest, call)
+
+
+def _fresh(code: str, **env) -> str:
+    r = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=dict(os.environ, PYTHONPATH=str(ROOT), **env),
+                       capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr[-2000:]
+    return r.stdout.split()
+
+
+_RENDER = ("import sys; import snapglyph as s; from snapglyph.raster import native; "
+           "pages = s.render('x = 1\\n' * 5000 + '\\U0001F600 Gr\\u00fc\\u00dfe\\n' * 3000, workers=2); "
+           "print(len(pages), native.kernels().source, 'numba' in sys.modules)")
+
+
+def test_a_fresh_process_renders_with_the_build_without_numba(build):
+    assert _fresh(_RENDER) == ["4", "build", "False"]
+
+
+def test_the_jit_can_be_forced(build):
+    assert _fresh(_RENDER, SNAPGLYPH_KERNELS="jit") == ["4", "jit", "True"]
+
+
+def test_a_build_is_named_by_its_sources_numba_and_machine(monkeypatch, tmp_path):
+    key = native.build_key()
+    assert len(key) == 16 and native.build_key() == key
+    monkeypatch.setattr(native, "_numba_version", lambda: b"another numba")
+    assert native.build_key() != key
+    monkeypatch.setattr(native, "_cpu_tag", lambda: "another processor")
+    other = native.build_key()
+    assert other != key
+    monkeypatch.setenv("SNAPGLYPH_KERNEL_DIR", str(tmp_path))
+    assert native.build_dir() == tmp_path / f"kernels-{other}"
+    monkeypatch.delenv("SNAPGLYPH_KERNEL_DIR")
+    monkeypatch.setenv("NUMBA_CACHE_DIR", str(tmp_path / "numba"))
+    assert native.build_dir() == tmp_path / "numba" / "snapglyph" / f"kernels-{other}"
+
+
+def test_no_build_in_the_folder_means_the_jit(monkeypatch, tmp_path):
+    monkeypatch.setenv("SNAPGLYPH_KERNEL_DIR", str(tmp_path))
+    assert native._load_build() is None
+    (tmp_path / native.build_dir().name).mkdir()
+    assert native._load_build() is None  # a folder without a module (a build that failed part way)
