@@ -63,10 +63,10 @@ def corpus() -> str:
 
 @pytest.fixture(scope="session")
 def warm_kernels():
-    """Compile (or load) the numba kernels before any timing."""
-    from snapglyph.raster.warm import warm
+    """Compile (or load) the numba kernels and make their ahead-of-time build before any timing."""
+    from snapglyph.raster.warm import main
 
-    warm()
+    main()
 
 
 def record(benchmark, name: str) -> None:

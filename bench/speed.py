@@ -181,7 +181,7 @@ def floor_seconds(src: Path) -> dict:
     rows, plus one write pass over the pixels; also the pages' count and pixel bytes."""
     import numpy as np
 
-    from snapglyph.raster import _kernels
+    from snapglyph.raster import _pack_kernels
     from snapglyph.raster.encode import DEFLATE, ZLIB_LEVEL, _deflate_lib
     from snapglyph.raster.render import iter_pages
     from snapglyph.readers.textfile import TextFileDocument
@@ -192,7 +192,7 @@ def floor_seconds(src: Path) -> dict:
         px = page.pixels
         h, w = px.shape
         raw = np.empty(h * ((w * 2 + 7) // 8 + 1), np.uint8)
-        _kernels.pack_rows(px, h, 2, raw)
+        _pack_kernels.pack_rows(px, h, 2, raw)
         t = time.perf_counter()
         _deflate_lib.compress(raw.data, ZLIB_LEVEL)
         t2 = time.perf_counter()
@@ -234,6 +234,16 @@ def machine() -> dict:
             "load": "%.2f %.2f %.2f" % os.getloadavg()}
 
 
+def warm_kernels() -> str:
+    """Run the install step that compiles the kernels (``python -m snapglyph.raster.warm``: the JIT's cache and the
+    ahead-of-time build) in the children's environment; return which kernels a child then uses (``build`` or
+    ``jit``), which the results name."""
+    subprocess.run([PY, "-m", "snapglyph.raster.warm"], env=_env(), cwd=ROOT, check=True, timeout=1800)
+    r = subprocess.run([PY, "-c", "from snapglyph.raster import native; print(native.kernels().source)"],
+                       env=_env(), cwd=ROOT, check=True, capture_output=True, text=True, timeout=600)
+    return r.stdout.strip()
+
+
 def measure(sizes=(1_000_000, 10_000_000, 40_000_000), e2e_chars: int = 10_000_000, rounds: int = 3,
             startup_runs: int = 10, pillow_chars: int = 1_000_000, work: Path | None = None) -> dict:
     """Take every measurement of the module docstring; return them as a dict (also written as JSON)."""
@@ -246,6 +256,7 @@ def measure(sizes=(1_000_000, 10_000_000, 40_000_000), e2e_chars: int = 10_000_0
     peers, skipped = peer_cmds(src, out)
     for name, cmd in peers.items():
         sides[name] = (cmd, out / name)
+    res["kernels"] = warm_kernels()
     run_wall(sides["snapglyph"][0], sides["snapglyph"][1])  # numba cache, atlas cache: not a figure
     res["e2e"] = {"chars": e2e_chars, "skipped": skipped,
                   "sides": {k: summary(v) for k, v in interleave(sides, rounds).items()}}
@@ -287,7 +298,11 @@ def section(res: dict) -> str:
              + f", {b['date']}; {b['machine']}; "
              f"load average {b['load']} before, {a['load']} after (other work shared the machine). Wall clock of "
              "whole processes (Python's bytecode cache on, as installed), text file in, PNG files written; each "
-             "ratio from rounds of both sides taken in turn in the same run; median with min and max.", "",
+             "ratio from rounds of both sides taken in turn in the same run; median with min and max. Kernels: "
+             + {"build": "the ahead-of-time build (`snapglyph.raster.native`, made by `python -m "
+                         "snapglyph.raster.warm` before the rounds)",
+                "jit": "numba's JIT (no ahead-of-time build here)"}.get(res.get("kernels"), "not recorded")
+             + ".", "",
              f"### End to end, {n / 1e6:.0f} M characters of mixed real text "
              f"({e['sides']['snapglyph']['rounds']} rounds of each side, interleaved)", "",
              "| renderer | wall (median) | min | max | M chars/s | snapglyph is |", "|---|---|---|---|---|---|"]

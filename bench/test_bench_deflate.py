@@ -19,14 +19,14 @@ import pytest
 @pytest.fixture(scope="module")
 def rows(corpus) -> list[bytes]:
     from snapglyph.model.document import Document
-    from snapglyph.raster import _kernels
+    from snapglyph.raster import _pack_kernels
     from snapglyph.raster.render import iter_pages
 
     out = []
     for page in iter_pages(Document.from_text(corpus), mode="dense", reuse_buffer=True):
         h, w = page.pixels.shape
         raw = np.empty(h * ((w * 2 + 7) // 8 + 1), np.uint8)
-        _kernels.pack_rows(page.pixels, h, 2, raw)
+        _pack_kernels.pack_rows(page.pixels, h, 2, raw)
         out.append(raw.tobytes())
         if len(out) == 20:
             break

@@ -58,7 +58,7 @@ def test_errors_and_data_url():
 @pytest.mark.parametrize("width", [1, 3, 1091, 1092])
 @pytest.mark.parametrize("depth", [1, 2, 4, 8])
 def test_numpy_packer_matches_kernel(depth, width):
-    from snapglyph.raster._kernels import pack_rows
+    from snapglyph.raster._pack_kernels import pack_rows
     from snapglyph.raster.encode import _pack_numpy
 
     rng = np.random.default_rng(depth)

@@ -85,7 +85,8 @@ def _close_block(st: list) -> None:
 
 
 def _next_band_row(st: list) -> None:
-    """Twin of :func:`snapglyph.raster._kernels._next_band_row`."""
+    """Move the band cursor to the next row, or to the top of the next column after the band's last row (as
+    :func:`snapglyph.raster._kernels._block_run` moves it)."""
     st[S_ROW_IN_COLUMN] += 1
     if st[S_ROW_IN_COLUMN] == st[S_HEIGHT]:
         st[S_COLUMN], st[S_ROW_IN_COLUMN] = st[S_COLUMN] + 1, 0

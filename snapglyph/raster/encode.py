@@ -70,7 +70,7 @@ def exact_depth(pixels: np.ndarray) -> int:
 
 
 def _pack_numpy(pixels: np.ndarray, depth: int) -> np.ndarray:
-    """Pack rows like :func:`snapglyph.raster._kernels.pack_rows`, with numpy (where the compiled kernels would
+    """Pack rows like :func:`snapglyph.raster._pack_kernels.pack_rows`, with numpy (where the compiled kernels would
     cost numba's import: :func:`snapglyph.raster.native.ready`)."""
     h, w = pixels.shape
     per = 8 // depth

@@ -1,8 +1,8 @@
 """The compiled kernels the renderer calls: a build made ahead of time where one matches the sources, else numba's JIT.
 
-The five kernels on the render path (:data:`KERNELS`: layout and blit, row packing, the compiled normalization and
-the two block-planner kernels) are numba functions in :mod:`snapglyph.raster._kernels` and
-:mod:`snapglyph.raster._line_kernels`. Called through numba's dispatcher, a fresh process pays for numba itself
+The six kernels on the render path (:data:`KERNELS`: layout and blit, a page's counts, row packing, the compiled
+normalization and the two block-planner kernels) are numba functions in :mod:`snapglyph.raster._kernels`,
+:mod:`snapglyph.raster._pack_kernels` and :mod:`snapglyph.raster._line_kernels`. Called through numba's dispatcher, a fresh process pays for numba itself
 before its first page: importing numba and initializing its compiler for the first cached kernel, about 0.5 s
 (measured 2026-12-03 on 2 cores: ``import numba`` 0.20-0.25 s, the first cached load 0.28-0.32 s, the render of
 a 30,000-character text 0.6 s in all). :func:`build` compiles the same Python functions with the same numba
@@ -34,11 +34,11 @@ import numpy as np
 
 __all__ = ["KERNELS", "build", "build_dir", "build_key", "kernels", "ready"]
 
-KERNELS = ("layout_blit", "pack_rows", "expand_codes", "line_kinds", "choose_band")
+KERNELS = ("layout_blit", "count_span", "pack_rows", "expand_codes", "line_kinds", "choose_band")
 """The kernels :func:`kernels` provides, by name."""
 
 _MODULE = "_snapglyph_kernels"
-_SOURCES = ("_kernels.py", "_line_kernels.py", "_codes.py", "blocks.py", "native.py")  # what the machine code reads
+_SOURCES = ("_kernels.py", "_pack_kernels.py", "_line_kernels.py", "_codes.py", "blocks.py", "native.py")  # what the machine code reads
 _loaded: SimpleNamespace | None = None
 
 
@@ -129,11 +129,14 @@ def _load_build() -> SimpleNamespace | None:
                            path=path)
 
 
+def _jit_modules() -> tuple:
+    from . import _kernels, _line_kernels, _pack_kernels
+    return _kernels, _pack_kernels, _line_kernels
+
+
 def _jit() -> SimpleNamespace:
-    from . import _kernels, _line_kernels
-    return SimpleNamespace(layout_blit=_kernels.layout_blit, pack_rows=_kernels.pack_rows,
-                           expand_codes=_kernels.expand_codes, line_kinds=_line_kernels.line_kinds,
-                           choose_band=_line_kernels.choose_band, source="jit", path=None)
+    found = {name: getattr(m, name) for m in _jit_modules() for name in KERNELS if hasattr(m, name)}
+    return SimpleNamespace(**found, source="jit", path=None)
 
 
 def kernels() -> SimpleNamespace:
@@ -181,6 +184,7 @@ _SIGNATURES = {
     # name: (result, arguments); an array is "dtype:ndim" (C-contiguous), "r" after it: read-only accepted
     "layout_blit": ("i8", ("i4:1", "u1:1", "i8", "i8", "i8:1", "u1:2", "u1:3", "u1:1", "u1:2", "i8", "i8", "i8", "i8",
                            "b1", "i8", "i4:1", "i4:1", "u1:1", "i4:1", "i4:1", "i1:1", "i8")),
+    "count_span": ("i8x2", ("i4:1", "u1:1", "i8", "i8", "i8", "i8")),
     "pack_rows": ("i8", ("u1:2", "i8", "i8", "u1:1")),
     "expand_codes": ("i8x3", ("u4:1r", "i8:2", "i1:1", "i4:1", "i4:1", "u1:1", "i8", "i8", "i8", "u1:1")),
     "line_kinds": ("none", ("u4:1r", "i4:1", "b1", "u1:1", "i8", "i8", "u1:1", "i4:1")),
@@ -270,7 +274,7 @@ def build(folder: str | Path | None = None) -> Path:
             from numba.pycc import compiler as pycc_compiler
     except ImportError as e:
         raise RenderError(f"numba has no ahead-of-time compiler ({e}); the JIT kernels are used") from None
-    from . import _kernels, _line_kernels
+    modules = _jit_modules()
     target.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=".build-", dir=target.parent))
     try:
@@ -278,7 +282,7 @@ def build(folder: str | Path | None = None) -> Path:
         cc.output_dir = str(tmp)
         cc.verbose = False
         for name in KERNELS:
-            fn = getattr(_kernels, name, None) or getattr(_line_kernels, name)
+            fn = next(getattr(m, name) for m in modules if hasattr(m, name))
             cc.export(name, _numba_signature(name))(fn.py_func)
         if _cpu_tag() != "generic":
             cc.target_cpu = "host"

@@ -1,7 +1,7 @@
 """PNG encoding beside layout: a small thread pool that encodes pages while the next ones are laid out.
 
 Layout and drawing (:func:`snapglyph.raster._kernels.layout_blit`), row packing
-(:func:`snapglyph.raster._kernels.pack_rows`) and deflate (ISA-L or zlib) all release the GIL, so on a machine with
+(:func:`snapglyph.raster._pack_kernels.pack_rows`) and deflate (ISA-L or zlib) all release the GIL, so on a machine with
 two or more cores a page is encoded while the following one is drawn. :func:`encode_ahead` keeps at most
 ``window`` pages in flight and yields them in their input order with :attr:`snapglyph.raster.render.Page.png`
 already computed; the bytes are those of a serial encode (tested), because each page is encoded by the same

@@ -341,11 +341,12 @@ class _Pager:
             self.out_col = np.empty(n, np.int32)
         out_line, out_col = self.out_line[:n], self.out_col[:n]
         out_line.fill(-1)
+        count = native.kernels().count_span if fast else _count_span
         while i < n:
             j = self.layout(ck.codes, ck.styles, i, n, self.state, self.buf, at.glyphs, at.width, STYLE_LUT,
                             at.cell_w, at.cell_h, self.cols, self.rows, self.dense, MARKER, *ink, out_line, out_col,
                             self.line_flag, self.cont)
-            _account(self.acc, ck, i, j)
+            _account(self.acc, ck, i, j, count)
             if j > i:
                 self.shown.append((out_line[i:j].copy(), ck.codes[i:j].copy()))  # read by Page.text, if ever
                 self.fresh = False
@@ -387,15 +388,22 @@ class _Pager:
         return self.page(self.buf[:_last_page_height(prof, self.width, self.height, used)].copy())
 
 
-def _account(acc: list, ck: Chunk, a: int, b: int) -> None:
+def _count_span(codes: np.ndarray, srcw: np.ndarray, a: int, b: int, repl_narrow: int,
+                repl_wide: int) -> tuple[int, int]:
+    """:func:`snapglyph.raster._kernels.count_span` with numpy (the plain-Python engine's)."""
+    w, c = srcw[a:b], codes[a:b]
+    return (int(np.count_nonzero(w)),
+            int(np.count_nonzero(((c == repl_narrow) | (c == repl_wide)) & (w > 0)) + np.count_nonzero(w == 2)))
+
+
+def _account(acc: list, ck: Chunk, a: int, b: int, count=_count_span) -> None:
     """Add the elements ``[a, b)`` of chunk ``ck`` to a page's counts ``acc`` (chars, replaced, zero-width,
-    removed, first id, last id); modifies ``acc`` in place."""
+    removed, first id, last id); modifies ``acc`` in place. ``count``: :func:`_count_span` or its kernel."""
     if b <= a:
         return
-    w = ck.srcw[a:b]
-    acc[0] += int(np.count_nonzero(w))
-    c = ck.codes[a:b]
-    acc[1] += int(np.count_nonzero(((c == REPL_NARROW) | (c == REPL_WIDE)) & (w > 0)) + np.count_nonzero(w == 2))
+    chars, replaced = count(ck.codes, ck.srcw, a, b, REPL_NARROW, REPL_WIDE)
+    acc[0] += chars
+    acc[1] += replaced
     # Segments whose first element lies in [a, b) bring their zero-width and removed counts.
     lo, hi = np.searchsorted(ck.starts, [a, b])
     for k in range(lo, hi):

@@ -28,7 +28,8 @@ def warm() -> None:
     """
     from ..errors import RenderError
     from ._codes import INDENT_TAB_STOP, N_STATE, TAB_STOP, expand_tabs
-    from ._kernels import expand_codes, layout_blit, pack_rows
+    from ._kernels import count_span, expand_codes, layout_blit
+    from ._pack_kernels import pack_rows
 
     glyphs = np.zeros((4, 2, 4), np.uint8)
     glyphs[1] = 3
@@ -62,6 +63,8 @@ def warm() -> None:
     for depth in (1, 2, 4, 8):
         out = np.empty(4 * (1 + (8 * depth + 7) // 8), np.uint8)
         pack_rows(page, 4, depth, out)
+    if count_span(codes, np.array([1, 0, 2] + [1] * 10, np.uint8), 0, len(codes), 3, 7) != (12, 2):
+        raise RenderError("kernel warm-up counted a span wrongly")
     if page[0, 0] != 0:
         raise RenderError("kernel warm-up drew a wrong pixel")
     from .blocks import plan_blocks
