@@ -3,9 +3,9 @@
 Pipeline: :mod:`snapglyph.raster.stream` turns the document's segments into stream codes (normalized text ->
 glyph indices from the :class:`Atlas`, rasterized on first use; a symbol with no glyph but a label,
 :data:`snapglyph.raster.atlas.SYMBOL_LABELS` ✅ -> ``[ok]``, as its label's letters; blocks marked) in chunks of about
-64 K elements; :func:`iter_pages` feeds each chunk to the numba kernel :func:`snapglyph.raster._kernels.layout_blit`
-(or its plain-Python twin for short documents), which places each glyph and draws its ink pixels into the current
-page array until the page is full. Pages stream: :func:`iter_pages` holds one page and one chunk.
+64 K elements; :func:`iter_pages` feeds each chunk to the kernel :func:`snapglyph.raster._kernels.layout_blit`
+(:mod:`snapglyph.raster.native`; or its plain-Python twin for short documents), which places each glyph and draws
+its ink pixels into the current page array until the page is full. Pages stream: one page and one chunk are held.
 
 Layout modes:
 
@@ -331,14 +331,12 @@ class _Pager:
 
     def lay_out(self, ck: Chunk, fast: bool) -> Iterator[Page]:
         """Place chunk ``ck`` from the cursor on, yielding each page it fills."""
-        at = self.at
-        i, n = 0, len(ck.codes)
+        at, i, n = self.at, 0, len(ck.codes)
         ink = at.ink_lists(self.width) if fast else (None, None, None)  # after the chunk's glyphs were added
         if fast and not self.draw:  # layout only: every glyph's ink list empty
             ink = (np.zeros(at.n + 1, np.int32), np.zeros(0, np.int32), np.zeros(0, np.uint8))
         if len(self.out_line) < n:  # grown, never shrunk: fresh arrays per chunk cost page faults
-            self.out_line = np.empty(n, np.int32)
-            self.out_col = np.empty(n, np.int32)
+            self.out_line, self.out_col = np.empty(n, np.int32), np.empty(n, np.int32)
         out_line, out_col = self.out_line[:n], self.out_col[:n]
         out_line.fill(-1)
         count = native.kernels().count_span if fast else _count_span
@@ -388,12 +386,10 @@ class _Pager:
         return self.page(self.buf[:_last_page_height(prof, self.width, self.height, used)].copy())
 
 
-def _count_span(codes: np.ndarray, srcw: np.ndarray, a: int, b: int, repl_narrow: int,
-                repl_wide: int) -> tuple[int, int]:
+def _count_span(codes: np.ndarray, srcw: np.ndarray, a: int, b: int, narrow: int, wide: int) -> tuple[int, int]:
     """:func:`snapglyph.raster._kernels.count_span` with numpy (the plain-Python engine's)."""
     w, c = srcw[a:b], codes[a:b]
-    return (int(np.count_nonzero(w)),
-            int(np.count_nonzero(((c == repl_narrow) | (c == repl_wide)) & (w > 0)) + np.count_nonzero(w == 2)))
+    return int(np.count_nonzero(w)), int(np.count_nonzero(((c == narrow) | (c == wide)) & (w > 0)) + (w == 2).sum())
 
 
 def _account(acc: list, ck: Chunk, a: int, b: int, count=_count_span) -> None:
