@@ -331,9 +331,9 @@ def section(res: dict) -> str:
               "`RssAnon`, which leaves out the shared libraries' pages): "
               + ", ".join(f"`render` {int(k) / 1e6:.0f} M chars {fmt(v)}" for k, v in m.items() if k.isdigit())
               + (f"; `compact` of the aider history {fmt(m['compact aider'])}" if "compact aider" in m else "")
-              + f". File-backed pages at the end of the {int(big) / 1e6:.0f} M render: {m[big]['file']:.0f} MB, "
-              "(shared libraries; measured 2026-12-02, most of them are libllvmlite.so's, whose count depends on how "
-              "the page cache holds that file: `import llvmlite.binding` alone 116 MB or 56 MB, the same file)."]
+              + f". File-backed pages at the end of the {int(big) / 1e6:.0f} M render: {m[big]['file']:.0f} MB "
+              "(shared libraries: with numba's JIT they are mostly libllvmlite.so's, 56-116 MB by how the page "
+              "cache holds that file, measured 2026-12-02; the ahead-of-time build loads neither numba nor LLVM)."]
     if "compact" in res:
         c = res["compact"]
         lines += ["", f"`compact` of the aider history (4.2 MB) {_fmt(c['compact'])} against `render` of the same "

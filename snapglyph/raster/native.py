@@ -2,8 +2,9 @@
 
 The six kernels on the render path (:data:`KERNELS`: layout and blit, a page's counts, row packing, the compiled
 normalization and the two block-planner kernels) are numba functions in :mod:`snapglyph.raster._kernels`,
-:mod:`snapglyph.raster._pack_kernels` and :mod:`snapglyph.raster._line_kernels`. Called through numba's dispatcher, a fresh process pays for numba itself
-before its first page: importing numba and initializing its compiler for the first cached kernel, about 0.5 s
+:mod:`snapglyph.raster._pack_kernels` and :mod:`snapglyph.raster._line_kernels`. Called through numba's
+dispatcher, a fresh process pays for numba itself before its first page: importing numba and initializing its
+compiler for the first cached kernel, about 0.5 s
 (measured 2026-12-03 on 2 cores: ``import numba`` 0.20-0.25 s, the first cached load 0.28-0.32 s, the render of
 a 30,000-character text 0.6 s in all). :func:`build` compiles the same Python functions with the same numba
 (``numba.pycc``, its ahead-of-time compiler) into an extension module of this machine; :func:`kernels` imports it
@@ -38,8 +39,10 @@ KERNELS = ("layout_blit", "count_span", "pack_rows", "expand_codes", "line_kinds
 """The kernels :func:`kernels` provides, by name."""
 
 _MODULE = "_snapglyph_kernels"
-_SOURCES = ("_kernels.py", "_pack_kernels.py", "_line_kernels.py", "_codes.py", "blocks.py", "native.py")  # what the machine code reads
+_SOURCES = ("_kernels.py", "_pack_kernels.py", "_line_kernels.py", "_codes.py", "blocks.py", "native.py")
+"""The files whose text the build's machine code depends on (its name hashes them)."""
 _loaded: SimpleNamespace | None = None
+_searched = False
 
 
 def build_key() -> str:
@@ -171,12 +174,12 @@ def ready() -> bool:
     >>> kernels() is not None and ready()
     True
     """
-    global _loaded
-    if _loaded is not None:
+    global _loaded, _searched
+    if _loaded is not None or "snapglyph.raster._kernels" in sys.modules:
         return True
-    if "snapglyph.raster._kernels" in sys.modules:
-        return True
-    _loaded = _load_build()
+    if not _searched:  # looked for once a process (a build made later is found by kernels())
+        _searched = True
+        _loaded = _load_build()
     return _loaded is not None
 
 
@@ -230,7 +233,7 @@ def _guarded(fn, name: str):
             f"    return _fn({params})\n")
     scope = {"_nd": np.ndarray, "_fn": fn, "_refuse": lambda values: _refuse(name, values)}
     scope.update({f"_d{i}": np.dtype(_DTYPES[a.split(":")[0]]) for i, a in enumerate(args) if ":" in a})
-    exec(compile(code, f"<snapglyph.raster.native guard of {name}>", "exec"), scope)
+    exec(compile(code, f"<snapglyph.raster.native guard of {name}>", "exec"), scope)  # noqa: S102 - our own text
     call = scope[name]
     call.__doc__ = f"The ahead-of-time build of ``{name}`` (its array arguments checked)."
     return call
@@ -307,7 +310,7 @@ def build(folder: str | Path | None = None) -> Path:
         except OSError:  # another process built it first: keep theirs
             if _built(target) is None:
                 raise
-    except Exception as e:
+    except Exception as e:  # noqa: BLE001 - any failure of numba's or the C compiler's: the JIT is used instead
         raise RenderError(f"the ahead-of-time build of the kernels failed ({type(e).__name__}: {e}); "
                           "the JIT kernels are used") from None
     finally:
