@@ -154,3 +154,21 @@ def test_a_pages_counts_by_kernel_equal_numpy(build):
         assert made.count_span(codes, srcw, a, b, REPL_NARROW, REPL_WIDE) == want
         assert jit.count_span(codes, srcw, a, b, REPL_NARROW, REPL_WIDE) == want
     assert _count_span(codes, srcw, 0, 5000, REPL_NARROW, REPL_WIDE)[1] > 1000  # both kinds of replaced counted
+
+
+def test_without_a_build_a_short_text_is_drawn_in_plain_python_without_numba(tmp_path):
+    code = ("import sys; from snapglyph.raster import native; import snapglyph as s; "
+            "pages = s.render('hello\\n' * 50, workers=1); "
+            "print(len(pages), native.ready(), 'numba' in sys.modules)")
+    assert _fresh(code, SNAPGLYPH_KERNEL_DIR=str(tmp_path)) == ["1", "False", "False"]
+
+
+def test_a_build_that_cannot_be_made_is_a_render_error_and_warm_says_why(monkeypatch, tmp_path, capsys):
+    from snapglyph.raster import warm
+    monkeypatch.setitem(sys.modules, "numba.pycc", None)  # a numba without its ahead-of-time compiler
+    with pytest.raises(RenderError, match="numba has no ahead-of-time compiler.*the JIT kernels are used"):
+        native.build(tmp_path / "kernels-x")
+    monkeypatch.setenv("SNAPGLYPH_KERNEL_DIR", str(tmp_path))
+    assert warm.main() == 0
+    assert "snapglyph: note: numba has no ahead-of-time compiler" in capsys.readouterr().err
+    assert not list(tmp_path.iterdir())  # nothing half-built left behind
