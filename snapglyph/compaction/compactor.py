@@ -147,10 +147,11 @@ def compact(messages: Any, *, profile: "str | Profile" = "claude", dialect: str 
     _check_positive(budget=budget, **({} if max_tokens is None else {"max_tokens": max_tokens}))
     if isinstance(ledger, bool) or not isinstance(ledger, (int, float)) or not 0 <= ledger <= 1:
         raise InputError(f"ledger must be a share of the pages' tokens between 0 and 1, not {ledger!r}")
-    from ..raster.pool import page_starts, render_packed  # pages kept as PNG bytes: memory grows with the PNGs only
+    from ..raster.lazy import render_lazy  # pages laid out, drawn when looked at, kept as PNG bytes
+    from ..raster.pool import page_starts
     # encoded, segments: memos shared by the largest middle's layout and the middles drawn after it
     settings = {"profile": prof, "cell": cell, "mode": mode, "family": family, "encoded": {}, "segments": {}}
-    cache = CachedDraw(functools.partial(render_packed, **settings), (prof.name, cell, mode, family))
+    cache = CachedDraw(functools.partial(render_lazy, **settings), (prof.name, cell, mode, family))
     conv = prepare(messages, prof=prof, dialect=dialect, store=store, model=model, max_tokens=max_tokens,
                    tools=tools, recall_tool=recall_tool, draw=cache if cut is not None else cache.draw,
                    starts=functools.partial(page_starts, **settings))

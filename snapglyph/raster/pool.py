@@ -28,7 +28,8 @@ from .render import Page
 __all__ = ["PROGRESS", "PackedPage", "PageBuffers", "encode_ahead", "page_starts", "render_packed", "resolve_workers"]
 
 PROGRESS: ContextVar = ContextVar("snapglyph_progress", default=None)
-"""A callable ``tick(pages)`` that :func:`render_packed` calls after each page it keeps, or None (the default).
+"""A callable ``tick(pages)`` that :func:`render_packed` (and :func:`snapglyph.raster.lazy.render_lazy`) calls
+after each page it keeps, or None (the default).
 The command line sets it to a progress bar around ``compact``; the library itself never prints."""
 
 
@@ -154,7 +155,8 @@ class PackedPage(Page):
     """A :class:`snapglyph.raster.render.Page` that keeps only its PNG bytes (about 70 KB instead of 1.2 MB).
 
     Every attribute is the drawn page's; :attr:`pixels` is decoded again from the PNG on each access (exactly the
-    drawn pixels: the PNG is lossless), so a long list of pages stays small. Compaction keeps its pages this way.
+    drawn pixels: the PNG is lossless), so a long list of pages stays small. Compaction keeps its pages this way
+    (the ones it looks at: :mod:`snapglyph.raster.lazy`).
 
     Parameters
     ----------

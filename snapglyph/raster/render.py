@@ -237,7 +237,7 @@ def _check(document, prof, cell, mode, family) -> tuple[Profile, Atlas, str]:
 
 def iter_pages(document: Document, *, profile="claude", cell=None, mode: str = "auto", family: str | None = None,
                reuse_buffer: bool = False, engine: str = "auto", buffers=None,
-               encoded: dict | None = None, draw: bool = True) -> Iterator[Page]:
+               encoded: dict | None = None, draw=True) -> Iterator[Page]:
     """Lay out and draw ``document`` page by page (streaming: one page and one chunk in memory).
 
     Parameters
@@ -260,9 +260,10 @@ def iter_pages(document: Document, *, profile="claude", cell=None, mode: str = "
         so a long render reuses a few buffers instead of allocating (and faulting in) one a page.
     encoded : dict or None
         A memo of encoded segments shared with other renders (see :func:`snapglyph.raster.stream.encode_segment`).
-    draw : bool
+    draw : bool or set of int
         False (:func:`snapglyph.raster.pool.page_starts`): the compiled kernel gets empty ink lists; breaks, counts
         and text are exact, the pixels are not (the blit is 0.5-0.7 s of the 10 M render's 0.8-1.1 s of kernel).
+        A set: only the pages of those indices are drawn (:mod:`snapglyph.raster.lazy`).
     engine : str
         ``"numba"`` (the compiled kernel: :func:`snapglyph.raster.native.kernels`), ``"python"`` (its plain-Python
         twin, same pixels) or ``"auto"``: Python for documents of at most :data:`SMALL_DOCUMENT` characters while the
@@ -296,8 +297,7 @@ def iter_pages(document: Document, *, profile="claude", cell=None, mode: str = "
 
 
 def _engine(document: Document, engine: str):
-    """The layout function for ``engine`` (see :func:`iter_pages`) and whether segments use the compiled
-    normalization."""
+    """The layout function for ``engine`` (see :func:`iter_pages`) and whether segments use compiled kernels."""
     if engine not in ("auto", "numba", "python"):
         raise InputError(f"unknown engine {engine!r}; known: auto, numba, python")
     if engine == "python" or (engine == "auto" and not native.ready() and _at_most(document, SMALL_DOCUMENT)):
@@ -313,7 +313,7 @@ class _Pager:
     :func:`iter_pages`)."""
 
     def __init__(self, prof: Profile, at: Atlas, note: str, layout, dense: bool, reuse_buffer: bool,
-                 buffers=None, draw: bool = True) -> None:
+                 buffers=None, draw=True) -> None:
         self.at, self.note, self.layout, self.dense, self.reuse = at, note, layout, dense, reuse_buffer
         self.buffers, self.draw = buffers, draw  # draw False: the kernel gets empty ink lists (iter_pages)
         self.width, self.height = prof.page_size
@@ -332,15 +332,15 @@ class _Pager:
     def lay_out(self, ck: Chunk, fast: bool) -> Iterator[Page]:
         """Place chunk ``ck`` from the cursor on, yielding each page it fills."""
         at, i, n = self.at, 0, len(ck.codes)
-        ink = at.ink_lists(self.width) if fast else (None, None, None)  # after the chunk's glyphs were added
-        if fast and not self.draw:  # layout only: every glyph's ink list empty
-            ink = (np.zeros(at.n + 1, np.int32), np.zeros(0, np.int32), np.zeros(0, np.uint8))
+        full = at.ink_lists(self.width) if fast else (None, None, None)  # after the chunk's glyphs were added
+        none = (np.zeros(at.n + 1, np.int32), np.zeros(0, np.int32), np.zeros(0, np.uint8)) if fast else full
         if len(self.out_line) < n:  # grown, never shrunk: fresh arrays per chunk cost page faults
             self.out_line, self.out_col = np.empty(n, np.int32), np.empty(n, np.int32)
         out_line, out_col = self.out_line[:n], self.out_col[:n]
         out_line.fill(-1)
         count = native.kernels().count_span if fast else _count_span
-        while i < n:
+        while i < n:  # one call never goes past a page: the ink lists (layout only: all empty) are the page's
+            ink = full if self.draw is True or (self.draw is not False and self.index in self.draw) else none
             j = self.layout(ck.codes, ck.styles, i, n, self.state, self.buf, at.glyphs, at.width, STYLE_LUT,
                             at.cell_w, at.cell_h, self.cols, self.rows, self.dense, MARKER, *ink, out_line, out_col,
                             self.line_flag, self.cont)

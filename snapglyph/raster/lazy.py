@@ -1,0 +1,152 @@
+"""Pages laid out now and drawn when first looked at: what compaction renders its middles with.
+
+A compaction renders the middle of a long conversation to learn its pages' breaks, sizes and message ids, then
+keeps the few that fit the budget (17 of the aider history's 329 at a 100,000-token budget) and drops the rest.
+:func:`render_lazy` lays the document out without drawing it (``iter_pages(..., draw=False)``: breaks, counts
+and ids exact, tested) and returns :class:`LazyPage` objects. The first time a page's PNG, pixels or text is read,
+the document is laid out again and that page and every later one are drawn and encoded in one pass (kept pages are
+the newest, so that pass draws what is kept and little else); a page is a pure function of the document and the
+settings, so its bytes are those :func:`snapglyph.raster.pool.render_packed` gives (tested page by page).
+"""
+
+from __future__ import annotations
+
+import threading
+
+from .pool import PROGRESS, PackedPage, PageBuffers, encode_ahead
+from .render import Page, _as_document, iter_pages
+
+__all__ = ["LazyPage", "render_lazy"]
+
+
+class _Peek:
+    """A view of an encoded-segment memo (:func:`snapglyph.raster.stream.encode_segment`) that leaves what it finds
+    in: the layout pass leaves each segment for the drawing pass to take."""
+
+    def __init__(self, memo: dict) -> None:
+        self.memo = memo
+
+    def pop(self, key, default=None):
+        return self.memo.get(key, default)
+
+    def __setitem__(self, key, value) -> None:
+        self.memo[key] = value
+
+
+class _Pages:
+    """The document and settings of one lazy render, and its pages; draws them on demand."""
+
+    def __init__(self, doc, settings: dict, workers: int | None, encoded: dict | None) -> None:
+        self.doc, self.settings, self.workers, self.encoded = doc, settings, workers, encoded
+        self.pages: list[LazyPage] = []
+        self.lock = threading.Lock()
+
+    def draw_from(self, first: int) -> None:
+        """Draw and encode page ``first`` and every later page not drawn yet, in one pass over the document."""
+        with self.lock:
+            want = {p.index for p in self.pages[first:] if p._packed is None}
+            if not want:
+                return
+            last, buffers = max(want), PageBuffers()
+            drawn = iter_pages(self.doc, **self.settings, buffers=buffers, encoded=self.encoded, draw=want)
+            wanted = (p for p in drawn if p.index in want or buffers.give(p.pixels))  # give: None, a page dropped
+            encoded = encode_ahead(wanted, self.workers)
+            try:
+                for page in encoded:
+                    self.pages[page.index]._packed = PackedPage(page)
+                    buffers.give(page.pixels)
+                    if page.index == last:
+                        break
+            finally:
+                encoded.close()
+                drawn.close()
+
+
+class LazyPage(Page):
+    """A page of :func:`render_lazy`: every count and id of the drawn page, known from layout; :attr:`png`,
+    :attr:`pixels` and :attr:`text` (its :attr:`reading`) are drawn on first access (this page and the later ones
+    of its render, in one pass).
+
+    Examples
+    --------
+    >>> pages = render_lazy("abc " * 9000, workers=1)
+    >>> [p._packed is None for p in pages]
+    [True, True, True]
+    >>> pages[1].png[1:4], [p._packed is None for p in pages]
+    (b'PNG', [True, False, False])
+    """
+
+    def __init__(self, page: Page, owner: _Pages) -> None:
+        from dataclasses import fields
+        for f in fields(Page):
+            if f.name not in ("pixels", "reading"):
+                object.__setattr__(self, f.name, getattr(page, f.name))
+        self.__dict__.update(_size=(page.width, page.height), _owner=owner, _packed=None)
+
+    def _page(self) -> PackedPage:
+        if self._packed is None:
+            self._owner.draw_from(self.index)
+        return self._packed
+
+    @property
+    def png(self) -> bytes:  # type: ignore[override]
+        """Deterministic PNG bytes (drawn on first access)."""
+        return self._page().png
+
+    @property
+    def pixels(self):  # type: ignore[override]
+        """``(height, width)`` uint8 pixels, decoded from :attr:`png`."""
+        return self._page().pixels
+
+    @property
+    def reading(self):  # type: ignore[override]
+        """The page's characters and line ends (:func:`snapglyph.raster.page_text.page_body`)."""
+        return self._page().reading
+
+    @property
+    def width(self) -> int:
+        """Page width in pixels."""
+        return self._size[0]
+
+    @property
+    def height(self) -> int:
+        """Page height in pixels."""
+        return self._size[1]
+
+
+def render_lazy(text_or_messages, *, profile="claude", cell=None, mode: str = "auto", family: str | None = None,
+                workers: int | None = None, encoded: dict | None = None, segments: dict | None = None) -> list:
+    """Lay out like :func:`snapglyph.raster.pool.render_packed` and return its pages undrawn (:class:`LazyPage`).
+
+    Parameters
+    ----------
+    text_or_messages, profile, cell, mode, family, workers, encoded, segments
+        As :func:`snapglyph.raster.pool.render_packed` (``encoded``: the layout pass leaves each segment in the
+        memo, the drawing pass takes it out).
+
+    Returns
+    -------
+    list of LazyPage
+
+    Raises
+    ------
+    InputError, FontError
+        As :func:`snapglyph.raster.render.render`.
+
+    Examples
+    --------
+    >>> from snapglyph.raster.pool import render_packed
+    >>> [p.png for p in render_lazy("abc " * 9000)] == [p.png for p in render_packed("abc " * 9000)]
+    True
+    """
+    doc = _as_document(text_or_messages, mode, segments)
+    settings = {"profile": profile, "cell": cell, "mode": mode, "family": family}
+    owner = _Pages(doc, settings, workers, encoded)
+    tick = PROGRESS.get()
+    laid = iter_pages(doc, **settings, reuse_buffer=True, encoded=_Peek(encoded) if encoded is not None else None,
+                      draw=False)
+    for page in laid:
+        owner.pages.append(LazyPage(page, owner))
+        if tick is not None:
+            tick(1)
+    return owner.pages
