@@ -35,11 +35,12 @@ import re
 
 import numpy as np
 
+from . import native
+from ._codes import INDENT_TAB_STOP, TAB_STOP, expand_tabs
 from ._codes import KMAX as _KMAX
-from ._codes import expand_tabs
 
-__all__ = ["CLASS_DIGIT", "CLASS_SPACE", "CLASS_WORD", "CODE_END", "CODE_KEYWORDS", "F_DIFF_LINE", "F_ENDS_CODE", "F_PROSE",
-           "F_TOKENS", "KIND_BITS", "LOG_LEVELS", "MAX_WRAP_SHARE", "MIN_BLOCK_LINES", "MIN_COLW",
+__all__ = ["CLASS_DIGIT", "CLASS_SPACE", "CLASS_WORD", "CODE_END", "CODE_KEYWORDS", "F_DIFF_LINE", "F_ENDS_CODE",
+           "F_PROSE", "F_TOKENS", "KIND_BITS", "LOG_LEVELS", "MAX_WRAP_SHARE", "MIN_BLOCK_LINES", "MIN_COLW",
            "MIN_ROWS_PER_COLUMN", "char_classes", "choose_columns", "classify_lines", "find_blocks", "line_kinds",
            "plan_blocks", "split_lines"]
 
@@ -258,8 +259,6 @@ def line_kinds(lines: list[str], style: int = 0) -> tuple[str, np.ndarray]:
     >>> kinds, widths.tolist()
     ('NCCCBN', [16, 5, 9, 3, 0, 22])
     """
-    from ._codes import INDENT_TAB_STOP, TAB_STOP
-    from .native import kernels
 
     listing = style in _LISTING_STYLES
     joined = "\n".join(lines)
@@ -271,7 +270,7 @@ def line_kinds(lines: list[str], style: int = 0) -> tuple[str, np.ndarray]:
             feats[i] = _features(lines[i], listing)
     out = np.empty(len(lines), np.uint8)
     widths = np.empty(len(lines), np.int32)
-    kernels().line_kinds(cps, feats, listing, char_classes(), TAB_STOP, INDENT_TAB_STOP, out, widths)
+    native.kernels().line_kinds(cps, feats, listing, char_classes(), TAB_STOP, INDENT_TAB_STOP, out, widths)
     return out.tobytes().decode("ascii"), widths
 
 
@@ -396,7 +395,6 @@ def plan_blocks(text: str, style: int, cols: int) -> list[tuple[int, int, int, i
     if not _may_have_blocks(text, style):
         return []
     lines = split_lines(text)
-    from . import native
     if not native.ready():
         out = []  # the Python engine (numba not loaded): the patterns, line by line
         for a, b in find_blocks(text, style, lines):

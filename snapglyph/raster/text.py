@@ -48,6 +48,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..errors import InternalError
+from . import native
 from ._codes import INDENT_TAB_STOP, TAB_STOP, tab_fill
 from .widths import cell_table, char_cells, nfc
 
@@ -455,8 +456,6 @@ def normalize_codes(s: str, table: np.ndarray, head: int = 0,
         from ..errors import InputError
 
         raise InputError(f"text must be a str, not {type(s).__name__}")
-    from .native import kernels
-
     s, synthetic, removed, zero_width = _prepare(s)
     cps = np.frombuffer(s.encode("utf-32-le"), np.uint32)
     spans = np.array(synthetic, np.int64).reshape(-1, 2)
@@ -467,7 +466,7 @@ def normalize_codes(s: str, table: np.ndarray, head: int = 0,
     srcw[:head] = 0
     cells = cell_table()
     lab = np.zeros(1, np.uint8) if label_len is None else label_len
-    stop, zw, unseen = kernels().expand_codes(cps, spans, cells, table, codes, srcw, head, TAB_STOP, INDENT_TAB_STOP, lab)
+    stop, zw, unseen = native.kernels().expand_codes(cps, spans, cells, table, codes, srcw, head, TAB_STOP, INDENT_TAB_STOP, lab)
     if stop < 0:  # pragma: no cover - the cell table holds every code point
         raise InternalError(f"no cell width for U+{int(cps[-1 - stop]):04X}")
     return codes[:stop], srcw[:stop], zero_width + zw, removed, unseen
