@@ -413,7 +413,8 @@ def normalize_codes(s: str, table: np.ndarray, head: int = 0,
     """Normalize ``s`` like :func:`normalize` and map it to stream codes, with one compiled pass for steps 5-6.
 
     Equal, element for element, to mapping ``normalize(s).text`` through ``table`` (newline -> -1) with the
-    synthetic spans as weight 0; it imports numba (use :func:`normalize` where start-up time matters).
+    synthetic spans as weight 0; it calls a compiled kernel (:func:`snapglyph.raster.native.kernels`: numba's
+    import where no ahead-of-time build is there; :func:`normalize` needs none).
 
     Parameters
     ----------
@@ -466,7 +467,8 @@ def normalize_codes(s: str, table: np.ndarray, head: int = 0,
     srcw[:head] = 0
     cells = cell_table()
     lab = np.zeros(1, np.uint8) if label_len is None else label_len
-    stop, zw, unseen = native.kernels().expand_codes(cps, spans, cells, table, codes, srcw, head, TAB_STOP, INDENT_TAB_STOP, lab)
+    expand = native.kernels().expand_codes
+    stop, zw, unseen = expand(cps, spans, cells, table, codes, srcw, head, TAB_STOP, INDENT_TAB_STOP, lab)
     if stop < 0:  # pragma: no cover - the cell table holds every code point
         raise InternalError(f"no cell width for U+{int(cps[-1 - stop]):04X}")
     return codes[:stop], srcw[:stop], zero_width + zw, removed, unseen
