@@ -337,7 +337,7 @@ def section(res: dict) -> str:
     if "compact" in res:
         c = res["compact"]
         lines += ["", f"`compact` of the aider history (4.2 MB) {_fmt(c['compact'])} against `render` of the same "
-                  f"file {_fmt(c['render'])}: {c['compact']['median'] / c['render']['median']:.1f}x."]
+                  f"file {_fmt(c['render'])}: {c['compact']['median'] / c['render']['median']:.2f}x."]
     return "\n".join(lines) + "\n"
 
 
