@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import threading
 
-from .pool import PROGRESS, PackedPage, PageBuffers, encode_ahead
+from .pool import PROGRESS, PackedPage, PageBuffers, _SizedPage, encode_ahead
 from .render import Page, _as_document, iter_pages
 
 __all__ = ["LazyPage", "render_lazy"]
@@ -62,7 +62,7 @@ class _Pages:
                 drawn.close()
 
 
-class LazyPage(Page):
+class LazyPage(_SizedPage):
     """A page of :func:`render_lazy`: every count and id of the drawn page, known from layout; :attr:`png`,
     :attr:`pixels` and :attr:`text` (its :attr:`reading`) are drawn on first access (this page and the later ones
     of its render, in one pass).
@@ -77,11 +77,8 @@ class LazyPage(Page):
     """
 
     def __init__(self, page: Page, owner: _Pages) -> None:
-        from dataclasses import fields
-        for f in fields(Page):
-            if f.name not in ("pixels", "reading"):
-                object.__setattr__(self, f.name, getattr(page, f.name))
-        self.__dict__.update(_size=(page.width, page.height), _owner=owner, _packed=None)
+        self._copy(page)
+        self.__dict__.update(_owner=owner, _packed=None)
 
     def _page(self) -> PackedPage:
         if self._packed is None:
@@ -102,16 +99,6 @@ class LazyPage(Page):
     def reading(self):  # type: ignore[override]
         """The page's characters and line ends (:func:`snapglyph.raster.page_text.page_body`)."""
         return self._page().reading
-
-    @property
-    def width(self) -> int:
-        """Page width in pixels."""
-        return self._size[0]
-
-    @property
-    def height(self) -> int:
-        """Page height in pixels."""
-        return self._size[1]
 
 
 def render_lazy(text_or_messages, *, profile="claude", cell=None, mode: str = "auto", family: str | None = None,

@@ -151,7 +151,27 @@ class PageBuffers:
             self._free.append(pixels)
 
 
-class PackedPage(Page):
+class _SizedPage(Page):
+    """A page that does not hold its pixels: the fields of a drawn page (:meth:`_copy`), its size kept apart."""
+
+    def _copy(self, page: Page) -> None:
+        for f in dataclasses.fields(Page):
+            if f.name not in ("pixels", "reading"):
+                object.__setattr__(self, f.name, getattr(page, f.name))
+        object.__setattr__(self, "_size", (page.width, page.height))
+
+    @property
+    def width(self) -> int:
+        """Page width in pixels."""
+        return self._size[0]
+
+    @property
+    def height(self) -> int:
+        """Page height in pixels."""
+        return self._size[1]
+
+
+class PackedPage(_SizedPage):
     """A :class:`snapglyph.raster.render.Page` that keeps only its PNG bytes (about 70 KB instead of 1.2 MB).
 
     Every attribute is the drawn page's; :attr:`pixels` is decoded again from the PNG on each access (exactly the
@@ -174,12 +194,9 @@ class PackedPage(Page):
 
     def __init__(self, page: Page) -> None:  # fields copied from the drawn page, pixels replaced by the PNG
         png = page.png
-        for f in dataclasses.fields(Page):
-            if f.name not in ("pixels", "reading"):
-                object.__setattr__(self, f.name, getattr(page, f.name))
+        self._copy(page)
         r = page.reading  # kept as its characters and line ends: the lines are joined only if the text is read
         object.__setattr__(self, "reading", r if r is None or isinstance(r[0], str) else page_body(*r))
-        object.__setattr__(self, "_size", (page.width, page.height))
         self.__dict__["png"] = png
 
     @property
@@ -190,16 +207,6 @@ class PackedPage(Page):
 
         with Image.open(io.BytesIO(self.png)) as im:
             return np.asarray(im.convert("L")).copy()
-
-    @property
-    def width(self) -> int:
-        """Page width in pixels."""
-        return self._size[0]
-
-    @property
-    def height(self) -> int:
-        """Page height in pixels."""
-        return self._size[1]
 
 
 def render_packed(text_or_messages, *, profile="claude", cell=None, mode: str = "auto", family: str | None = None,
