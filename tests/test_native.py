@@ -172,3 +172,51 @@ def test_a_build_that_cannot_be_made_is_a_render_error_and_warm_says_why(monkeyp
     assert warm.main() == 0
     assert "snapglyph: note: numba has no ahead-of-time compiler" in capsys.readouterr().err
     assert not list(tmp_path.iterdir())  # nothing half-built left behind
+
+
+def test_a_build_that_is_not_whole_is_not_loaded_and_warm_up_makes_it_again(build, tmp_path):
+    """A truncated module (a full disk, a cache restored in part) would end the process with a bus error on
+    import: its size and SHA-256 are checked against build.json first; warm-up replaces it."""
+    import shutil
+    made, _ = build
+    folder = tmp_path / native.build_dir().name
+    shutil.copytree(made.path.parent, folder)
+    env = {"SNAPGLYPH_KERNEL_DIR": str(tmp_path)}
+    probe = "from snapglyph.raster import native; import snapglyph; snapglyph.render('hi'); print(native.kernels().source)"
+    assert _fresh(probe, **env) == ["build"]
+    so = folder / made.path.name
+    so.write_bytes(so.read_bytes()[:100_000])
+    assert _fresh(probe, **env) == ["jit"]
+    r = subprocess.run([sys.executable, "-m", "snapglyph.raster.warm"], cwd=ROOT, capture_output=True, text=True,
+                       env=dict(os.environ, PYTHONPATH=str(ROOT), **env), timeout=600)
+    assert r.returncode == 0 and r.stderr == ""
+    assert _fresh(probe, **env) == ["build"]
+
+
+def test_warm_up_in_a_folder_it_cannot_write_says_why_and_exits_0(tmp_path):
+    blocker = tmp_path / "a-file"
+    blocker.write_text("not a folder")
+    r = subprocess.run([sys.executable, "-m", "snapglyph.raster.warm"], cwd=ROOT, capture_output=True, text=True,
+                       env=dict(os.environ, PYTHONPATH=str(ROOT), SNAPGLYPH_KERNEL_DIR=str(blocker / "kernels")),
+                       timeout=600)
+    assert r.returncode == 0, r.stderr
+    assert r.stderr.startswith("snapglyph: note: the ahead-of-time build of the kernels failed (")
+    assert r.stderr.count("\n") == 1
+
+
+def test_an_unknown_kernels_choice_is_an_input_error(monkeypatch):
+    from snapglyph import InputError
+    monkeypatch.setenv("SNAPGLYPH_KERNELS", "aot")
+    with pytest.raises(InputError, match="SNAPGLYPH_KERNELS must be auto or jit, not 'aot'"):
+        native._load_build()
+    monkeypatch.setenv("SNAPGLYPH_KERNELS", " JIT ")
+    assert native._load_build() is None
+
+
+def test_build_checks_its_scalar_arguments(build):
+    made, _ = build
+    codes, srcw = np.zeros(4, np.int32), np.ones(4, np.uint8)
+    assert made.count_span(codes, srcw, np.int64(0), 4, 3, 7) == (4, 0)
+    for bad in ("0", 2.9, None):
+        with pytest.raises(InternalError, match="count_span: argument 2 must be int or integer"):
+            made.count_span(codes, srcw, bad, 4, 3, 7)

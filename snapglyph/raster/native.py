@@ -14,20 +14,23 @@ pages are byte-identical (tested against the JIT); the module's wrappers release
 A build is named by :func:`build_key` (the kernels' sources, the numba, numpy and Python versions, the machine)
 and lives in :func:`build_dir`; a build of other sources is never loaded. Where there is none (no C compiler, a
 numba without ``pycc``, a build not made yet), :func:`kernels` returns numba's JIT dispatchers: the same functions,
-the same results. ``SNAPGLYPH_KERNELS=jit`` forces the JIT (numba's bounds checks, say); ``python -m
-snapglyph.raster.warm`` makes the build.
+the same results. ``SNAPGLYPH_KERNELS=jit`` forces the JIT (to run the kernels under ``NUMBA_BOUNDSCHECK=1``,
+say; ``auto``, the default, takes the build where there is one); ``python -m snapglyph.raster.warm`` makes the
+build, and replaces one that is not whole (``build.json`` records the module's size and SHA-256, checked before it
+is loaded: a truncated module would end the process with a bus error).
 """
 
 from __future__ import annotations
 
 import hashlib
 import importlib.machinery
+import json
 import importlib.util
 import os
 import platform
 import shutil
 import sys
-import tempfile
+import threading
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -39,6 +42,8 @@ KERNELS = ("layout_blit", "count_span", "pack_rows", "expand_codes", "line_kinds
 """The kernels :func:`kernels` provides, by name."""
 
 _MODULE = "_snapglyph_kernels"
+_RECORD = "build.json"
+_CHOICES = ("auto", "jit")
 _SOURCES = ("_kernels.py", "_pack_kernels.py", "_line_kernels.py", "_codes.py", "blocks.py", "native.py")
 """The files whose text the build's machine code depends on (its name hashes them)."""
 _loaded: SimpleNamespace | None = None
@@ -103,18 +108,43 @@ def build_dir() -> Path:
 
 
 def _built(folder: Path) -> Path | None:
-    """The extension module file in ``folder``, if there is one."""
-    suffixes = importlib.machinery.EXTENSION_SUFFIXES
-    for s in suffixes:
-        path = folder / f"{_MODULE}{s}"
-        if path.is_file():
+    """The extension module file in ``folder`` where it is whole: its size and SHA-256 as the build recorded them
+    in ``build.json`` (a truncated module is not loaded: importing one ends the process with a bus error)."""
+    try:
+        record = json.loads((folder / _RECORD).read_text(encoding="utf-8"))
+        path = folder / record["file"]
+        if path.name == record["file"] and path.stat().st_size == record["size"] and _sha256(path) == record["sha256"]:
             return path
+    except (OSError, ValueError, KeyError, TypeError):
+        pass
     return None
 
 
+def _sha256(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def _record(folder: Path) -> None:
+    """Write ``build.json`` for the module pycc wrote into ``folder``."""
+    path = next(folder / f"{_MODULE}{s}" for s in importlib.machinery.EXTENSION_SUFFIXES
+                if (folder / f"{_MODULE}{s}").is_file())
+    record = {"file": path.name, "size": path.stat().st_size, "sha256": _sha256(path)}
+    (folder / _RECORD).write_text(json.dumps(record) + "\n", encoding="utf-8")
+
+
 def _load_build() -> SimpleNamespace | None:
-    """The ahead-of-time build for these sources, imported; None where there is none or the JIT is forced."""
-    if os.environ.get("SNAPGLYPH_KERNELS", "auto") == "jit":
+    """The ahead-of-time build for these sources, imported; None where there is none or the JIT is forced.
+
+    Raises
+    ------
+    InputError
+        ``SNAPGLYPH_KERNELS`` is set to neither ``auto`` nor ``jit``.
+    """
+    choice = os.environ.get("SNAPGLYPH_KERNELS", "auto").strip().lower() or "auto"
+    if choice not in _CHOICES:
+        from ..errors import InputError
+        raise InputError(f"SNAPGLYPH_KERNELS must be auto or jit, not {os.environ['SNAPGLYPH_KERNELS']!r}")
+    if choice == "jit":
         return None
     try:
         path = _built(build_dir())
@@ -196,6 +226,8 @@ _SIGNATURES = {
 """The one signature each kernel is called with: what numba's JIT compiles for the renderer's calls."""
 
 _DTYPES = {"i1": np.int8, "u1": np.uint8, "i4": np.int32, "u4": np.uint32, "i8": np.int64}
+_SCALARS = {"i8": (int, np.integer), "b1": (bool, np.bool_), "f8": (int, float, np.integer, np.floating)}
+"""What a scalar argument may be (the build's wrappers would take a string for an int and truncate a float)."""
 
 
 def _numba_signature(name: str):
@@ -226,12 +258,13 @@ def _guarded(fn, name: str):
     tests = [f"(a{i}.__class__ is _nd and (a{i}.dtype is _d{i} or a{i}.dtype == _d{i}) "
              f"and a{i}.ndim == {int(a.split(':')[1].rstrip('r'))} "
              f"and a{i}.flags.c_contiguous{'' if a.endswith('r') else f' and a{i}.flags.writeable'})"
-             for i, a in enumerate(args) if ":" in a]
+             if ":" in a else f"isinstance(a{i}, _{a})" for i, a in enumerate(args)]
     code = (f"def {name}({params}):\n"
             f"    if not ({' and '.join(tests) or 'True'}):\n"
             f"        _refuse(({params},))\n"
             f"    return _fn({params})\n")
-    scope = {"_nd": np.ndarray, "_fn": fn, "_refuse": lambda values: _refuse(name, values)}
+    scope = {"_nd": np.ndarray, "_fn": fn, "_refuse": lambda values: _refuse(name, values), "_i8": _SCALARS["i8"],
+             "_b1": _SCALARS["b1"], "_f8": _SCALARS["f8"]}
     scope.update({f"_d{i}": np.dtype(_DTYPES[a.split(":")[0]]) for i, a in enumerate(args) if ":" in a})
     exec(compile(code, f"<snapglyph.raster.native guard of {name}>", "exec"), scope)  # noqa: S102 - our own text
     call = scope[name]
@@ -244,6 +277,9 @@ def _refuse(name: str, values: tuple):
     from ..errors import InternalError
     for i, a in enumerate(_SIGNATURES[name][1]):
         if ":" not in a:
+            if not isinstance(values[i], _SCALARS[a]):
+                raise InternalError(f"{name}: argument {i} must be {' or '.join(t.__name__ for t in _SCALARS[a])}, "
+                                    f"not {type(values[i]).__name__}")
             continue
         dtype, ndim, readonly, v = np.dtype(_DTYPES[a.split(":")[0]]), int(a.split(":")[1].rstrip("r")), \
             a.endswith("r"), values[i]
@@ -293,9 +329,13 @@ def build(folder: str | Path | None = None) -> Path:
     except ImportError as e:
         raise RenderError(f"numba has no ahead-of-time compiler ({e}); the JIT kernels are used") from None
     modules = _jit_modules()
-    target.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=".build-", dir=target.parent))
+    tmp = target.parent / f".build-{os.getpid()}-{threading.get_ident()}"
     try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        if target.exists():  # a build that is not whole (no record, or a file that does not match it)
+            shutil.rmtree(target)
+        shutil.rmtree(tmp, ignore_errors=True)  # left by a build that died
+        tmp.mkdir()  # the umask's mode, so that other users of a shared cache can load it
         cc = CC(_MODULE)
         cc.output_dir = str(tmp)
         cc.verbose = False
@@ -305,6 +345,7 @@ def build(folder: str | Path | None = None) -> Path:
         if _cpu_tag() != "generic":
             cc.target_cpu = "host"
         _compile(cc, pycc_compiler)
+        _record(tmp)
         try:
             os.rename(tmp, target)
         except OSError:  # another process built it first: keep theirs
