@@ -32,6 +32,8 @@ from ..model.ids import format_ranges, id_ranges
 from ..model.messages import Message
 from ..providers.limits import check_messages
 from ..providers.profiles import Profile, profile as get_profile
+from ..raster.lazy import render_lazy  # pages laid out, drawn when looked at, kept as PNG bytes
+from ..raster.pool import page_starts
 from .assemble import Assembly, assemble
 from .conversation import Conversation, prepare, resolve_dialect
 from .dropping import add_summary, fit_budget
@@ -104,7 +106,8 @@ def compact(messages: Any, *, profile: "str | Profile" = "claude", dialect: str 
     cut : Cut, optional
         Cut where an earlier compaction of this conversation cut (its result's ``.cut``): keep the same head,
         middle and pages, the tail grown by what was added, while that tail still fits (:mod:`.sticky`), even
-        where the whole conversation would fit the budget; a provider's prompt cache then keeps the pages. Raises :class:`~.sticky.CutNoLongerFits` when it cannot.
+        where the whole conversation would fit the budget; a provider's prompt cache then keeps the pages. Raises
+        :class:`~.sticky.CutNoLongerFits` when it cannot.
 
     Returns
     -------
@@ -147,9 +150,6 @@ def compact(messages: Any, *, profile: "str | Profile" = "claude", dialect: str 
     _check_positive(budget=budget, **({} if max_tokens is None else {"max_tokens": max_tokens}))
     if isinstance(ledger, bool) or not isinstance(ledger, (int, float)) or not 0 <= ledger <= 1:
         raise InputError(f"ledger must be a share of the pages' tokens between 0 and 1, not {ledger!r}")
-    from ..raster.lazy import render_lazy  # pages laid out, drawn when looked at, kept as PNG bytes
-    from ..raster.pool import page_starts
-    # encoded, segments: memos shared by the largest middle's layout and the middles drawn after it
     settings = {"profile": prof, "cell": cell, "mode": mode, "family": family, "encoded": {}, "segments": {}}
     cache = CachedDraw(functools.partial(render_lazy, **settings), (prof.name, cell, mode, family))
     conv = prepare(messages, prof=prof, dialect=dialect, store=store, model=model, max_tokens=max_tokens,
@@ -160,6 +160,17 @@ def compact(messages: Any, *, profile: "str | Profile" = "claude", dialect: str 
         check_messages(sent, prof)
         return _finish(conv, sent, conv.request(sent), [], tail_ids=[m.id for m in conv.norm],
                        tokens_after=conv.total, passthrough=True)
+    return _shrink(conv, cache, budget, cut=cut, ledger=ledger, summarize=summarize, recall_tool=recall_tool,
+                   allow_empty_middle=allow_empty_middle)
+
+
+def _shrink(conv: Conversation, cache: CachedDraw, budget: int, *, cut, ledger: float, summarize,
+            recall_tool: bool, allow_empty_middle: bool) -> CompactResult:
+    """The steps of :func:`compact` for a conversation over its budget: plan the cut (or keep ``cut``), fit the
+    pages and the tail to the budget, summarize what is dropped where asked, assemble and check the request.
+
+    The renders share two memos (``settings`` of :func:`compact`: encoded segments and the messages' segments) so
+    that the largest middle's layout and the middles drawn after it normalize each segment once."""
     count = conv.costs.text
     plan = (plan_cut(conv, budget, user_bound=UserBound(int(USER_SHARE * budget), count), ledger_share=ledger)
             if cut is None else plan_at(conv, cut))

@@ -229,9 +229,23 @@ def plan_cut(conv: "Conversation", budget: int, *, user_bound: Callable[[list[Me
                 prof.image_tokens(*prof.page_size), prof.image_tokens(prof.page_size[0], prof.patch),
                 conv.snapshot_text_cost, user_bound(largest), ledger_share)
     trials: dict[int, tuple[list[Message], list]] = {}
-    # The ledger is charged at its cap where the bounds alone show a cut that fits with it; where none does, the
-    # cut is planned without it (rendering exactly where the bounds leave it open), and the dropping step makes
-    # room for it with the oldest pages.
+    plan = _first_fit(conv, b, h, cuts, caps, user_bound, budget, ledger_share, trials)
+    if plan is not None:
+        return plan
+    renders = len(trials)
+    trials.clear()  # not used from here on: their pages are freed before another render
+    return _none_fits(conv, h, cuts, suffix, (budget - b.base) // 2, caps, renders)
+
+
+def _first_fit(conv: "Conversation", b: _Bounds, h: int, cuts: list[int], caps: list[int],
+               user_bound: Callable[[list[Message]], int], budget: int, ledger_share: float,
+               trials: dict) -> Plan | None:
+    """The oldest cut that fits ``budget`` with every page it may keep (the search of :func:`plan_cut`), or None.
+
+    The bounds settle most cuts; one between its bounds is rendered (at most :data:`EXACT_RENDERS` of them, kept
+    in ``trials`` by cut). The ledger is charged at its cap where the bounds alone show a cut that fits with it;
+    where none does, the cut is planned without it (rendering exactly where the bounds leave it open), and the
+    dropping step makes room for it with the oldest pages."""
     for share in dict.fromkeys((ledger_share, 0.0)):
         b.ledger_share = share
         for c in cuts:
@@ -252,11 +266,9 @@ def plan_cut(conv: "Conversation", budget: int, *, user_bound: Callable[[list[Me
             kept = trial[-caps[c]:] if caps[c] else []
             pages = conv.costs.pages(kept)
             extra = user_bound(middle) + (pages + b.snap_text + int(share * pages) if kept else 0)
-            if b.base + suffix[c] + extra <= budget:
+            if b.base + b.suffix[c] + extra <= budget:
                 return Plan(h, c, trial, caps[c], middle, True, len(trials))
-    renders = len(trials)
-    trials.clear()  # not used from here on: their pages are freed before another render
-    return _none_fits(conv, h, cuts, suffix, (budget - b.base) // 2, caps, renders)
+    return None
 
 
 def _none_fits(conv: "Conversation", h: int, cuts: list[int], suffix: list[int], half: int, caps: list[int],

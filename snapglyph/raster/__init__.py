@@ -13,6 +13,7 @@
 - :mod:`.native`    the compiled kernels the renderer calls: a build made ahead of time (``numba.pycc``), else the JIT.
 - :mod:`.render`    :func:`render` and :func:`iter_pages`: the orchestration over the kernels; ``Page``.
 - :mod:`.encode`    deterministic PNG bytes and data URLs.
-- :mod:`.pool`      PNG encoding on threads beside layout; pages kept as PNG bytes. :mod:`.lazy`: pages drawn when looked at.
+- :mod:`.pool`      PNG encoding on threads beside layout; pages kept as PNG bytes.
+- :mod:`.lazy`      pages laid out now, drawn when first looked at (compaction's).
 - :mod:`.warm`      compile every kernel once (``python -m snapglyph.raster.warm``).
 """

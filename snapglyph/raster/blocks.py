@@ -203,6 +203,7 @@ F_ENDS_CODE, F_DIFF_LINE, F_PROSE, F_TOKENS = 8, 16, 32, 64
 """Feature bits: the last non-space character is one of ``{};([,``; the first is one of ``+ -``; the line reads as
 prose (``_prose``); it holds a code token (``=>``, ``->``, ``::``, ``==``, ``!=``, ``&&``, ``||``)."""
 
+
 @functools.lru_cache(maxsize=1)
 def char_classes() -> np.ndarray:
     """The class of each code point of the Basic Multilingual Plane under Python's own ``\\s``, ``\\w`` and ``\\d``
@@ -259,7 +260,6 @@ def line_kinds(lines: list[str], style: int = 0) -> tuple[str, np.ndarray]:
     >>> kinds, widths.tolist()
     ('NCCCBN', [16, 5, 9, 3, 0, 22])
     """
-
     listing = style in _LISTING_STYLES
     joined = "\n".join(lines)
     feats = np.full(len(lines), -1, np.int32)

@@ -261,9 +261,8 @@ def iter_pages(document: Document, *, profile="claude", cell=None, mode: str = "
     encoded : dict or None
         A memo of encoded segments shared with other renders (see :func:`snapglyph.raster.stream.encode_segment`).
     draw : bool or set of int
-        False (:func:`snapglyph.raster.pool.page_starts`): the compiled kernel gets empty ink lists; breaks, counts
-        and text are exact, the pixels are not (the blit is 0.5-0.7 s of the 10 M render's 0.8-1.1 s of kernel).
-        A set: only the pages of those indices are drawn (:mod:`snapglyph.raster.lazy`).
+        False (:func:`snapglyph.raster.pool.page_starts`): the compiled kernel gets empty ink lists, so breaks,
+        counts and text are exact, pixels not; a set: only those pages are drawn (:mod:`snapglyph.raster.lazy`).
     engine : str
         ``"numba"`` (the compiled kernel: :func:`snapglyph.raster.native.kernels`), ``"python"`` (its plain-Python
         twin, same pixels) or ``"auto"``: Python for documents of at most :data:`SMALL_DOCUMENT` characters while the
@@ -333,14 +332,15 @@ class _Pager:
         """Place chunk ``ck`` from the cursor on, yielding each page it fills."""
         at, i, n = self.at, 0, len(ck.codes)
         full = at.ink_lists(self.width) if fast else (None, None, None)  # after the chunk's glyphs were added
-        none = (np.zeros(at.n + 1, np.int32), np.zeros(0, np.int32), np.zeros(0, np.uint8)) if fast else full
+        none = full if self.draw is True or not fast else (np.zeros(at.n + 1, np.int32), np.zeros(0, np.int32),
+                                                            np.zeros(0, np.uint8))
         if len(self.out_line) < n:  # grown, never shrunk: fresh arrays per chunk cost page faults
             self.out_line, self.out_col = np.empty(n, np.int32), np.empty(n, np.int32)
         out_line, out_col = self.out_line[:n], self.out_col[:n]
         out_line.fill(-1)
         count = native.kernels().count_span if fast else _count_span
         while i < n:  # one call never goes past a page: the ink lists (layout only: all empty) are the page's
-            ink = full if self.draw is True or (self.draw is not False and self.index in self.draw) else none
+            ink = none if self.draw is False or (self.draw is not True and self.index not in self.draw) else full
             j = self.layout(ck.codes, ck.styles, i, n, self.state, self.buf, at.glyphs, at.width, STYLE_LUT,
                             at.cell_w, at.cell_h, self.cols, self.rows, self.dense, MARKER, *ink, out_line, out_col,
                             self.line_flag, self.cont)
