@@ -36,6 +36,12 @@ DEFLATE = "isal" if _deflate_lib is not zlib else "zlib"
 """The deflate library :func:`png_bytes` uses by default: ``"isal"`` (ISA-L) or ``"zlib"`` (standard library)."""
 
 _SIG = b"\x89PNG\r\n\x1a\n"
+_PAD = 64
+"""Zero bytes kept after the packed rows handed to the deflate. ISA-L's output for the same rows varied between runs
+under load (the same page's IDAT in two forms, both inflating to the same rows; 6 of 14 renders of the pi session
+in lines mode, page 152, measured 2026-12-03; never with the standard zlib): the rows sat at the end of a fresh
+heap block, so what lay after them varied; its reading past the end is the likely cause, not proven). With the
+rows followed by zeros the bytes did not vary (0 of 28 such renders; the render of 10 M characters unchanged)."""
 
 
 def _chunk(kind: bytes, data: bytes) -> bytes:
@@ -124,11 +130,14 @@ def png_bytes(pixels: np.ndarray, *, depth: int | None = None, level: int | None
         raise InputError(f"depth must be 1, 2, 4 or 8, not {depth!r}")
     h, w = pixels.shape
     stride = (w * depth + 7) // 8
+    n = h * (stride + 1)
+    padded = np.empty(n + _PAD, np.uint8)
+    padded[n:] = 0  # what a deflate reads past the rows' end (see _PAD) is the same on every call
+    raw = padded[:n]
     if native.ready():
-        raw = np.empty(h * (stride + 1), np.uint8)
         native.kernels().pack_rows(np.ascontiguousarray(pixels), h, depth, raw)
     else:
-        raw = _pack_numpy(pixels, depth)
+        raw[:] = _pack_numpy(pixels, depth)
     ihdr = struct.pack(">IIBBBBB", w, h, depth, 0, 0, 0, 0)
     return b"".join((_SIG, _chunk(b"IHDR", ihdr), _chunk(b"IDAT", _deflate(raw.data, level)),
                      _chunk(b"IEND", b"")))
