@@ -191,6 +191,21 @@ def test_line_kernel_equals_patterns(lines, style):
     assert widths.tolist() == [len(expand_tabs(x).rstrip()) for x in lines]
 
 
+def test_char_classes_are_the_patterns_classes():
+    """The class table (numpy's str predicates) is, code point by code point of the whole plane, what Python's own
+    \\s, \\w and \\d match."""
+    import re
+
+    plane = "".join(map(chr, range(0x10000)))
+    want = np.zeros(0x10000, np.uint8)
+    for pattern, bit in ((r"\s", blocks_mod.CLASS_SPACE), (r"\w", blocks_mod.CLASS_WORD), (r"\d", blocks_mod.CLASS_DIGIT)):
+        want[[m.start() for m in re.finditer(pattern, plane)]] |= bit
+    got = blocks_mod.char_classes()
+    assert got.dtype == np.uint8 and got.shape == (0x10000,)
+    assert np.array_equal(got, want)
+    assert (want & blocks_mod.CLASS_SPACE).sum() > 20 and (want & blocks_mod.CLASS_DIGIT).sum() > 300
+
+
 @pytest.mark.parametrize("name", FILES + ["aider-chat-history/chat-history.md"])
 def test_line_kernel_equals_patterns_on_transcripts(name):
     """Every line of real transcripts, in every style: the kernel's letters are the patterns'."""

@@ -1,16 +1,20 @@
 """Numba kernels: arrays and scalars in, arrays modified in place. No closures, no Python objects.
 
-Every kernel is compiled through the one alias :data:`jit` (``numba.njit(cache=True, nogil=True)``): numba's disk
-cache serves every process; ``python -m snapglyph.raster.warm`` compiles (or loads) each once. Stream codes and the
-layout state are defined in :mod:`snapglyph.raster._codes`.
+Every kernel is compiled through the one alias :data:`jit` (``numba.njit(cache=True, nogil=True, _nrt=False)``):
+numba's disk cache serves every process; ``python -m snapglyph.raster.warm`` compiles (or loads) each once. Stream
+codes and the layout state are defined in :mod:`snapglyph.raster._codes`. The kernels allocate nothing, so they are
+compiled without numba's reference-counting runtime (``_nrt=False``, numba's option for such code; a kernel that
+allocated would fail to compile): with it, every call from one kernel to another increments and decrements each of
+its array arguments through that runtime, and the line classifier (:mod:`snapglyph.raster._line_kernels`), a dozen
+small calls a line, ran 1.7x slower (11.0 against 6.5 ns a character on the bench text, 2026-12-03).
 
 :func:`layout_blit` reads as its steps: prose runs (:func:`_prose_run`) and blocks (:func:`_enter_block`, then
 :func:`_block_run` in a band opened by :func:`_open_band`, then :func:`_close_block`). Steps taken once per element
-stay inside a run's loop: numba reference-counts the array arguments of every call, so the common glyph (ink on a
-white cell) is drawn by a loop written out in both runs, and :func:`_cell` draws the rest (headers, marks): 2.9x
-faster on 10 M characters than a call per glyph (1.27 s to 0.44 s; ``inline="always"`` gained 1.3x). The ink loops
-index with unsigned integers: numba wraps a negative signed index around (a test and a move on every pixel),
-never an unsigned one; 2.1-2.9x faster on a page of 11,000 glyphs (0.24-0.33 against 0.12 ms, 2026-12-03).
+stay inside a run's loop: with the reference counting on, the common glyph (ink on a white cell) drawn by a loop
+written out in both runs, and :func:`_cell` drawing the rest (headers, marks), was 2.9x faster on 10 M characters
+than a call per glyph (1.27 s to 0.44 s; ``inline="always"`` gained 1.3x). The ink loops index with unsigned
+integers: numba wraps a negative signed index around (a test and a move on every pixel), never an unsigned one;
+2.1-2.9x faster on a page of 11,000 glyphs (0.24-0.33 against 0.12 ms, 2026-12-03).
 """
 
 from __future__ import annotations
@@ -24,7 +28,7 @@ from ._codes import (CODE_BLOCK, CODE_BLOCK_END, CODE_NEWLINE, CODE_ROW_START, C
 
 __all__ = ["block_rows", "count_span", "expand_codes", "jit", "layout_blit"]
 
-jit = njit(cache=True, nogil=True)  # the one JIT decorator every kernel uses
+jit = njit(cache=True, nogil=True, _nrt=False)  # the one JIT decorator every kernel uses (see the module)
 CODES_DIGEST = "b4af08f498f42e66"  # SHA-256 of _codes.py, whose constants the kernels bake in
 
 _MARK = np.int64(STYLE_MARKER)
@@ -32,13 +36,15 @@ _MARK = np.int64(STYLE_MARKER)
 
 
 @jit
-def block_rows(codes, i, stop, colw, gwidth, cont):
+def block_rows(codes, i, stop, colw, gwidth, cont, limit):
     """Rows (int) a block needs in a column of ``colw`` cells (``>= 3``), from ``codes[i]`` (int32 stream codes)
-    to its ``CODE_BLOCK_END`` or ``stop``; 0 for an empty block.
+    to its ``CODE_BLOCK_END`` or ``stop``, counted up to ``limit``; 0 for an empty block.
 
     The wrapping rule of :func:`_block_run`: a source newline ends a row; a glyph (``gwidth``: uint8 cells per
     glyph) that does not fit starts a continuation row (its first cell: the mark); ``cont`` is 1 if the first row
-    is a continuation row, else 0.
+    is a continuation row, else 0. A block that needs ``limit`` rows or more returns ``limit`` (its band takes the
+    rest of the page whatever the count past that): a block that runs over many pages is counted a page at a time,
+    not to its end on every page.
     """
     b, col = 0, 1 if cont else 0
     while i < stop:
@@ -48,16 +54,20 @@ def block_rows(codes, i, stop, colw, gwidth, cont):
         if c == CODE_NEWLINE:
             b += 1
             col = 0
+            if b >= limit:
+                return limit
         elif c >= 0:
             w = np.int64(gwidth[c])
             if col + w > colw:
                 b += 1
                 col = 1
+                if b >= limit:
+                    return limit
             col += w
         i += 1
     if col > 0:
         b += 1
-    return b
+    return min(b, limit)
 
 
 @jit
@@ -167,7 +177,7 @@ def _open_band(codes, i, stop, state, page, flat, glyphs, gwidth, lut, cell_w, c
         return False
     k = state[S_K]
     colw = state[S_COLW]
-    n = block_rows(codes, i, stop, colw, gwidth, state[S_RESUME])
+    n = block_rows(codes, i, stop, colw, gwidth, state[S_RESUME], k * free + 1)  # past k * free: the rest of the page
     bh = (n + k - 1) // k if n <= k * free else free
     ncu = min(k, (n + bh - 1) // bh) if bh > 0 else 0
     for j in range(1, ncu):

@@ -15,7 +15,7 @@ from ._codes import (CODE_BLOCK, CODE_BLOCK_END, CODE_NEWLINE, CODE_ROW_START, S
 __all__ = ["layout_blit_py"]
 
 
-def _rows(codes, i, stop, colw, gwidth, cont) -> int:
+def _rows(codes, i, stop, colw, gwidth, cont, limit) -> int:
     """Twin of :func:`snapglyph.raster._kernels.block_rows`."""
     b, col = 0, 1 if cont else 0
     while i < stop:
@@ -29,8 +29,10 @@ def _rows(codes, i, stop, colw, gwidth, cont) -> int:
             if col + w > colw:
                 b, col = b + 1, 1
             col += w
+        if b >= limit:
+            return limit
         i += 1
-    return b + (1 if col > 0 else 0)
+    return min(limit, b + (1 if col > 0 else 0))
 
 
 def _ink(cache: dict, g: int, s: int, glyphs, gwidth, lut, cell_w):
@@ -61,7 +63,7 @@ class _Twin:
         if free <= 0:
             return False
         k, colw = st[S_K], st[S_COLW]
-        n = _rows(codes, i, stop, colw, self.gwidth, st[S_RESUME])
+        n = _rows(codes, i, stop, colw, self.gwidth, st[S_RESUME], k * free + 1)
         bh = (n + k - 1) // k if n <= k * free else free
         ncu = min(k, (n + bh - 1) // bh) if bh > 0 else 0
         for j in range(1, ncu):

@@ -44,8 +44,14 @@ heap block, so what lay after them varied; its reading past the end is the likel
 rows followed by zeros the bytes did not vary (0 of 28 such renders; the render of 10 M characters unchanged)."""
 
 
+_crc32 = _deflate_lib.crc32
+"""The chunks' CRC-32 (PNG's, ISO 3309; both libraries compute the same): ISA-L's takes 2 us for a page's IDAT of
+72 KB where the standard zlib's takes 29 (measured 2026-12-03)."""
+
+
 def _chunk(kind: bytes, data: bytes) -> bytes:
-    return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data) & 0xFFFFFFFF)
+    crc = _crc32(data, _crc32(kind)) & 0xFFFFFFFF
+    return b"".join((struct.pack(">I", len(data)), kind, data, struct.pack(">I", crc)))
 
 
 def exact_depth(pixels: np.ndarray) -> int:

@@ -25,6 +25,10 @@ JSON_EXTS = frozenset({".json", ".jsonl", ".ndjson", ".traj"})
 SNIFF_BYTES = 65536
 """Bytes at the start of a file that :func:`looks_binary` reads."""
 
+_CONTROLS = bytes(b for b in range(32) if b < 9 or 13 < b < 27 or 27 < b < 32)
+"""The control bytes :func:`looks_binary` counts: C0 controls but tab, newline, vertical tab, form feed, carriage
+return and escape."""
+
 
 def looks_binary(sample: bytes) -> bool:
     """Whether ``sample`` (the first :data:`SNIFF_BYTES` of a file) is binary: many NUL, control or non-UTF-8 bytes.
@@ -44,7 +48,7 @@ def looks_binary(sample: bytes) -> bool:
     """
     bad_utf8 = sample.decode("utf-8", errors="replace").count("\ufffd") - sample.decode(
         "utf-8", errors="ignore").count("\ufffd")
-    controls = sum(b < 9 or 13 < b < 27 or 27 < b < 32 for b in sample)
+    controls = len(sample) - len(sample.translate(None, _CONTROLS))  # one C pass (a Python loop: 8 ms for 64 KiB)
     floor = 8  # a few odd bytes in a short text file do not make it binary
     return (sample.count(0) > max(floor, len(sample) // 100) or controls > max(floor, len(sample) // 10)
             or bad_utf8 > max(floor, len(sample) // 10))
