@@ -17,6 +17,8 @@ from reference_renderer import reference_pages
 from snapglyph import Document, profile
 from snapglyph.model.document import STYLE_DIM, STYLE_HEADER, STYLE_TEXT, Segment
 from snapglyph.raster import stream as stream_mod
+from snapglyph.raster import native
+from snapglyph.raster._text_kernels import TEXT_CONTROL, TEXT_LINE_SEPARATOR, TEXT_SURROGATE
 from snapglyph.raster.atlas import atlas
 from snapglyph.raster.render import iter_pages
 from snapglyph.raster.text import cell_table, char_cells, normalize, normalize_codes
@@ -30,6 +32,14 @@ PIECES = ["\t", "\t", "\n", "a", "b", " ", "ab\tc", "漢", "字", "한", "\uff21
           "\x1b[2K", "\x1b]1337;File=x.png:AAAA\x07", "\x1b]8;;http://x\x1b\\", "\u2028", "\u2029", "\ud800",
           "\udfff", "\ufffd", "שלום", "é", "\U00020000", "✅", "❌", "\U0001F680", "⌛", "⚠", "\U0001F44D"]
 texts = st.lists(st.one_of(st.sampled_from(PIECES), st.text(max_size=8)), max_size=60).map("".join)
+
+
+def _code_points(text: str) -> np.ndarray:
+    return np.frombuffer(text.encode("utf-32-le", "surrogatepass"), np.uint32)
+
+
+def text_flags(cps: np.ndarray) -> int:
+    return native.kernels().text_flags(cps)
 
 
 def _slow(text: str, style: int, at) -> tuple[np.ndarray, np.ndarray, int, int]:
@@ -54,6 +64,39 @@ def _assert_same(text: str, style: int = STYLE_TEXT) -> None:
 @given(texts, st.sampled_from([STYLE_TEXT, STYLE_HEADER]))
 def test_fast_codes_equal_python(text, style):
     _assert_same(text, style)
+
+
+# Pieces none of which needs steps 1-3 of the normalization (no control, lone surrogate or line separator): the texts
+# the compiled pass sends straight to NFC.
+CLEAN_PIECES = [p for p in PIECES if not text_flags(_code_points(p))]
+clean_texts = st.lists(st.sampled_from(CLEAN_PIECES), max_size=60).map("".join)
+
+
+@settings(max_examples=300, deadline=None)
+@given(clean_texts, st.sampled_from([STYLE_TEXT, STYLE_HEADER]))
+def test_clean_texts_take_the_direct_path_and_equal_python(text, style):
+    """Texts without the characters of steps 1-3 (combining marks, tabs, ZWJ sequences, wide and astral characters
+    included) skip those steps in the compiled pass and still give Python's codes and counts."""
+    assert text_flags(_code_points(text)) == 0
+    _assert_same(text, style)
+
+
+def test_text_flags_are_the_patterns():
+    """Each code point's flags are what the patterns of steps 1-3 match: every code point below U+3000, the
+    surrogates and their neighbours, and astral ones."""
+    from snapglyph.raster.text import _CONTROL, LONE_SURROGATE
+
+    cps = list(range(0x3000)) + list(range(0xD780, 0xE080)) + [0xFFFD, 0xFFFF, 0x10000, 0x1F600, 0x10FFFF]
+    seen = set()
+    for cp in cps:
+        ch = chr(cp)
+        want = (TEXT_CONTROL * bool(_CONTROL.search(ch)) | TEXT_SURROGATE * bool(LONE_SURROGATE.search(ch))
+                | TEXT_LINE_SEPARATOR * (ch in "\u2028\u2029"))
+        got = text_flags(_code_points(ch))
+        assert got == want, hex(cp)
+        seen.add(got)
+    assert seen == {0, TEXT_CONTROL, TEXT_SURROGATE, TEXT_LINE_SEPARATOR}
+    assert text_flags(_code_points("a\x1b\ud800\u2029")) == TEXT_CONTROL | TEXT_SURROGATE | TEXT_LINE_SEPARATOR
 
 
 def test_fast_codes_fixed_cases():

@@ -7,11 +7,11 @@ Stream codes (the ``codes`` array of :func:`snapglyph.raster._kernels.layout_bli
 index into the atlas; ``CODE_NEWLINE`` is a source newline; ``CODE_ROW_START`` starts a new row unless the cursor is
 at a row start; ``CODE_BLOCK, k, colw`` opens a block of ``k`` columns of ``colw`` cells, ``CODE_BLOCK_END`` closes
 it; any other value below -2 is a no-op (it carries accounting only).
-:func:`snapglyph.raster._kernels.expand_codes` also writes ``CODE_UNSEEN - cp`` for a code point with no glyph index
+:func:`snapglyph.raster._text_kernels.expand_codes` also writes ``CODE_UNSEEN - cp`` for a code point with no glyph index
 yet; the caller replaces those before layout.
 
 Tabs (:data:`TAB_STOP`, :data:`INDENT_TAB_STOP`, :func:`tab_fill`): the one tab rule of the normalization
-(:func:`snapglyph.raster.text.normalize`), its compiled twin (:func:`snapglyph.raster._kernels.expand_codes`) and
+(:func:`snapglyph.raster.text.normalize`), its compiled twin (:func:`snapglyph.raster._text_kernels.expand_codes`) and
 the block widths of :mod:`snapglyph.raster.blocks`.
 
 Blocks (layout ``auto``): the lines of a block are laid out one source line per row in ``k`` side-by-side columns of
@@ -41,7 +41,7 @@ CODE_BLOCK = -4
 """Opens a block; the next two elements are its column count ``k`` and column width ``colw`` in cells."""
 CODE_BLOCK_END = -5
 CODE_UNSEEN = -16
-""":func:`snapglyph.raster._kernels.expand_codes` writes ``CODE_UNSEEN - cp`` for a code point ``cp`` whose glyph
+""":func:`snapglyph.raster._text_kernels.expand_codes` writes ``CODE_UNSEEN - cp`` for a code point ``cp`` whose glyph
 index is not known yet."""
 KMAX = 8
 """Most columns a block band may have (``line_flag`` holds ``rows * KMAX`` lines)."""

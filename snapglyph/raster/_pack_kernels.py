@@ -55,7 +55,8 @@ def pack_rows(pixels, height, depth, out):
         row = pixels[y]
         dst = out[o:o + stride]  # a slice of its own: numba then vectorizes the loops below
         if depth == 8:
-            dst[:] = row
+            for b in range(stride):  # a loop, not dst[:] = row: the slice copy needs numba's runtime
+                dst[b] = row[b]
             o += stride
             continue
         if depth == 2 and _LITTLE:  # four pixels as one little-endian word; their top 2 bits gathered by a multiply

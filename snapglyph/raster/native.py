@@ -1,8 +1,9 @@
 """The compiled kernels the renderer calls: a build made ahead of time where one matches the sources, else numba's JIT.
 
-The six kernels on the render path (:data:`KERNELS`: layout and blit, a page's counts, row packing, the compiled
-normalization and the two block-planner kernels) are numba functions in :mod:`snapglyph.raster._kernels`,
-:mod:`snapglyph.raster._pack_kernels` and :mod:`snapglyph.raster._line_kernels`. Called through numba's
+The seven kernels on the render path (:data:`KERNELS`: layout and blit, a page's counts, row packing, the two of the
+compiled normalization and the two of the block planner) are numba functions in :mod:`snapglyph.raster._kernels`,
+:mod:`snapglyph.raster._pack_kernels`, :mod:`snapglyph.raster._text_kernels` and
+:mod:`snapglyph.raster._line_kernels`. Called through numba's
 dispatcher, a fresh process pays for numba itself before its first page: importing numba and initializing its
 compiler for the first cached kernel, about 0.5 s
 (measured 2026-12-03 on 2 cores: ``import numba`` 0.20-0.25 s, the first cached load 0.28-0.32 s, the render of
@@ -38,13 +39,14 @@ import numpy as np
 
 __all__ = ["KERNELS", "build", "build_dir", "build_key", "kernels", "ready"]
 
-KERNELS = ("layout_blit", "count_span", "pack_rows", "expand_codes", "line_kinds", "choose_band")
+KERNELS = ("layout_blit", "count_span", "pack_rows", "text_flags", "expand_codes", "line_kinds", "choose_band")
 """The kernels :func:`kernels` provides, by name."""
 
 _MODULE = "_snapglyph_kernels"
 _RECORD = "build.json"
 _CHOICES = ("auto", "jit")
-_SOURCES = ("_kernels.py", "_pack_kernels.py", "_line_kernels.py", "_codes.py", "blocks.py", "native.py")
+_SOURCES = ("_kernels.py", "_pack_kernels.py", "_text_kernels.py", "_line_kernels.py", "_codes.py", "blocks.py",
+            "native.py")
 """The files whose text the build's machine code depends on (its name hashes them)."""
 _loaded: SimpleNamespace | None = None
 _searched = False
@@ -163,8 +165,8 @@ def _load_build() -> SimpleNamespace | None:
 
 
 def _jit_modules() -> tuple:
-    from . import _kernels, _line_kernels, _pack_kernels
-    return _kernels, _pack_kernels, _line_kernels
+    from . import _kernels, _line_kernels, _pack_kernels, _text_kernels
+    return _kernels, _pack_kernels, _text_kernels, _line_kernels
 
 
 def _jit() -> SimpleNamespace:
@@ -219,6 +221,7 @@ _SIGNATURES = {
                            "b1", "i8", "i4:1", "i4:1", "u1:1", "i4:1", "i4:1", "i1:1", "i8")),
     "count_span": ("i8x2", ("i4:1", "u1:1", "i8", "i8", "i8", "i8")),
     "pack_rows": ("i8", ("u1:2", "i8", "i8", "u1:1")),
+    "text_flags": ("i8", ("u4:1r",)),
     "expand_codes": ("i8x3", ("u4:1r", "i8:2", "i1:1", "i4:1", "i4:1", "u1:1", "i8", "i8", "i8", "u1:1")),
     "line_kinds": ("none", ("u4:1r", "i4:1", "b1", "u1:1", "i8", "i8", "u1:1", "i4:1")),
     "choose_band": ("i8x2", ("i4:1", "i8", "i8", "i8", "i8", "i8", "i8", "f8")),
@@ -339,6 +342,7 @@ def build(folder: str | Path | None = None) -> Path:
         cc = CC(_MODULE)
         cc.output_dir = str(tmp)
         cc.verbose = False
+        cc.use_nrt = False  # as the JIT compiles them (_kernels.jit): without numba's reference-counting runtime
         for name in KERNELS:
             fn = next(getattr(m, name) for m in modules if hasattr(m, name))
             cc.export(name, _numba_signature(name))(fn.py_func)

@@ -413,8 +413,10 @@ def normalize_codes(s: str, table: np.ndarray, head: int = 0,
     """Normalize ``s`` like :func:`normalize` and map it to stream codes, with one compiled pass for steps 5-6.
 
     Equal, element for element, to mapping ``normalize(s).text`` through ``table`` (newline -> -1) with the
-    synthetic spans as weight 0; it calls a compiled kernel (:func:`snapglyph.raster.native.kernels`: numba's
-    import where no ahead-of-time build is there; :func:`normalize` needs none).
+    synthetic spans as weight 0; it calls compiled kernels (:func:`snapglyph.raster.native.kernels`: numba's
+    import where no ahead-of-time build is there; :func:`normalize` needs none). A compiled pass first flags the
+    characters that steps 1-3 act on (:func:`snapglyph.raster._text_kernels.text_flags`); a text with none, the
+    common case, goes to NFC directly, its code points encoded once.
 
     Parameters
     ----------
@@ -457,8 +459,19 @@ def normalize_codes(s: str, table: np.ndarray, head: int = 0,
         from ..errors import InputError
 
         raise InputError(f"text must be a str, not {type(s).__name__}")
-    s, synthetic, removed, zero_width = _prepare(s)
-    cps = np.frombuffer(s.encode("utf-32-le"), np.uint32)
+    kern = native.kernels()
+    cps = np.frombuffer(s.encode("utf-32-le", "surrogatepass"), np.uint32)
+    if kern.text_flags(cps):  # a control, a lone surrogate or a line separator: steps 1-4 in Python
+        s, synthetic, removed, zero_width = _prepare(s)
+        cps = np.frombuffer(s.encode("utf-32-le"), np.uint32)
+    else:  # steps 1-3 would leave the text as it is: only NFC (step 4) may change it
+        synthetic, removed, zero_width = [], 0, 0
+        if not s.isascii():
+            composed = nfc(s)
+            if composed is not s:
+                zero_width = len(s) - len(composed)
+                s = composed
+                cps = np.frombuffer(s.encode("utf-32-le"), np.uint32)
     spans = np.array(synthetic, np.int64).reshape(-1, 2)
     size = head + len(cps) + (max(TAB_STOP, INDENT_TAB_STOP) - 1) * s.count("\t")
     codes = np.empty(size, np.int32)
@@ -467,8 +480,7 @@ def normalize_codes(s: str, table: np.ndarray, head: int = 0,
     srcw[:head] = 0
     cells = cell_table()
     lab = np.zeros(1, np.uint8) if label_len is None else label_len
-    expand = native.kernels().expand_codes
-    stop, zw, unseen = expand(cps, spans, cells, table, codes, srcw, head, TAB_STOP, INDENT_TAB_STOP, lab)
+    stop, zw, unseen = kern.expand_codes(cps, spans, cells, table, codes, srcw, head, TAB_STOP, INDENT_TAB_STOP, lab)
     if stop < 0:  # pragma: no cover - the cell table holds every code point
         raise InternalError(f"no cell width for U+{int(cps[-1 - stop]):04X}")
     return codes[:stop], srcw[:stop], zero_width + zw, removed, unseen

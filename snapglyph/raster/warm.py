@@ -28,8 +28,9 @@ def warm() -> None:
     """
     from ..errors import RenderError
     from ._codes import INDENT_TAB_STOP, N_STATE, TAB_STOP, expand_tabs
-    from ._kernels import count_span, expand_codes, layout_blit
+    from ._kernels import count_span, layout_blit
     from ._pack_kernels import pack_rows
+    from ._text_kernels import TEXT_CONTROL, TEXT_LINE_SEPARATOR, expand_codes, text_flags
 
     glyphs = np.zeros((4, 2, 4), np.uint8)
     glyphs[1] = 3
@@ -59,6 +60,8 @@ def warm() -> None:
     want = len(expand_tabs("\ta\t")) + 1
     if stop != want or out[want - 1] != -1:
         raise RenderError("kernel warm-up expanded a tab wrongly")
+    if text_flags(np.frombuffer("a\x1b\u2028".encode("utf-32-le"), np.uint32)) != TEXT_CONTROL | TEXT_LINE_SEPARATOR:
+        raise RenderError("kernel warm-up flagged a text wrongly")
     out = np.empty(4 * (1 + 2), np.uint8)
     for depth in (1, 2, 4, 8):
         out = np.empty(4 * (1 + (8 * depth + 7) // 8), np.uint8)
