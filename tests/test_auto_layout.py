@@ -127,7 +127,8 @@ _PIECES = ["    x = 1", "\tif (a) {", "}", "| a | b |", "2024-01-01 12:00 INFO x
            "+added", "-removed", " ctx", "```py", "~~~", "", "   ", "plain words", "x" * 90, "foo.py:12: hit",
            "drwxr-xr-x 2 a", "$ ls", ">>> 1", "def f():", "a => b", "a\tb\tc", "\u00a0x,", "x ;\u3000",
            "ERROR boom", "12: line", "12  x", "return", "Here is some prose that goes on and on " * 3, "\r", "a\rb\t",
-           "  - nested item {", "diff --git a b", "[10:00:00] ok", "\u2028", "\t\t  \tdeep\tx"]
+           "  - nested item {", "diff --git a b", "[10:00:00] ok", "\u2028", "\t\t  \tdeep\tx",
+           "    x = '\U0001F600'", "\U0001F680 launched: it works, and the words go on"]  # beyond U+FFFF: Python features
 
 
 @pytest.fixture(params=["python", "numba"])

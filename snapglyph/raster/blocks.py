@@ -42,7 +42,7 @@ from ._codes import KMAX as _KMAX
 __all__ = ["CLASS_DIGIT", "CLASS_SPACE", "CLASS_WORD", "CODE_END", "CODE_KEYWORDS", "F_DIFF_LINE", "F_ENDS_CODE",
            "F_PROSE", "F_TOKENS", "KIND_BITS", "LOG_LEVELS", "MAX_WRAP_SHARE", "MIN_BLOCK_LINES", "MIN_COLW",
            "MIN_ROWS_PER_COLUMN", "char_classes", "choose_columns", "classify_lines", "find_blocks", "line_kinds",
-           "plan_blocks", "split_lines"]
+           "plan_blocks", "plan_with_newlines", "split_lines"]
 
 MIN_BLOCK_LINES = 2
 """A run of code-like lines shorter than this stays prose. 3 would add 0.4 points to the figures of
@@ -265,16 +265,22 @@ def line_kinds(lines: list[str], style: int = 0) -> tuple[str, np.ndarray]:
     >>> kinds, widths.tolist()
     ('NCCCBN', [16, 5, 9, 3, 0, 22])
     """
-    listing = style in _LISTING_STYLES
     joined = "\n".join(lines)
-    feats = np.full(len(lines), -1, np.int32)
     cps = np.frombuffer(joined.encode("utf-32-le", "surrogatepass"), np.uint32)
-    if not joined.isascii() and cps.max() > 0xFFFF:  # lines beyond the class table: their features from Python
+    return _line_kinds(cps, len(lines), style, not joined.isascii(), lines.__getitem__)
+
+
+def _line_kinds(cps: np.ndarray, n: int, style: int, wide: bool, line) -> tuple[str, np.ndarray]:
+    """:func:`line_kinds` of the ``n`` lines whose code points, newlines between them, are ``cps``; ``wide``: some
+    code point is not ASCII; ``line(i)``: the ``i``-th line's text (called only for a line beyond U+FFFF)."""
+    listing = style in _LISTING_STYLES
+    feats = np.full(n, -1, np.int32)
+    if wide and cps.max() > 0xFFFF:  # lines beyond the class table: their features from Python
         astral = np.flatnonzero(cps > 0xFFFF)
         for i in np.unique(np.searchsorted(np.flatnonzero(cps == 10), astral)).tolist():
-            feats[i] = _features(lines[i], listing)
-    out = np.empty(len(lines), np.uint8)
-    widths = np.empty(len(lines), np.int32)
+            feats[i] = _features(line(i), listing)
+    out = np.empty(n, np.uint8)
+    widths = np.empty(n, np.int32)
     native.kernels().line_kinds(cps, feats, listing, char_classes(), TAB_STOP, INDENT_TAB_STOP, out, widths)
     return out.tobytes().decode("ascii"), widths
 
@@ -370,7 +376,7 @@ def choose_columns(widths: list[int], cols: int) -> tuple[int, int]:
     return best_k, (cols - (best_k - 1)) // best_k
 
 
-def plan_blocks(text: str, style: int, cols: int) -> list[tuple[int, int, int, int]]:
+def plan_blocks(text: str, style: int, cols: int, cps: np.ndarray | None = None) -> list[tuple[int, int, int, int]]:
     """Return ``(a, b, k, colw)`` for each block of a segment: its line range and its columns.
 
     Parameters
@@ -381,6 +387,9 @@ def plan_blocks(text: str, style: int, cols: int) -> list[tuple[int, int, int, i
         The segment's style.
     cols : int
         Cells per page row.
+    cps : numpy.ndarray or None
+        ``text``'s code points (uint32, surrogates as they are: ``encode("utf-32-le", "surrogatepass")``) where the
+        caller has them (the renderer's normalization made them already); None to encode here where needed.
 
     Returns
     -------
@@ -397,17 +406,47 @@ def plan_blocks(text: str, style: int, cols: int) -> list[tuple[int, int, int, i
     >>> plan_blocks("x:\\n    a = 1\\n    b = 2\\n", 0, 100)
     [(1, 3, 1, 100)]
     """
+    return plan_with_newlines(text, style, cols, cps)[0]
+
+
+def plan_with_newlines(text: str, style: int, cols: int, cps: np.ndarray | None = None) -> tuple[list[tuple], int]:
+    """:func:`plan_blocks` (same arguments), and the count of ``text``'s newlines by the rules of
+    :func:`split_lines` (0 where the plan is empty: not counted), which
+    :func:`snapglyph.raster.stream.insert_blocks` checks against the stream's.
+
+    The compiled path reads the segment's code points as they are where it has no CRLF and no line separator (the
+    common case: no list of lines is made, no text joined and encoded again).
+
+    Examples
+    --------
+    >>> plan_with_newlines("x:\\n    a = 1\\n    b = 2\\n", 0, 100)
+    ([(1, 3, 1, 100)], 3)
+    """
     if not _may_have_blocks(text, style):
-        return []
-    lines = split_lines(text)
+        return [], 0
     if not native.ready():
+        lines = split_lines(text)
         out = []  # the Python engine (numba not loaded): the patterns, line by line
         for a, b in find_blocks(text, style, lines):
             block = lines[a:b]
             shown = map(expand_tabs, block) if any("\t" in x for x in block) else block
             out.append((a, b, *choose_columns(list(map(len, map(str.rstrip, shown))), cols)))
-        return out
+        return out, len(lines) - 1
+    wide = not text.isascii()
+    if "\r\n" in text or (wide and ("\u2028" in text or "\u2029" in text)):  # as split_lines joins them
+        lines = split_lines(text)
+        kinds, widths = line_kinds(lines, style)
+    else:
+        if cps is None:
+            cps = np.frombuffer(text.encode("utf-32-le", "surrogatepass"), np.uint32)
+        lines = []  # split only where a line beyond U+FFFF needs its text
+
+        def line(i: int) -> str:
+            if not lines:
+                lines.extend(text.split("\n"))
+            return lines[i]
+
+        kinds, widths = _line_kinds(cps, int(np.count_nonzero(cps == 10)) + 1, style, wide, line)
     choose_band = native.kernels().choose_band
-    kinds, widths = line_kinds(lines, style)  # the numba engine: the same plans, compiled
     return [(a, b, *choose_band(widths, a, b, cols, _KMAX, MIN_COLW, MIN_ROWS_PER_COLUMN, MAX_WRAP_SHARE))
-            for a, b in _runs(kinds)]
+            for a, b in _runs(kinds)], len(widths) - 1

@@ -26,7 +26,7 @@ from ..errors import InputError
 from ..model.document import STYLE_HEADER, Document
 from ._codes import CODE_BLOCK, CODE_BLOCK_END, CODE_NEWLINE, CODE_NOP, CODE_ROW_START, CODE_UNSEEN
 from .atlas import Atlas
-from .blocks import plan_blocks
+from .blocks import plan_with_newlines
 from .text import normalize, normalize_codes
 
 __all__ = ["Chunk", "ahead", "chunks", "encode_segment", "insert_blocks", "segments", "split_point"]
@@ -127,9 +127,10 @@ def insert_blocks(codes: np.ndarray, srcw: np.ndarray, head: int, plan: list) ->
     return new_codes, new_srcw
 
 
-def _fast_codes(text: str, head: int, at: Atlas) -> tuple[np.ndarray, np.ndarray, int, int]:
-    """Stream codes of ``text`` by the compiled pass; unseen code points are added to the atlas."""
-    codes, srcw, zw, rm, unseen = normalize_codes(text, at.table, head, at.label_len)
+def _fast_codes(text: str, head: int, at: Atlas, cps: np.ndarray) -> tuple[np.ndarray, np.ndarray, int, int]:
+    """Stream codes of ``text`` (code points ``cps``) by the compiled pass; unseen code points are added to the
+    atlas."""
+    codes, srcw, zw, rm, unseen = normalize_codes(text, at.table, head, at.label_len, cps)
     if head:
         codes[0] = CODE_ROW_START
     if unseen:
@@ -213,17 +214,18 @@ def _encode(text: str, style: int, at: Atlas, continued: bool, fast: bool,
             cols: int) -> tuple[np.ndarray, np.ndarray, int, int]:
     """:func:`encode_segment` without its memo."""
     head = 1 if style == STYLE_HEADER and not continued else 0
-    if fast:
-        codes, srcw, zw, rm = _fast_codes(text, head, at)
+    cps = None
+    if fast:  # the source's code points, read by the normalization and the block planner alike
+        cps = np.frombuffer(text.encode("utf-32-le", "surrogatepass"), np.uint32)
+        codes, srcw, zw, rm = _fast_codes(text, head, at, cps)
     else:
         codes, srcw, zw, rm = _python_codes(text, head, at)
     if not text.isascii():  # symbols with a label instead of a glyph (atlas.SYMBOL_LABELS): their letters
         codes, srcw = at.expand_labels(codes, srcw)
     if cols > 0:
-        plan = plan_blocks(text, style, cols)
+        plan, newlines = plan_with_newlines(text, style, cols, cps)
         if plan:
-            lines = text.count("\n") + text.count("\u2028") + text.count("\u2029")
-            codes, srcw = insert_blocks(codes, srcw, head, plan + [(lines,)])
+            codes, srcw = insert_blocks(codes, srcw, head, plan + [(newlines,)])
     if len(codes) == head and (zw or rm):
         codes = np.append(codes, np.int32(CODE_NOP))
         srcw = np.append(srcw, np.uint8(0))

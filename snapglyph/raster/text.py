@@ -408,8 +408,8 @@ def normalize(s: str, label_cells: dict[str, int] | None = None) -> Normalized:
     return Normalized(s, synthetic, removed, zero_width)
 
 
-def normalize_codes(s: str, table: np.ndarray, head: int = 0,
-                    label_len: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray, int, int, int]:
+def normalize_codes(s: str, table: np.ndarray, head: int = 0, label_len: np.ndarray | None = None,
+                    cps: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray, int, int, int]:
     """Normalize ``s`` like :func:`normalize` and map it to stream codes, with one compiled pass for steps 5-6.
 
     Equal, element for element, to mapping ``normalize(s).text`` through ``table`` (newline -> -1) with the
@@ -430,6 +430,9 @@ def normalize_codes(s: str, table: np.ndarray, head: int = 0,
     label_len : numpy.ndarray or None
         uint8 label length of each glyph index (:attr:`snapglyph.raster.atlas.Atlas.label_len`): a glyph with a label
         takes that many cells for tab stops, as ``label_cells`` in :func:`normalize`.
+    cps : numpy.ndarray or None
+        ``s``'s code points where the caller has them: uint32 ``(len(s),)``, surrogates as they are
+        (``s.encode("utf-32-le", "surrogatepass")``); None to encode here.
 
     Returns
     -------
@@ -460,7 +463,8 @@ def normalize_codes(s: str, table: np.ndarray, head: int = 0,
 
         raise InputError(f"text must be a str, not {type(s).__name__}")
     kern = native.kernels()
-    cps = np.frombuffer(s.encode("utf-32-le", "surrogatepass"), np.uint32)
+    if cps is None:
+        cps = np.frombuffer(s.encode("utf-32-le", "surrogatepass"), np.uint32)
     if kern.text_flags(cps):  # a control, a lone surrogate or a line separator: steps 1-4 in Python
         s, synthetic, removed, zero_width = _prepare(s)
         cps = np.frombuffer(s.encode("utf-32-le"), np.uint32)
