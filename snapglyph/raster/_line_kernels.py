@@ -19,7 +19,7 @@ from ._kernels import jit
 from .blocks import (CLASS_DIGIT, CLASS_SPACE, CLASS_WORD, CODE_END, CODE_KEYWORDS, F_DIFF_LINE,  # noqa: F401
                      F_ENDS_CODE, F_PROSE, F_TOKENS, KIND_BITS, LOG_LEVELS)
 
-BLOCKS_DIGEST = "a87943ce692c9915"  # SHA-256 of blocks.py, whose constants and tables the kernels bake in
+BLOCKS_DIGEST = "34a5febb398a4751"  # SHA-256 of blocks.py, whose constants and tables the kernels bake in
 
 __all__ = ["CLASS_DIGIT", "CLASS_SPACE", "CLASS_WORD", "F_DIFF_LINE", "F_ENDS_CODE", "F_PROSE", "F_TOKENS",
            "KIND_BITS", "choose_band", "line_kinds"]

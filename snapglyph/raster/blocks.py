@@ -267,18 +267,18 @@ def line_kinds(lines: list[str], style: int = 0) -> tuple[str, np.ndarray]:
     """
     joined = "\n".join(lines)
     cps = np.frombuffer(joined.encode("utf-32-le", "surrogatepass"), np.uint32)
-    return _line_kinds(cps, len(lines), style, not joined.isascii(), lines.__getitem__)
+    return _line_kinds(joined, cps, len(lines), style)
 
 
-def _line_kinds(cps: np.ndarray, n: int, style: int, wide: bool, line) -> tuple[str, np.ndarray]:
-    """:func:`line_kinds` of the ``n`` lines whose code points, newlines between them, are ``cps``; ``wide``: some
-    code point is not ASCII; ``line(i)``: the ``i``-th line's text (called only for a line beyond U+FFFF)."""
+def _line_kinds(text: str, cps: np.ndarray, n: int, style: int) -> tuple[str, np.ndarray]:
+    """:func:`line_kinds` of the ``n`` lines of ``text`` (newlines between them), whose code points are ``cps``."""
     listing = style in _LISTING_STYLES
     feats = np.full(n, -1, np.int32)
-    if wide and cps.max() > 0xFFFF:  # lines beyond the class table: their features from Python
-        astral = np.flatnonzero(cps > 0xFFFF)
-        for i in np.unique(np.searchsorted(np.flatnonzero(cps == 10), astral)).tolist():
-            feats[i] = _features(line(i), listing)
+    if not text.isascii() and cps.max() > 0xFFFF:  # lines beyond the class table: their features from Python
+        nl = np.flatnonzero(cps == 10)
+        for i in np.unique(np.searchsorted(nl, np.flatnonzero(cps > 0xFFFF))).tolist():
+            feats[i] = _features(text[int(nl[i - 1]) + 1 if i else 0:int(nl[i]) if i < len(nl) else len(text)],
+                                 listing)
     out = np.empty(n, np.uint8)
     widths = np.empty(n, np.int32)
     native.kernels().line_kinds(cps, feats, listing, char_classes(), TAB_STOP, INDENT_TAB_STOP, out, widths)
@@ -432,21 +432,12 @@ def plan_with_newlines(text: str, style: int, cols: int, cps: np.ndarray | None 
             shown = map(expand_tabs, block) if any("\t" in x for x in block) else block
             out.append((a, b, *choose_columns(list(map(len, map(str.rstrip, shown))), cols)))
         return out, len(lines) - 1
-    wide = not text.isascii()
-    if "\r\n" in text or (wide and ("\u2028" in text or "\u2029" in text)):  # as split_lines joins them
-        lines = split_lines(text)
-        kinds, widths = line_kinds(lines, style)
+    if "\r\n" in text or (not text.isascii() and ("\u2028" in text or "\u2029" in text)):  # as split_lines
+        kinds, widths = line_kinds(split_lines(text), style)
     else:
         if cps is None:
             cps = np.frombuffer(text.encode("utf-32-le", "surrogatepass"), np.uint32)
-        lines = []  # split only where a line beyond U+FFFF needs its text
-
-        def line(i: int) -> str:
-            if not lines:
-                lines.extend(text.split("\n"))
-            return lines[i]
-
-        kinds, widths = _line_kinds(cps, int(np.count_nonzero(cps == 10)) + 1, style, wide, line)
+        kinds, widths = _line_kinds(text, cps, int(np.count_nonzero(cps == 10)) + 1, style)
     choose_band = native.kernels().choose_band
     return [(a, b, *choose_band(widths, a, b, cols, _KMAX, MIN_COLW, MIN_ROWS_PER_COLUMN, MAX_WRAP_SHARE))
             for a, b in _runs(kinds)], len(widths) - 1

@@ -110,21 +110,20 @@ def insert_blocks(codes: np.ndarray, srcw: np.ndarray, head: int, plan: list) ->
     nl = np.flatnonzero(codes == CODE_NEWLINE)
     if len(nl) != plan[-1][-1]:
         return codes, srcw
-    at, vals = [], []
+    pc, pw, pos = [], [], 0  # the stream's stretches with the marks between them (a copy each: one concatenation)
     for a, b, k, colw in plan[:-1]:
         first = head if a == 0 else int(nl[a - 1]) + 1
         end = int(nl[b - 1]) + 1 if b - 1 < len(nl) else len(codes)
-        at += [first, first, first, end]
-        vals += [CODE_BLOCK, k, colw, CODE_BLOCK_END]
-    where = np.array(at, np.int64) + np.arange(len(at))  # where each inserted element lands (np.insert's rule)
-    kept = np.ones(len(codes) + len(at), bool)
-    kept[where] = False
-    new_codes = np.empty(len(kept), np.int32)
-    new_codes[where] = vals
-    new_codes[kept] = codes
-    new_srcw = np.zeros(len(kept), np.uint8)  # the inserted elements weigh 0
-    new_srcw[kept] = srcw
-    return new_codes, new_srcw
+        pc += (codes[pos:first], np.array([CODE_BLOCK, k, colw], np.int32), codes[first:end], _BLOCK_END)
+        pw += (srcw[pos:first], _ZEROS3, srcw[first:end], _ZEROS3[:1])  # the marks weigh 0
+        pos = end
+    pc.append(codes[pos:])
+    pw.append(srcw[pos:])
+    return np.concatenate(pc), np.concatenate(pw)
+
+
+_BLOCK_END = np.array([CODE_BLOCK_END], np.int32)
+_ZEROS3 = np.zeros(3, np.uint8)
 
 
 def _fast_codes(text: str, head: int, at: Atlas, cps: np.ndarray) -> tuple[np.ndarray, np.ndarray, int, int]:
