@@ -145,8 +145,13 @@ def png_bytes(pixels: np.ndarray, *, depth: int | None = None, level: int | None
     else:
         raw[:] = _pack_numpy(pixels, depth)
     ihdr = struct.pack(">IIBBBBB", w, h, depth, 0, 0, 0, 0)
-    return b"".join((_SIG, _chunk(b"IHDR", ihdr), _chunk(b"IDAT", _deflate(raw.data, level)),
-                     _chunk(b"IEND", b"")))
+    idat = _deflate(raw.data, level)  # its chunk written out: the page's bytes copied once, not twice
+    return b"".join((_SIG, _chunk(b"IHDR", ihdr), struct.pack(">I", len(idat)), b"IDAT", idat,
+                     struct.pack(">I", _crc32(idat, _IDAT_CRC) & 0xFFFFFFFF), _IEND))
+
+
+_IDAT_CRC = zlib.crc32(b"IDAT")
+_IEND = _chunk(b"IEND", b"")
 
 
 def _deflate(data, level: int | None) -> bytes:
