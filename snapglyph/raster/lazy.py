@@ -49,7 +49,7 @@ class _Pages:
                 return
             last, buffers = max(want), PageBuffers()
             drawn = iter_pages(self.doc, **self.settings, buffers=buffers, encoded=self.encoded, draw=want)
-            wanted = (p for p in drawn if p.index in want or buffers.give(p.pixels))  # give: None, a page dropped
+            wanted = (p for p in drawn if p.index in want)  # the others share iter_pages' scratch buffer
             encoded = encode_ahead(wanted, self.workers)
             try:
                 for page in encoded:

@@ -304,7 +304,7 @@ def build(folder: str | Path | None = None) -> Path:
     """Compile :data:`KERNELS` ahead of time into ``folder`` (default :func:`build_dir`); return the module's path.
 
     An existing build there is kept. The build is written into a temporary folder beside ``folder`` and renamed
-    into place, so a process never loads a half-written module. It takes about 20-30 s (numba compiles each
+    into place, so a process never loads a half-written module. It takes about 15 s (numba compiles each
     kernel, then the C compiler links the module) and needs a C compiler.
 
     Raises

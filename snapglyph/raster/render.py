@@ -261,8 +261,10 @@ def iter_pages(document: Document, *, profile="claude", cell=None, mode: str = "
     encoded : dict or None
         A memo of encoded segments shared with other renders (see :func:`snapglyph.raster.stream.encode_segment`).
     draw : bool or set of int
-        False (:func:`snapglyph.raster.pool.page_starts`): the compiled kernel gets empty ink lists, so breaks,
-        counts and text are exact, pixels not; a set: only those pages are drawn (:mod:`snapglyph.raster.lazy`).
+        False (:func:`snapglyph.raster.pool.page_starts`): the compiled kernel gets empty ink lists, so breaks and
+        counts are exact; a set: only those pages are drawn (:mod:`snapglyph.raster.lazy`). A page not drawn has
+        no text and shares one scratch buffer with the others not drawn, its pixels meaningless: do not keep them
+        or give them to a :class:`snapglyph.raster.pool.PageBuffers`.
     engine : str
         ``"numba"`` (the compiled kernel: :func:`snapglyph.raster.native.kernels`), ``"python"`` (its plain-Python
         twin, same pixels) or ``"auto"``: Python for documents of at most :data:`SMALL_DOCUMENT` characters while the
@@ -317,7 +319,8 @@ class _Pager:
         self.buffers, self.draw = buffers, draw  # draw False: the kernel gets empty ink lists (iter_pages)
         self.width, self.height = prof.page_size
         self.cols, self.rows = self.width // at.cell_w, self.height // at.cell_h
-        self.buf = np.full((self.height, self.width), 255, np.uint8)
+        self.scratch: np.ndarray | None = None  # the pixels of every page not drawn (see next_page)
+        self.buf = np.full((self.height, self.width), 255, np.uint8) if self.drawn(0) else self.scratch_buffer()
         self.state = np.zeros(N_STATE, np.int64)
         self.line_flag = np.zeros(self.rows * KMAX, np.int8)
         self.cont = int(at.lookup(np.array([CONT_MARK]))[0])
@@ -340,13 +343,15 @@ class _Pager:
         out_line.fill(-1)
         count = native.kernels().count_span if fast else _count_span
         while i < n:  # one call never goes past a page: the ink lists (layout only: all empty) are the page's
-            ink = none if self.draw is False or (self.draw is not True and self.index not in self.draw) else full
+            drawn = self.drawn(self.index)
+            ink = full if drawn else none
             j = self.layout(ck.codes, ck.styles, i, n, self.state, self.buf, at.glyphs, at.width, STYLE_LUT,
                             at.cell_w, at.cell_h, self.cols, self.rows, self.dense, MARKER, *ink, out_line, out_col,
                             self.line_flag, self.cont)
             _account(self.acc, ck, i, j, count)
             if j > i:
-                self.shown.append((out_line[i:j].copy(), ck.codes[i:j].copy()))  # read by Page.text, if ever
+                if drawn:  # a page not drawn is drawn again before its text is read (raster/lazy.py)
+                    self.shown.append((out_line[i:j].copy(), ck.codes[i:j].copy()))  # read by Page.text, if ever
                 self.fresh = False
             elif self.fresh:  # nothing fits on an empty page (a page that a chunk's end filled is not empty)
                 raise RenderError("layout made no progress on an empty page (cell wider than the page?)")
@@ -363,11 +368,25 @@ class _Pager:
         acc = self.acc
         return Page(pixels, self.index, acc[0], acc[1], acc[2], acc[3], acc[4], acc[5], fill,
                     (self.at.cell_w, self.at.cell_h), used_rows, self.note,
-                    reading=(list(self.shown), self.line_flag.copy(), self.at))
+                    reading=(list(self.shown), self.line_flag.copy(), self.at) if self.drawn(self.index) else None)
+
+    def drawn(self, index: int) -> bool:
+        """Whether page ``index`` is drawn (the ``draw`` of :func:`iter_pages`)."""
+        return self.draw is True or (self.draw is not False and index in self.draw)
+
+    def scratch_buffer(self) -> np.ndarray:
+        """The one buffer every page not drawn is laid out on: never made white, its pixels mean nothing (the
+        kernel still writes inverted cells and band rules; a white page for each cost a fill of the whole page,
+        0.1 s of the aider compaction's layout pass)."""
+        if self.scratch is None:
+            self.scratch = np.empty((self.height, self.width), np.uint8)
+        return self.scratch
 
     def next_page(self) -> None:
-        """Start a new, white page (the block fields of the layout state carry over)."""
-        if self.reuse:
+        """Start a new page: white where it is drawn (the block fields of the layout state carry over)."""
+        if not self.drawn(self.index + 1):
+            self.buf = self.scratch_buffer()
+        elif self.reuse:
             self.buf.fill(255)
         elif self.buffers is not None:
             self.buf = self.buffers.take((self.height, self.width))
