@@ -57,6 +57,27 @@ def test_compact_twice_with_the_store(tmp_path):
     assert r.returncode != 0 and "Traceback" not in r.stderr and "store" in r.stderr
 
 
+def test_compact_quotes_lone_surrogates_of_the_middle_as_replacement_characters(tmp_path):
+    """A lone surrogate in a middle user message and in an identifier of the middle (quoted by the snapshot text)
+    becomes U+FFFD in the request, as in the verbatim messages: the request is written, whole, over the earlier
+    file (it used to fail at the output, leaving that file empty). Found by a fresh-eyes test."""
+    msgs = [{"role": "user", "content": "task"}]
+    for i in range(40):
+        msgs += [{"role": "assistant", "content": f"step {i} " + "lorem ipsum " * 300 + " see https://e.com/a\udfffb"},
+                 {"role": "user", "content": f"ok {i}"}]
+    msgs[10] = {"role": "user", "content": "bad \ud800 here"}
+    src, out = tmp_path / "u.json", tmp_path / "req.json"
+    src.write_text(json.dumps({"messages": msgs}), encoding="utf-8")
+    out.write_text("OLD\n", encoding="utf-8")
+    r = run("compact", str(src), "--budget", "20000", "--out", str(out))
+    assert r.returncode == 0, r.stderr
+    text = out.read_text(encoding="utf-8")
+    json.loads(text)
+    assert "bad \ufffd here" in text and "e.com/a\ufffdb" in text and "OLD" not in text
+    assert not any(0xD800 <= ord(c) < 0xE000 for c in text)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["req.json", "req.json.store.jsonl", "u.json"]
+
+
 def test_recall_cli(tmp_path):
     a = tmp_path / "a.json"
     assert run("compact", str(TRAJ), "--budget", "9000", "--out", str(a)).returncode == 0

@@ -198,3 +198,28 @@ def test_an_error_without_a_file_name_has_no_empty_prefix(monkeypatch, capsys):
     monkeypatch.setattr(cli, "cmd_fonts", boom)
     assert main(["fonts"]) == 2
     assert capsys.readouterr().err.strip() == "snapglyph: error: No space left on device"
+
+
+def test_an_integer_past_pythons_digit_limit_is_a_format_error(tmp_path, capsys):
+    """JSON whose integer has more digits than Python converts (4300) is a one-line FormatError, as malformed
+    JSON is, in a JSON file, a JSON lines file and a request body (it was a bare ValueError's traceback; found by
+    a fresh-eyes test)."""
+    import pytest
+
+    from snapglyph.errors import FormatError, InputError
+    from snapglyph.readers.decode import read_json_body
+    from snapglyph.readers.registry import load
+
+    big = "9" * 5000
+    one = tmp_path / "b.json"
+    one.write_text('{"messages": [{"role": "user", "content": "hi"}], "max_tokens": %s}' % big)
+    lines = tmp_path / "b.jsonl"
+    lines.write_text('{"type": "user", "n": 1}\n{"type": "x", "n": %s}\n' % big)
+    for path in (one, lines):
+        with pytest.raises(FormatError, match="4300 digits"):
+            load(path)
+        assert main(["render", str(path), "--out", str(tmp_path / "o")]) != 0
+        err = capsys.readouterr().err
+        assert err.count("\n") == 1 and "digits" in err and "Traceback" not in err
+    with pytest.raises(InputError, match="malformed JSON"):
+        read_json_body(one)

@@ -287,3 +287,12 @@ def test_encoded_segment_memo_gives_the_same_streams_and_empties_as_it_is_used()
         again = [(ck.codes.tolist(), ck.srcw.tolist(), ck.zw, ck.rm) for ck in chunks(part, at, fast, 91, memo)]
         assert again == fresh and any(-9 < c < -2 for c in again[0][0])  # block codes planned
         assert n > len(memo) > 0  # the four messages' segments taken out, the last two's left
+
+
+@pytest.mark.parametrize("draw", [None, 0, 1, "01", [1], {"a"}, {1.5}, {True}])
+def test_a_bad_draw_is_an_input_error(draw):
+    """``draw`` is True, False or a set of page indices; anything else is one InputError before any work (a list,
+    a string or None raised a TypeError; a set of other things was taken). Found by a fresh-eyes test."""
+    from snapglyph.errors import InputError
+    with pytest.raises(InputError, match="draw must be"):
+        next(iter_pages(Document.from_text("hello"), draw=draw))

@@ -120,3 +120,17 @@ def test_accounting_never_loses_a_character(texts):
     assert total == doc.n_chars
     for p in pages:
         assert p.pixels.dtype == np.uint8 and p.pixels.shape[1] == 1092
+
+
+def test_c1_characters_are_not_escape_introducers():
+    """A C1 character stands for itself (U+FFFD), never for the 8-bit CSI, OSC or DCS it once was: UTF-8 text
+    with mojibake (a right quote's bytes read as Latin-1 end in U+009D) keeps the rest of its line. Found by a
+    fresh-eyes test; escape sequences that start with ESC still are applied."""
+    from snapglyph.raster.text import normalize
+
+    line = "He said \u201chello\u201d and left. The rest of this line matters.".encode().decode("latin-1")
+    n = normalize(line)
+    assert n.text.endswith(" and left. The rest of this line matters.") and n.removed == 0
+    for c in "\x9b\x9d\x90\x98\x9e\x9f\x9c\x85":
+        assert normalize(f"a{c}b[31m tail").text == "a\ufffdb[31m tail"
+    assert normalize("x\x1b[31mred\x1b[0m \x1b]8;;http://x\x1b\\link\x1b]8;;\x1b\\ y").text == "xred link y"

@@ -278,7 +278,7 @@ def iter_pages(document: Document, *, profile="claude", cell=None, mode: str = "
     Raises
     ------
     InputError
-        For a bad document, mode, cell, profile or engine.
+        For a bad document, mode, cell, profile, engine or ``draw``.
     FontError
         If a bundled font is missing.
 
@@ -287,6 +287,9 @@ def iter_pages(document: Document, *, profile="claude", cell=None, mode: str = "
     >>> [(p.index, p.rows, p.chars) for p in iter_pages(Document.from_text("ab\\ncd"), mode="lines")]
     [(0, 2, 5)]
     """
+    if not (isinstance(draw, bool) or (isinstance(draw, (set, frozenset)) and all(
+            isinstance(i, int) and not isinstance(i, bool) for i in draw))):
+        raise InputError(f"draw must be True, False or a set of page indices (int), not {draw!r}"[:200])
     prof, at, note = _check(document, profile, cell, mode, family)
     layout, fast = _engine(document, engine)
     pager = _Pager(prof, at, note, layout, mode != "lines", reuse_buffer, buffers, draw)

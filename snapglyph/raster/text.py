@@ -10,7 +10,8 @@ Applied to each document segment on its own, in this order:
    swallow later lines). A carriage return moves to the line start and later characters
    overwrite, a backspace moves one back, ``CSI K`` erases to the line end, so a progress bar leaves only its final
    state (overwritten characters count as removed). Other C0 controls and DEL become their visible Control Pictures
-   (U+2400 + code, U+2421); C1 controls become U+FFFD.
+   (U+2400 + code, U+2421; drawn as the replacement box where the cell's fonts have none, as at the default 6x12);
+   C1 controls become U+FFFD. Escapes start with ESC only: a C1 character is never read as an 8-bit CSI or OSC.
 4. NFC composition (a decomposed ``é`` becomes one cell), bounded by the pinned Unicode version
    (:func:`snapglyph.raster.widths.nfc`): NFC is the one step that reads the running Python's ``unicodedata``, and
    it is kept because Unicode's normalization stability policy makes it give the same result on every Python for
@@ -59,11 +60,14 @@ LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 stage that writes text (the renderer, the request, the store's comparisons) replaces or drops it. The one home of
 the pattern."""
 _CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f]")
-# One token of terminal input: an escape sequence, a control, or a run of ordinary characters.
+# One token of terminal input: an escape sequence, a control, or a run of ordinary characters. Sequences start with
+# ESC only: a C1 character (U+0080-U+009F) is not taken as the 8-bit form of CSI, OSC or DCS, which UTF-8 terminals
+# do not read either; in text it is mostly mojibake (the right quote's UTF-8 bytes read as Latin-1 end in U+009D),
+# and as an introducer it swallowed the rest of its line (found by a fresh-eyes test, 2026-12-03).
 _TOKEN = re.compile(
-    r"(?P<osc>(?:\x1b\]|\x9d)(?P<oscbody>[^\x07\x1b\x9c]*)(?:\x07|\x1b\\|\x9c)?)"
-    r"|(?P<str>(?:\x1b[P_^X]|[\x90\x98\x9e\x9f])[^\x1b\x9c]*(?:\x1b\\|\x9c)?)"
-    r"|(?P<csi>(?:\x1b\[|\x9b)(?P<params>[0-?]*)[ -/]*(?P<final>[@-~])?)"
+    r"(?P<osc>\x1b\](?P<oscbody>[^\x07\x1b\x9c]*)(?:\x07|\x1b\\|\x9c)?)"
+    r"|(?P<str>\x1b[P_^X][^\x1b\x9c]*(?:\x1b\\|\x9c)?)"
+    r"|(?P<csi>\x1b\[(?P<params>[0-?]*)[ -/]*(?P<final>[@-~])?)"
     r"|(?P<esc>\x1b[ -/]*[0-~]?)"
     r"|(?P<cr>\r)|(?P<bs>\x08)|(?P<nl>\n)"
     r"|(?P<ctl>[\x00-\x08\x0b-\x1f\x7f-\x9f])"

@@ -98,9 +98,10 @@ def decode_text(raw: bytes, name: str, path: str | None = None) -> tuple[str, in
         return text, text.count("\ufffd") - raw.decode("utf-8", errors="ignore").count("\ufffd")
 
 
-def json_error(e: json.JSONDecodeError, what: str, path: str | None, line: int | None = None) -> FormatError:
+def json_error(e: ValueError, what: str, path: str | None, line: int | None = None) -> FormatError:
     """A :class:`FormatError` naming where in ``what`` (a file name) the JSON broke: ``line`` when given (a JSON
-    lines file), else the decoder's line and column.
+    lines file), else the decoder's line and column. ``e`` is the decoder's error, or the ``ValueError`` Python's
+    parser raises past its limit on an integer's digits (4300 by default), which has no position.
 
     Examples
     --------
@@ -110,6 +111,9 @@ def json_error(e: json.JSONDecodeError, what: str, path: str | None, line: int |
     ...     print(json_error(e, "req.json", None))
     malformed JSON in req.json at line 1 column 7: Expecting value
     """
+    if not isinstance(e, json.JSONDecodeError):
+        return FormatError(f"unreadable JSON in {what}{f' at line {line}' if line is not None else ''}: "
+                           f"{str(e).split(';')[0]}", path=path)
     where = f"line {line}" if line is not None else f"line {e.lineno} column {e.colno}"
     return FormatError(f"malformed JSON in {what} at {where}: {e.msg}", path=path)
 
@@ -123,7 +127,7 @@ def _run_together(line: str) -> list | None:
             values.append(value)
             while pos < len(line) and line[pos] in " \t\r":
                 pos += 1
-    except json.JSONDecodeError:
+    except ValueError:  # a JSONDecodeError, or an integer past Python's digit limit
         return None
     return values if len(values) > 1 else None
 
@@ -164,7 +168,7 @@ def jsonl_entries(text: str, name: str, path: str | None) -> tuple[list[dict], l
             continue
         try:
             values = [json.loads(line)]
-        except json.JSONDecodeError as e:
+        except ValueError as e:  # a JSONDecodeError, or an integer past Python's digit limit (json_error)
             values = _run_together(line)
             if values is not None:
                 notes.append(f"line {n} of {name} holds {len(values)} JSON records run together; read each")
@@ -210,7 +214,7 @@ def read_json_body(path: str | Path) -> Any:
     except UnicodeDecodeError as e:
         raise InputError(f"{path} is not UTF-8 text (byte {e.object[e.start]:#04x} at offset {e.start}); "
                          "expected a JSON request body") from None
-    except json.JSONDecodeError as e:
-        raise InputError(f"{path}: malformed JSON ({e})") from None
+    except ValueError as e:  # a JSONDecodeError, or an integer past Python's digit limit
+        raise InputError(f"{path}: malformed JSON ({str(e).split(';')[0]})") from None
     except RecursionError:
         raise InputError(f"{path}: JSON nests too deeply to read") from None

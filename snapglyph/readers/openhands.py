@@ -126,7 +126,7 @@ def folder_events(folder: Path) -> tuple[list[dict], str | None, int]:
     for f in files:
         try:
             events.append(json.loads(f.read_text(encoding="utf-8", errors="replace")))
-        except json.JSONDecodeError as e:
+        except ValueError as e:  # a JSONDecodeError, or an integer past Python's digit limit (json_error)
             raise json_error(e, f.name, str(f)) from None
         except OSError as e:
             raise FormatError(f"cannot read {f}: {e.strerror or e}", path=str(f)) from None

@@ -264,7 +264,7 @@ def _load(text: str, name: str, path: str | None, strict: bool) -> Transcript:
         first_error = None
         try:
             doc = json.loads(text)
-        except json.JSONDecodeError as e:
+        except ValueError as e:  # a JSONDecodeError, or an integer past Python's digit limit (json_error)
             doc, first_error = None, e
         except RecursionError:
             raise FormatError(f"{name} nests JSON too deeply to read", path=path) from None
