@@ -323,3 +323,26 @@ def test_openai_reasoning_models_get_max_completion_tokens():
     assert texts(validate({"model": "gpt-5.4", "max_tokens": 5, "messages": [{"role": "user", "content": "x"}]},
                           "openai")) == ["max_tokens: Unsupported parameter: 'max_tokens' is not supported with "
                                          "this model. Use 'max_completion_tokens' instead."]
+
+
+def test_a_lone_surrogate_is_a_fault_in_every_dialect():
+    """A request holding a lone surrogate cannot be written as UTF-8 JSON: validate names the message (or the
+    body), in each dialect; the same request without it has no such fault (validate reported nothing for it; found
+    by a fresh-eyes test)."""
+    from snapglyph.providers.validation import validate
+
+    bodies = {"anthropic": {"model": "m", "max_tokens": 10, "messages": [{"role": "user", "content": "a \ud800"}]},
+              "openai": {"model": "m", "messages": [{"role": "user", "content": "ok"},
+                                                    {"role": "assistant", "content": [{"type": "text",
+                                                                                       "text": "\udfff"}]}]},
+              "responses": {"model": "m", "input": [{"role": "user", "content": "x\ud83d"}]},
+              "gemini": {"contents": [{"role": "user", "parts": [{"text": "y\udc00"}]}]}}
+    where = {"anthropic": 0, "openai": 1, "responses": 0, "gemini": 0}
+    for dialect, body in bodies.items():
+        faults = [f for f in validate(body, dialect) if "surrogate" in f.text]
+        assert [f.index for f in faults] == [where[dialect]], dialect
+        clean = json.loads(json.dumps(body).replace("\\ud800", "?").replace("\\udfff", "?").replace("\\ud83d", "?")
+                           .replace("\\udc00", "?"))
+        assert not [f for f in validate(clean, dialect) if "surrogate" in f.text]
+    system = {**bodies["anthropic"], "messages": [{"role": "user", "content": "ok"}], "system": "s\udfff"}
+    assert [f.index for f in validate(system, "anthropic") if "surrogate" in f.text] == [None]

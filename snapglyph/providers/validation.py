@@ -40,6 +40,7 @@ from typing import Any
 
 from ..errors import InputError
 from ..model.images import check_image, image_size, media_types
+from ..raster.text import LONE_SURROGATE
 from .gemini import check_gemini
 from .grammar import PARAMS, param_faults, part_faults
 from .tool_names import TOOL_NAME_RULES, tool_name_ok
@@ -464,7 +465,30 @@ def validate(request: dict, dialect: str, profile: Any = None) -> list[Fault]:
         _gemini_names(request, out)
     else:
         raise InputError(f"unknown dialect {dialect!r}; known dialects: openai, anthropic, responses, gemini")
+    _surrogates(request, out)
     if profile is not None:
         from .profiles import profile as get_profile
         _limits(request, images, get_profile(profile), out)
     return out
+
+
+def _surrogates(request: dict, out: list[Fault]) -> None:
+    """A fault for each message (or the body) holding a lone surrogate: no UTF-8 encoder writes one, so the body
+    cannot be sent as the JSON every provider reads."""
+    items = next((request[k] for k in ("messages", "input", "contents") if isinstance(request.get(k), list)), [])
+    for i, m in enumerate(items):
+        if _has_surrogate(m):
+            out.append(Fault(i, "holds a lone surrogate (U+D800-U+DFFF): UTF-8 cannot encode it"))
+    rest = {k: v for k, v in request.items() if v is not items}
+    if _has_surrogate(rest):
+        out.append(Fault(None, "holds a lone surrogate (U+D800-U+DFFF): UTF-8 cannot encode it"))
+
+
+def _has_surrogate(value: Any) -> bool:
+    if isinstance(value, str):
+        return not value.isascii() and LONE_SURROGATE.search(value) is not None
+    if isinstance(value, dict):
+        return any(_has_surrogate(k) or _has_surrogate(v) for k, v in value.items())
+    if isinstance(value, (list, tuple)):
+        return any(_has_surrogate(v) for v in value)
+    return False
