@@ -287,3 +287,14 @@ def test_page_text_matches_reference(mode):
     fast = render_document(d, profile=SMALL, cell=(6, 12), mode=mode)
     _, texts = reference_render(d, profile=SMALL, cell=(6, 12), mode=mode)
     assert [p.text for p in fast] == texts
+
+
+@pytest.mark.parametrize("cell", [(6.5, 12), (6, 12, 1), (6,), (True, 12), ("6", "12"), 6])
+def test_a_cell_not_in_whole_pixels_is_an_input_error(cell):
+    """A cell is two whole pixel counts: a float, a third value, a bool or a string in the tuple is one
+    InputError (6.5 was taken as 6 and a third value ignored; found by a fresh-eyes test)."""
+    from snapglyph.errors import InputError
+    from snapglyph.raster.render import resolve_cell
+    with pytest.raises(InputError, match="whole pixels"):
+        resolve_cell(cell, "claude")
+    assert resolve_cell([7, 14], "claude") == resolve_cell(np.array([7, 14])[:2].tolist(), "claude") == (7, 14)

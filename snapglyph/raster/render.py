@@ -203,10 +203,10 @@ def resolve_cell(cell, prof: "Profile | str") -> tuple[int, int]:
             if not m:
                 raise InputError(f"cell {cell!r} is not WxH (known: {', '.join(CELLS)})")
             cell = (int(m.group(1)), int(m.group(2)))
-    try:
-        cw, ch = (int(cell[0]), int(cell[1]))
-    except (TypeError, ValueError, IndexError):
-        raise InputError(f"cell must be (cell_w, cell_h), not {cell!r}") from None
+    if not (isinstance(cell, (tuple, list)) and len(cell) == 2 and all(
+            isinstance(v, (int, np.integer)) and not isinstance(v, bool) for v in cell)):
+        raise InputError(f"cell must be (cell_w, cell_h) in whole pixels, not {cell!r}"[:200])
+    cw, ch = int(cell[0]), int(cell[1])
     if not (4 <= cw <= 64 and 4 <= ch <= 64):
         raise InputError(f"cell {cw}x{ch} out of range: width and height must be 4..64 pixels")
     if cw * 2 > prof.page_size[0] or ch > prof.page_size[1]:
