@@ -297,4 +297,4 @@ def test_a_cell_not_in_whole_pixels_is_an_input_error(cell):
     from snapglyph.raster.render import resolve_cell
     with pytest.raises(InputError, match="whole pixels"):
         resolve_cell(cell, "claude")
-    assert resolve_cell([7, 14], "claude") == resolve_cell(np.array([7, 14])[:2].tolist(), "claude") == (7, 14)
+    assert resolve_cell([7, 14], "claude") == resolve_cell((np.int64(7), np.int32(14)), "claude") == (7, 14)

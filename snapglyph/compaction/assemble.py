@@ -18,7 +18,7 @@ from ..model.ids import id_ranges
 from ..model.messages import Message, Part
 from ..model.snapshot_text import snapshot_text
 from ..providers.limits import check_messages, request_fits
-from ..raster.text import LONE_SURROGATE
+from ..providers.normalize import replace_lone_surrogates
 from .dropping import dropped_ids, shown_and_dropped
 from .images import fit_image_limits
 from .snapshot import page_parts
@@ -89,21 +89,17 @@ def snapshot_message(conv: "Conversation", plan: "Plan", fit: "Fit", kept: list,
     shown, dropped = shown_and_dropped(middle_ids, kept, plan.pages)
     parts = page_parts(list(kept) + fit.paged_pages(), conv.prof)
     if fit.summary:
-        parts.append(Part("text", text=_utf8(fit.summary)))
+        parts.append(Part("text", text=replace_lone_surrogates(fit.summary)))
     paged = [(p.message_id, p.kind, p.ordinal, len(p.pages), p.n_rendered) for p in fit.paged]
     sections = fit.notes.sections(shown, conv.costs.pages(kept)) if fit.notes is not None else []
-    parts.append(Part("text", text=_utf8(snapshot_text(shown, dropped, recall_tool="recall_messages" if recall_tool
-                                                       else None, paged=paged, sections=sections))))
+    text = snapshot_text(shown, dropped, recall_tool="recall_messages" if recall_tool else None, paged=paged,
+                         sections=sections)
+    # The snapshot quotes the user's words and identifiers from the middle's source messages, as they came (their
+    # surrogates are counted already: the normalization rewrote the same messages for the verbatim request).
+    parts.append(Part("text", text=replace_lone_surrogates(text)))
     snap_id = middle_ids[0] if middle_ids else (conv.norm[plan.head_end - 1].id + 1 if plan.head_end else 0)
     return Message(snap_id, "user", parts, {"snapshot": {"covered": id_ranges(middle_ids),
                                                          "dropped": id_ranges(dropped)}})
-
-
-def _utf8(text: str) -> str:
-    """``text`` with its lone surrogates replaced by U+FFFD, as the dialect's normalization does the verbatim
-    messages: the snapshot quotes the user's words and identifiers from the middle as they came, and a request
-    must encode as UTF-8 (a surrogate in a middle user message made ``compact`` fail at the output)."""
-    return LONE_SURROGATE.sub("\ufffd", text) if not text.isascii() else text
 
 
 def _own_images(conv: Conversation, fit: Fit, h: int, n_pages: int) -> tuple[list[Message], list[Message]]:

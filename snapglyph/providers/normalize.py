@@ -25,15 +25,24 @@ from ..model.images import check_image, downscale, media_types
 from ..model.messages import OPENING_USER_LINE, Message, Part
 from ..raster.text import LONE_SURROGATE
 
-__all__ = ["normalize"]
+__all__ = ["normalize", "replace_lone_surrogates"]
 
 _THINKING_REDACTED = ("", "REDACTED", "[REDACTED]", "<redacted>")
 
 
-def _clean(s: str, rewrites: Counter) -> str:
-    if LONE_SURROGATE.search(s):
-        n = len(LONE_SURROGATE.findall(s))
-        rewrites["lone surrogates replaced"] += n
+def replace_lone_surrogates(s: str, rewrites: Counter | None = None) -> str:
+    """``s`` with each lone surrogate replaced by U+FFFD, counted in ``rewrites`` (``"lone surrogates replaced"``)
+    where given: the one replacement for text sent in a request, which UTF-8 must encode.
+
+    Examples
+    --------
+    >>> rw = Counter()
+    >>> replace_lone_surrogates("a\\ud800b", rw), rw["lone surrogates replaced"]
+    ('a\ufffdb', 1)
+    """
+    if not s.isascii() and LONE_SURROGATE.search(s):
+        if rewrites is not None:
+            rewrites["lone surrogates replaced"] += len(LONE_SURROGATE.findall(s))
         return LONE_SURROGATE.sub("\ufffd", s)
     return s
 
@@ -44,7 +53,7 @@ _ESCAPED_SURROGATE = re.compile(r"\\u[dD][89a-fA-F][0-9a-fA-F]{2}")
 def _clean_arguments(arguments: str, rewrites: Counter) -> str:
     """Tool call arguments with lone surrogates replaced, including JSON-escaped ones (``\\ud800``), which a
     provider that parses the arguments (Anthropic's ``input``) would turn back into unencodable text."""
-    arguments = _clean(arguments, rewrites)
+    arguments = replace_lone_surrogates(arguments, rewrites)
     if not _ESCAPED_SURROGATE.search(arguments):
         return arguments
     try:
@@ -54,7 +63,7 @@ def _clean_arguments(arguments: str, rewrites: Counter) -> str:
     text = json.dumps(value, ensure_ascii=False)
     if not LONE_SURROGATE.search(text):
         return arguments  # escaped pairs that form valid characters
-    return json.dumps(json.loads(_clean(text, rewrites)), ensure_ascii=False)
+    return json.dumps(json.loads(replace_lone_surrogates(text, rewrites)), ensure_ascii=False)
 
 
 def _clean_content(parts: list[Part], rewrites: Counter, dialect: str | None = None) -> list[Part]:
@@ -64,7 +73,7 @@ def _clean_content(parts: list[Part], rewrites: Counter, dialect: str | None = N
             if not p.text.strip():
                 rewrites["whitespace-only text removed"] += 1
                 continue
-            out.append(replace(p, text=_clean(p.text, rewrites)))
+            out.append(replace(p, text=replace_lone_surrogates(p.text, rewrites)))
         elif p.kind == "image":
             out.append(_checked_image(p, rewrites, dialect))
     return out
@@ -180,7 +189,7 @@ class _Normalizer:
         self.seen.add(cid)
         self.used.add(new)
         self.pending.setdefault(cid, []).append(new)
-        call = replace(p, call_id=new, name=_clean(p.name, self.rewrites),
+        call = replace(p, call_id=new, name=replace_lone_surrogates(p.name, self.rewrites),
                        arguments=_clean_arguments(p.arguments, self.rewrites))
         self.last_calls.append(call)
         return call
@@ -218,7 +227,7 @@ class _Normalizer:
             return
         self.rewrites["tool results without a call turned into user text"] += 1
         body = p.result_text()
-        rest.append(Part("text", text=_clean(f"[tool result {p.name or cid}]\n{body}", self.rewrites)))
+        rest.append(Part("text", text=replace_lone_surrogates(f"[tool result {p.name or cid}]\n{body}", self.rewrites)))
         rest.extend(_clean_content([q for q in p.content if q.kind == "image"], self.rewrites, self.dialect))
 
     def user_or_tool(self, m: Message) -> None:
@@ -234,7 +243,7 @@ class _Normalizer:
                 rw["hidden reasoning removed (dialect cannot carry it)"] += 1
             elif p.kind == "tool_call":
                 rw["tool calls outside assistant messages turned into text"] += 1
-                rest.append(Part("text", text=_clean(f"-> {p.name} {p.arguments}", rw)))
+                rest.append(Part("text", text=replace_lone_surrogates(f"-> {p.name} {p.arguments}", rw)))
         if rest and self.last_calls and not results:
             self.close_round(m.id)
         parts = results + rest
