@@ -64,3 +64,58 @@ def test_the_memo_keeps_each_segment_for_the_drawing_pass(session):
     assert kept > 4 * repeated
     pages[0].png
     assert len(memo) <= repeated
+
+
+def _mixed_messages():
+    """Prose, a code block, a table, a segment longer than SPLIT (cut into pieces) and short turns."""
+    from snapglyph._config import SPLIT
+    from snapglyph.model.messages import Message, Part
+    code = "".join(f"    def f{i}(x):\n        return x * {i}  # step {i}\n" for i in range(700))
+    table = "".join(f"| row {i} | {i * i} | ok |\n" for i in range(400))
+    long_log = "".join(f"line {i}: " + "x" * (i % 90) + "\n" for i in range(SPLIT // 40))
+    texts = ["fix the parser", "word " * 3000, code, table, "short", long_log, "naïve café 日本語 " * 300, "done"]
+    return [Message(i, "assistant" if i % 2 else "user", [Part("text", text=t)]) for i, t in enumerate(texts * 2)]
+
+
+@pytest.mark.parametrize("mode", ["auto", "dense", "lines"])
+def test_a_smaller_document_reuses_the_larger_ones_pages(session, mode):
+    """A prefix of the messages laid out with ``like=`` the whole one: the pages of a layout of its own, in every
+    field and, once drawn, in PNG bytes and text; and the reuse did take pages (the test exercises it)."""
+    for msgs in (session, _mixed_messages()):
+        memo: dict = {}
+        whole = render_lazy(msgs, mode=mode, segments=memo)
+        assert len(whole[0]._owner.marks) == len(whole)
+        for n in (len(msgs) - 1, len(msgs) * 2 // 3, len(msgs) // 3):
+            part = msgs[:n]
+            want = render_packed(part, mode=mode)
+            got = render_lazy(part, mode=mode, segments=memo, like=whole)
+            kept = lazy._reusable(got[0]._owner.doc, got[0]._owner.settings, whole)
+            assert 0 < kept < len(got), (n, kept, len(got))
+            assert [[getattr(p, f) for f in _FIELDS] for p in got] == [[getattr(p, f) for f in _FIELDS] for p in want]
+            assert [p.png for p in got[kept - 1:]] == [p.png for p in want[kept - 1:]]  # drawn from a mark
+            assert got[0].png == want[0].png and got[-1].text == want[-1].text
+
+
+def test_no_reuse_across_other_segments_or_settings(session):
+    whole = render_lazy(session, segments={})
+    assert lazy._reusable(whole[0]._owner.doc, whole[0]._owner.settings, whole) == len(whole) - 1
+    other = render_lazy(session[:-2], segments={}, like=whole)  # segments built again: other objects
+    assert lazy._reusable(other[0]._owner.doc, other[0]._owner.settings, whole) == 0
+    memo: dict = {}
+    whole = render_lazy(session, segments=memo)
+    dense = render_lazy(session[:-2], segments=memo, mode="dense", like=whole)
+    assert lazy._reusable(dense[0]._owner.doc, dense[0]._owner.settings, whole) == 0
+    assert [p.png for p in dense] == [p.png for p in render_packed(session[:-2], mode="dense")]
+
+
+def test_drawing_starts_at_the_first_page_wanted(session, monkeypatch):
+    """A late page is drawn from its mark: the pieces before its chunk are not encoded again."""
+    from snapglyph.raster import stream
+    pages = render_lazy(session)
+    seen = []
+    real = stream.encode_segment
+    monkeypatch.setattr(stream, "encode_segment", lambda text, *a, **k: seen.append(text) or real(text, *a, **k))
+    want = render_packed(session)
+    seen.clear()
+    assert pages[-2].png == want[-2].png and pages[-1].png == want[-1].png
+    assert 0 < len(seen) < sum(1 for _ in stream.segments(pages[0]._owner.doc)) // 2

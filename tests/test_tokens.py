@@ -119,6 +119,7 @@ def test_count_many_equals_count_one_by_one():
              "x" * 10_000, " \t\n" * 30]
     for name in ("claude", "openai", "gemini"):
         want = [count_for_profile(t, name) for t in texts]
-        assert count_many_for_profile(texts, name, workers=2) == want
-        assert count_many_for_profile(texts, name, workers=1) == want
+        for workers in (1, 2, 3, 16):
+            assert count_many_for_profile(texts, name, workers=workers) == want
+        assert count_many_for_profile(texts[::-1], name, workers=2) == want[::-1]
     assert want[3] > 3 and want[4] > 100  # real counts, not zeros

@@ -33,7 +33,6 @@ from ..model.messages import Message
 from ..providers.limits import check_messages
 from ..providers.profiles import Profile, profile as get_profile
 from ..raster.lazy import render_lazy  # pages laid out, drawn when looked at, kept as PNG bytes
-from ..raster.pool import page_starts
 from .assemble import Assembly, assemble
 from .conversation import Conversation, prepare, resolve_dialect
 from .dropping import add_summary, fit_budget
@@ -151,10 +150,11 @@ def compact(messages: Any, *, profile: "str | Profile" = "claude", dialect: str 
     if isinstance(ledger, bool) or not isinstance(ledger, (int, float)) or not 0 <= ledger <= 1:
         raise InputError(f"ledger must be a share of the pages' tokens between 0 and 1, not {ledger!r}")
     settings = {"profile": prof, "cell": cell, "mode": mode, "family": family, "encoded": {}, "segments": {}}
-    cache = CachedDraw(functools.partial(render_lazy, **settings), (prof.name, cell, mode, family))
+    renders = _Middles(settings)
+    cache = CachedDraw(renders.draw, (prof.name, cell, mode, family))
     conv = prepare(messages, prof=prof, dialect=dialect, store=store, model=model, max_tokens=max_tokens,
                    tools=tools, recall_tool=recall_tool, draw=cache if cut is not None else cache.draw,
-                   starts=functools.partial(page_starts, **settings))
+                   starts=renders.starts, digests=cache.digests)
     if conv.total <= budget and cut is None:  # a reused cut keeps its pages even where the whole would fit
         sent = fit_image_limits(conv.norm, prof, conv.rewrites)  # the many-image rule for the whole request
         check_messages(sent, prof)
@@ -195,6 +195,26 @@ def _shrink(conv: Conversation, cache: CachedDraw, budget: int, *, cut, ledger: 
                    tail_ids=[m.id for m in conv.norm[plan.cut:]], dropped_ids=out.dropped, tokens_after=final,
                    cache_break=_cache_break(conv, out), middle_text_tokens=_shown_text_tokens(conv, plan, out),
                    paged=[(p.message_id, p.kind, p.ordinal) for p in fit.paged])
+
+
+class _Middles:
+    """The renders of one compaction's middles (:func:`snapglyph.raster.lazy.render_lazy` with the compaction's
+    ``settings``): the largest middle is laid out once, for the planner's page starts, and every smaller middle,
+    which begins with the same messages, takes its pages up to where they may differ (``like=``) and is laid out
+    from there (the aider history's chosen middle: 2 pages laid out again of 329)."""
+
+    def __init__(self, settings: dict) -> None:
+        self.settings = settings
+        self.largest: list = []
+
+    def starts(self, messages: list[Message]) -> list[int]:
+        """The first message id of each page of ``messages`` (-1 for none), remembered for :meth:`draw`."""
+        self.largest = render_lazy(messages, **self.settings)
+        return [p.first_id if p.first_id is not None else -1 for p in self.largest]
+
+    def draw(self, messages: list[Message]) -> list:
+        """The lazy pages of ``messages``."""
+        return render_lazy(messages, like=self.largest, **self.settings)
 
 
 def _empty_middle(conv: Conversation, plan: Plan, fit: Any, budget: int, allowed: bool) -> None:

@@ -20,6 +20,7 @@ from ..model.snapshot_text import snapshot_text
 from ..providers import dialects
 from ..providers.profiles import Profile
 from ..providers.request_model import request_model
+from .digest import MessageDigests
 from .estimate import MESSAGE_OVERHEAD, TokenCosts
 from .guide import reading_guide
 from .images import fit_image_limits
@@ -153,7 +154,8 @@ class Conversation:
         ``draw(messages) -> list of Page``: the renderer with the caller's profile, cell, mode and font.
     starts : callable or None
         ``starts(messages) -> list of int``: the first message id of each page ``draw`` would give (-1 for none),
-        by layout alone (:func:`snapglyph.raster.pool.page_starts`); None to take them from ``draw``.
+        by layout alone (the compactor's: a lazy render kept for the smaller middles drawn after it,
+        :func:`snapglyph.raster.lazy.render_lazy`); None to take them from ``draw``.
     notes : list of str
         What the result should say (a model read by another profile's rules, parameters dropped, tools renamed).
     recall_tool : str or None
@@ -198,6 +200,7 @@ class Conversation:
     recall_tool: str | None = None
     renamed_tools: dict[str, str] = field(default_factory=dict)
     reader_notes: list[str] = field(default_factory=list)
+    digests: MessageDigests = field(default_factory=MessageDigests)  # shared with the page cache's keys
 
     @property
     def total(self) -> int:
@@ -256,8 +259,10 @@ def _rename_tools(norm: list[Message], tools: list[dict], params: dict, dialect:
 def prepare(messages: Any, *, prof: Profile, dialect: str, store: SourceStore | None, model: str | None,
             max_tokens: int | None, tools: Sequence[dict] | None, recall_tool: bool,
             draw: Callable[[list[Message]], "list[Page]"],
-            starts: Callable[[list[Message]], list[int]] | None = None) -> Conversation:
-    """Read, expand, normalize and price a conversation (see :func:`snapglyph.compact` for the arguments).
+            starts: Callable[[list[Message]], list[int]] | None = None,
+            digests: MessageDigests | None = None) -> Conversation:
+    """Read, expand, normalize and price a conversation (see :func:`snapglyph.compact` for the arguments;
+    ``digests``: the memo of message digests the page cache uses too, a new one when omitted).
 
     Raises
     ------
@@ -305,4 +310,5 @@ def prepare(messages: Any, *, prof: Profile, dialect: str, store: SourceStore | 
                         store=store, source_in=source_in, source=source, norm=norm, rewrites=rewrites, costs=costs,
                         per=per, fixed=fixed, before=before, draw=draw, starts=starts, notes=notes,
                         recall_tool=_recall_name() if recall_tool else None, renamed_tools=renamed,
-                        reader_notes=list(settings.get("reader_notes") or []))
+                        reader_notes=list(settings.get("reader_notes") or []),
+                        digests=digests if digests is not None else MessageDigests())

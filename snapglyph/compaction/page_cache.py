@@ -9,15 +9,13 @@ first.
 
 from __future__ import annotations
 
-import hashlib
-import json
 import threading
 from collections import OrderedDict
 from typing import Callable, Sequence
 
 from .._config import PAGE_CACHE_SIZE
 from ..model.messages import Message
-from .store import message_to_dict
+from .digest import MessageDigests
 
 __all__ = ["CachedDraw"]
 
@@ -34,6 +32,8 @@ class CachedDraw:
         ``draw(messages) -> list[Page]``: the renderer.
     settings : tuple
         What else the pages depend on (profile name, cell, mode, family); part of the key.
+    digests : MessageDigests, optional
+        The compaction's memo of message digests (shared with the cut's fingerprint); a new one when omitted.
 
     Examples
     --------
@@ -45,14 +45,16 @@ class CachedDraw:
     ([1], None, [1], 1)
     """
 
-    def __init__(self, draw: Callable[[list[Message]], list], settings: tuple) -> None:
+    def __init__(self, draw: Callable[[list[Message]], list], settings: tuple,
+                 digests: MessageDigests | None = None) -> None:
         self.draw = draw
         self.settings = settings
+        self.digests = digests if digests is not None else MessageDigests()
 
     def key(self, middle: Sequence[Message]) -> tuple:
-        """The cache key of ``middle``: the render settings and a SHA-256 of the messages' source."""
-        data = json.dumps([message_to_dict(m, copy=False) for m in middle], ensure_ascii=True, sort_keys=True)
-        return (*self.settings, hashlib.sha256(data.encode()).hexdigest())
+        """The cache key of ``middle``: the render settings and the digest of its messages
+        (:meth:`snapglyph.compaction.digest.MessageDigests.run`)."""
+        return (*self.settings, self.digests.run(middle))
 
     def __call__(self, middle: list[Message]) -> list:
         key = self.key(middle)

@@ -16,14 +16,12 @@ This module holds the planning step of a reused cut (:func:`plan_at`, :func:`ref
 
 from __future__ import annotations
 
-import hashlib
-import json
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from ..errors import BudgetError
+from .digest import MessageDigests
 from .plan import Plan, head_end, page_caps
-from .store import message_to_dict
 
 if TYPE_CHECKING:  # pragma: no cover
     from .conversation import Conversation
@@ -74,9 +72,10 @@ class Cut:
         return {"first_tail": self.first_tail, "prefix": self.prefix, "kept": self.kept}
 
 
-def prefix_fingerprint(messages: list, first_tail: int) -> str:
+def prefix_fingerprint(messages: list, first_tail: int, digests: MessageDigests | None = None) -> str:
     """16 hex digits identifying the non-system messages with ids below ``first_tail``, exactly (system prompts
-    are left out: agents rebuild them on every call).
+    are left out: agents rebuild them on every call); ``digests``: the compaction's memo of message digests
+    (:class:`snapglyph.compaction.digest.MessageDigests`), a new one when omitted.
 
     Examples
     --------
@@ -85,18 +84,18 @@ def prefix_fingerprint(messages: list, first_tail: int) -> str:
     ...     [("system", "today"), ("user", "task"), ("assistant", "ok"), ("user", "more")])]
     >>> a = prefix_fingerprint(msgs, 3)
     >>> msgs[0] = Message(0, "system", [Part("text", text="tomorrow")])
-    >>> a == prefix_fingerprint(msgs, 3), a == prefix_fingerprint(msgs, 2)
-    (True, False)
+    >>> a == prefix_fingerprint(msgs, 3), a == prefix_fingerprint(msgs, 2), len(a)
+    (True, False, 16)
     """
-    data = [message_to_dict(m, copy=False) for m in messages if m.id < first_tail and m.role != "system"]
-    return hashlib.sha256(json.dumps(data, ensure_ascii=True, sort_keys=True).encode()).hexdigest()[:16]
+    digests = digests if digests is not None else MessageDigests()
+    return digests.run(m for m in messages if m.id < first_tail and m.role != "system")[:16]
 
 
 def cut_of(conv: Conversation, res: CompactResult) -> Cut:
     """The :class:`Cut` a finished compaction made (``kept=-1`` when it cannot be reused)."""
     first = res.tail_ids[0] if res.tail_ids else 0
     kept = -1 if res.paged or res.passthrough else len(res.pages)
-    return Cut(first, prefix_fingerprint(conv.source, first), kept)
+    return Cut(first, prefix_fingerprint(conv.source, first, conv.digests), kept)
 
 
 def plan_at(conv: Conversation, cut: Cut) -> Plan:
@@ -127,7 +126,7 @@ def plan_at(conv: Conversation, cut: Cut) -> Plan:
     c = ids.index(cut.first_tail) if cut.first_tail in ids else -1
     if c <= h or conv.norm[c].role not in ("user", "assistant"):
         raise CutNoLongerFits(f"message #{cut.first_tail} is no longer a cut point after the head")
-    if prefix_fingerprint(conv.source, cut.first_tail) != cut.prefix:
+    if prefix_fingerprint(conv.source, cut.first_tail, conv.digests) != cut.prefix:
         raise CutNoLongerFits(f"the messages before #{cut.first_tail} changed")
     head_last = conv.norm[h - 1].id if h else -1
     middle = [m for m in conv.source if head_last < m.id < cut.first_tail]

@@ -11,10 +11,12 @@ settings, so its bytes are those :func:`snapglyph.raster.pool.render_packed` giv
 
 from __future__ import annotations
 
+import bisect
 import threading
 
 from .pool import PROGRESS, PackedPage, PageBuffers, _SizedPage, encode_ahead
-from .render import Page, _as_document, iter_pages
+from .render import Mark, Page, _as_document, iter_pages
+from .stream import segments
 
 __all__ = ["LazyPage", "render_lazy"]
 
@@ -34,21 +36,25 @@ class _Peek:
 
 
 class _Pages:
-    """The document and settings of one lazy render, and its pages; draws them on demand."""
+    """The document and settings of one lazy render, its pages and where each starts; draws them on demand."""
 
     def __init__(self, doc, settings: dict, workers: int | None, encoded: dict | None) -> None:
         self.doc, self.settings, self.workers, self.encoded = doc, settings, workers, encoded
         self.pages: list[LazyPage] = []
+        self.marks: list[Mark] = []  # per page, where it starts (iter_pages' marks)
         self.lock = threading.Lock()
 
     def draw_from(self, first: int) -> None:
-        """Draw and encode page ``first`` and every later page not drawn yet, in one pass over the document."""
+        """Draw and encode page ``first`` and every later page not drawn yet, in one pass over the document from
+        page ``first``'s mark."""
         with self.lock:
             want = {p.index for p in self.pages[first:] if p._packed is None}
             if not want:
                 return
             last, buffers = max(want), PageBuffers()
-            drawn = iter_pages(self.doc, **self.settings, buffers=buffers, encoded=self.encoded, draw=want)
+            start = min(want)
+            drawn = iter_pages(self.doc, **self.settings, buffers=buffers, encoded=self.encoded, draw=want,
+                               resume=(start, self.marks[start]))
             wanted = (p for p in drawn if p.index in want)  # the others share iter_pages' scratch buffer
             encoded = encode_ahead(wanted, self.workers)
             try:
@@ -102,7 +108,8 @@ class LazyPage(_SizedPage):
 
 
 def render_lazy(text_or_messages, *, profile="claude", cell=None, mode: str = "auto", family: str | None = None,
-                workers: int | None = None, encoded: dict | None = None, segments: dict | None = None) -> list:
+                workers: int | None = None, encoded: dict | None = None, segments: dict | None = None,
+                like: list | None = None) -> list:
     """Lay out like :func:`snapglyph.raster.pool.render_packed` and return its pages undrawn (:class:`LazyPage`).
 
     Parameters
@@ -110,6 +117,13 @@ def render_lazy(text_or_messages, *, profile="claude", cell=None, mode: str = "a
     text_or_messages, profile, cell, mode, family, workers, encoded, segments
         As :func:`snapglyph.raster.pool.render_packed` (``encoded``: the layout pass leaves each segment in the
         memo, the drawing pass takes it out).
+    like : list of LazyPage, optional
+        The pages of an earlier ``render_lazy`` with the same settings of a document that this one begins
+        (its segments, the same objects, come first there: a compaction's largest middle and a smaller one built
+        with the same ``segments`` memo). Its pages that end before this document's last piece are taken as they
+        are (append stability: a page depends only on what it shows and what comes before), and the layout
+        starts at the first page that may differ; the pages are those of a whole layout (tested). Ignored where
+        the documents or settings differ.
 
     Returns
     -------
@@ -130,10 +144,33 @@ def render_lazy(text_or_messages, *, profile="claude", cell=None, mode: str = "a
     settings = {"profile": profile, "cell": cell, "mode": mode, "family": family}
     owner = _Pages(doc, settings, workers, encoded)
     tick = PROGRESS.get()
+    kept = _reusable(doc, settings, like)
+    resume = None
+    if kept:
+        earlier = like[0]._owner
+        owner.pages = [LazyPage(p, owner) for p in like[:kept]]
+        owner.marks = earlier.marks[:kept]
+        resume = (kept, earlier.marks[kept])  # laid out again from here (its mark is taken again)
     laid = iter_pages(doc, **settings, reuse_buffer=True, encoded=_Peek(encoded) if encoded is not None else None,
-                      draw=False)
+                      draw=False, marks=owner.marks, resume=resume)
     for page in laid:
         owner.pages.append(LazyPage(page, owner))
         if tick is not None:
             tick(1)
     return owner.pages
+
+
+def _reusable(doc, settings: dict, like: list | None) -> int:
+    """How many pages of ``like`` (an earlier :func:`render_lazy`) a render of ``doc`` begins with, as they are
+    (see :func:`render_lazy`); the layout starts at the next one, from its mark."""
+    if not like or not isinstance(like[0], LazyPage):
+        return 0
+    earlier = like[0]._owner
+    mine, theirs = doc.segments, earlier.doc.segments
+    if (earlier.settings != settings or len(earlier.marks) != len(earlier.pages) or len(mine) > len(theirs)
+            or any(a is not b for a, b in zip(mine, theirs))):
+        return 0
+    pieces = sum(1 for _ in segments(doc))
+    # Page p is this document's too where page p + 1 starts at a piece of this document (< pieces): page p ended
+    # at an element both documents have. The first page that may differ is laid out again from its mark.
+    return bisect.bisect_left([m.piece for m in earlier.marks[1:]], pieces)

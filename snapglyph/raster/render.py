@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -45,7 +46,7 @@ from .atlas import CELLS, CONT_MARK, MARKER, REPL_NARROW, REPL_WIDE, Atlas, atla
 from .page import PNG_DEPTH, Page  # noqa: F401 - Page is part of this module's interface
 from .stream import Chunk, ahead, chunks
 
-__all__ = ["MODES", "STYLE_LUT", "Page", "iter_pages", "render", "render_document", "resolve_cell"]
+__all__ = ["MODES", "STYLE_LUT", "Mark", "Page", "iter_pages", "render", "render_document", "resolve_cell"]
 
 MODES = ("auto", "dense", "lines")
 
@@ -139,9 +140,43 @@ def _check(document, prof, cell, mode, family) -> tuple[Profile, Atlas, str]:
     return prof, at, note
 
 
+@dataclass(frozen=True)
+class Mark:
+    """Where a page starts in the stream of its document: what :func:`iter_pages` needs to lay the document out
+    again from that page on (``resume=``) instead of from its start.
+
+    Attributes
+    ----------
+    chunk : int
+        :attr:`snapglyph.raster.stream.Chunk.first` of the chunk the page starts in.
+    offset : int
+        The element of that chunk the page starts at.
+    piece : int
+        Index of the piece (:func:`snapglyph.raster.stream.segments`) that element belongs to.
+    state : tuple of int
+        The layout state (``N_STATE`` values of :mod:`snapglyph.raster._codes`) at the page's start.
+
+    Examples
+    --------
+    >>> marks = []
+    >>> pages = list(iter_pages(Document.from_text("word " * 20000), marks=marks))
+    >>> len(marks) == len(pages), marks[0].offset, marks[1].offset > 0
+    (True, 0, True)
+    >>> again = list(iter_pages(Document.from_text("word " * 20000), resume=(1, marks[1])))
+    >>> [p.index for p in again] == [p.index for p in pages[1:]], again[0].png == pages[1].png
+    (True, True)
+    """
+
+    chunk: int
+    offset: int
+    piece: int
+    state: tuple
+
+
 def iter_pages(document: Document, *, profile="claude", cell=None, mode: str = "auto", family: str | None = None,
                reuse_buffer: bool = False, engine: str = "auto", buffers=None,
-               encoded: dict | None = None, draw=True) -> Iterator[Page]:
+               encoded: dict | None = None, draw=True, marks: list | None = None,
+               resume: "tuple[int, Mark] | None" = None) -> Iterator[Page]:
     """Lay out and draw ``document`` page by page (streaming: one page and one chunk in memory).
 
     Parameters
@@ -173,6 +208,12 @@ def iter_pages(document: Document, *, profile="claude", cell=None, mode: str = "
         ``"numba"`` (the compiled kernel: :func:`snapglyph.raster.native.kernels`), ``"python"`` (its plain-Python
         twin, same pixels) or ``"auto"``: Python for documents of at most :data:`SMALL_DOCUMENT` characters while the
         compiled kernels would cost numba's import (:func:`snapglyph.raster.native.ready`), else compiled.
+    marks : list or None
+        A list to append the :class:`Mark` of each page to, as the page is started.
+    resume : (int, Mark) or None
+        ``(index, mark)``: lay out from page ``index``, which ``mark`` (a mark of this document, or of a document
+        whose pieces up to the mark's are the same, with the same settings) says starts there; the pages yielded
+        are those of a whole run from that index on (tested). The pieces before the mark are not encoded.
 
     Yields
     ------
@@ -196,10 +237,16 @@ def iter_pages(document: Document, *, profile="claude", cell=None, mode: str = "
         raise InputError(f"draw must be True, False or a set of page indices (int), not {draw!r}"[:200])
     prof, at, note = _check(document, profile, cell, mode, family)
     layout, fast = _engine(document, engine)
-    pager = _Pager(prof, at, note, layout, mode != "lines", reuse_buffer, buffers, draw)
-    cks = chunks(document, at, fast, pager.cols if mode == "auto" else 0, encoded)
+    index, mark = resume if resume is not None else (0, None)
+    pager = _Pager(prof, at, note, layout, mode != "lines", reuse_buffer, buffers, draw, index, marks)
+    cks = chunks(document, at, fast, pager.cols if mode == "auto" else 0, encoded, mark.chunk if mark else 0)
+    start = 0
+    if mark is not None:
+        pager.state[:] = mark.state
+        start = mark.offset
     for ck in ahead(cks) if fast else cks:  # a long document: the next chunk is prepared while this one is drawn
-        yield from pager.lay_out(ck, fast)
+        yield from pager.lay_out(ck, fast, start)
+        start = 0
     if pager.touched:
         yield pager.last_page(prof)
 
@@ -221,26 +268,29 @@ class _Pager:
     :func:`iter_pages`)."""
 
     def __init__(self, prof: Profile, at: Atlas, note: str, layout, dense: bool, reuse_buffer: bool,
-                 buffers=None, draw=True) -> None:
+                 buffers=None, draw=True, index: int = 0, marks: list | None = None) -> None:
         self.at, self.note, self.layout, self.dense, self.reuse = at, note, layout, dense, reuse_buffer
         self.buffers, self.draw = buffers, draw  # draw False: the kernel gets empty ink lists (iter_pages)
         self.width, self.height = prof.page_size
         self.cols, self.rows = self.width // at.cell_w, self.height // at.cell_h
         self.scratch: np.ndarray | None = None  # the pixels of every page not drawn (see next_page)
-        self.buf = np.full((self.height, self.width), 255, np.uint8) if self.drawn(0) else self.scratch_buffer()
+        self.index = index
+        self.marks = marks
+        self.unmarked = marks is not None  # the current page's Mark is still to be taken
+        self.buf = (np.full((self.height, self.width), 255, np.uint8) if self.drawn(index)
+                    else self.scratch_buffer())
         self.state = np.zeros(N_STATE, np.int64)
         self.line_flag = np.zeros(self.rows * KMAX, np.int8)
         self.cont = int(at.lookup(np.array([CONT_MARK]))[0])
         self.acc: list = [0, 0, 0, 0, None, None]  # chars, replaced, zero-width, removed, first id, last id
         self.shown: list[tuple[np.ndarray, np.ndarray]] = []  # (reading line or -1, stream code) of the elements placed
         self.out_line = self.out_col = np.empty(0, np.int32)
-        self.index = 0
         self.touched = False
         self.fresh = True  # nothing laid out on this page yet
 
-    def lay_out(self, ck: Chunk, fast: bool) -> Iterator[Page]:
-        """Place chunk ``ck`` from the cursor on, yielding each page it fills."""
-        at, i, n = self.at, 0, len(ck.codes)
+    def lay_out(self, ck: Chunk, fast: bool, start: int = 0) -> Iterator[Page]:
+        """Place chunk ``ck`` from its element ``start`` on, yielding each page it fills."""
+        at, i, n = self.at, start, len(ck.codes)
         full = at.ink_lists(self.width) if fast else (None, None, None)  # after the chunk's glyphs were added
         none = full if self.draw is True or not fast else (np.zeros(at.n + 1, np.int32), np.zeros(0, np.int32),
                                                             np.zeros(0, np.uint8))
@@ -250,6 +300,10 @@ class _Pager:
         out_line.fill(-1)
         count = native.kernels().count_span if fast else _count_span
         while i < n:  # one call never goes past a page: the ink lists (layout only: all empty) are the page's
+            if self.unmarked:
+                piece = ck.pieces[int(np.searchsorted(ck.starts, i, side="right")) - 1]
+                self.marks.append(Mark(ck.first, i, piece, tuple(self.state.tolist())))
+                self.unmarked = False
             drawn = self.drawn(self.index)
             ink = full if drawn else none
             j = self.layout(ck.codes, ck.styles, i, n, self.state, self.buf, at.glyphs, at.width, STYLE_LUT,
@@ -301,6 +355,7 @@ class _Pager:
             self.buf = np.full((self.height, self.width), 255, np.uint8)
         self.index += 1
         self.fresh = True
+        self.unmarked = self.marks is not None
         new_page_state(self.state)
         self.line_flag[:] = 0
         self.shown.clear()

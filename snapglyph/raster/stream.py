@@ -15,6 +15,7 @@ A module of its own because it is a stage of the pipeline with its own inputs an
 
 from __future__ import annotations
 
+import itertools
 import queue
 import threading
 from collections.abc import Iterable, Iterator
@@ -242,16 +243,24 @@ class Chunk:
         Index of each segment's first element.
     mids, zw, rm : list of int
         Per segment: message id, zero-width and removed counts.
+    pieces : list of int
+        Per segment: its index among the pieces :func:`segments` yields for the document.
+    first : int
+        Index of the piece :func:`chunks` started this chunk at (``chunks(..., first=first)`` gives this chunk
+        again, then the same ones after it: how a layout is taken up again at a page, :mod:`snapglyph.raster.lazy`).
 
     Examples
     --------
     >>> ck = Chunk([(np.array([7, 8], np.int32), np.ones(2, np.uint8), 0, 3, 0, 1)])
-    >>> ck.styles.tolist(), ck.starts.tolist(), ck.mids, ck.rm
-    ([0, 0], [0], [3], [1])
+    >>> ck.styles.tolist(), ck.starts.tolist(), ck.mids, ck.rm, ck.pieces, ck.first
+    ([0, 0], [0], [3], [1], [0], 0)
     """
 
-    def __init__(self, parts: list) -> None:
-        """``parts``: one ``(codes, srcw, style, message_id, zero_width, removed)`` tuple per segment."""
+    def __init__(self, parts: list, first: int = 0, pieces: list[int] | None = None) -> None:
+        """``parts``: one ``(codes, srcw, style, message_id, zero_width, removed)`` tuple per segment; ``first``
+        and ``pieces`` (default: the parts' positions from ``first`` on): see the class."""
+        self.first = first
+        self.pieces = pieces if pieces is not None else list(range(first, first + len(parts)))
         if len(parts) == 1:
             self.codes, self.srcw = parts[0][0], parts[0][1]
         else:
@@ -266,11 +275,13 @@ class Chunk:
 
 
 def chunks(document: Document, at: Atlas, fast: bool = False, cols: int = 0,
-           encoded: dict | None = None) -> Iterator[Chunk]:
+           encoded: dict | None = None, first: int = 0) -> Iterator[Chunk]:
     """Yield the stream of ``document`` as :class:`Chunk` objects of about :data:`CHUNK` elements.
 
     Segments that give no element are skipped; a style outside 0-3 is drawn as 0 (``fast``, ``cols``, ``encoded``:
-    see :func:`encode_segment`).
+    see :func:`encode_segment`). A chunk ends after the piece that brings it to :data:`CHUNK` elements, so where
+    the chunks start depends only on the pieces before: ``first``, a chunk's :attr:`Chunk.first`, starts at that
+    chunk (the pieces before it are not encoded) and yields it and the later chunks as a whole run would.
 
     Examples
     --------
@@ -279,18 +290,20 @@ def chunks(document: Document, at: Atlas, fast: bool = False, cols: int = 0,
     [(5, [-1])]
     """
     parts: list[tuple] = []
-    size = 0
-    for text, style, mid, continued in segments(document):
+    pieces: list[int] = []
+    size, start = 0, first
+    for k, (text, style, mid, continued) in enumerate(itertools.islice(segments(document), first, None), first):
         codes, srcw, zw, rm = encode_segment(text, style, at, continued, fast, cols, encoded)
         if len(codes) == 0:
             continue
         parts.append((codes, srcw, style if 0 <= style <= 3 else 0, mid, zw, rm))
+        pieces.append(k)
         size += len(codes)
         if size >= CHUNK:
-            yield Chunk(parts)
-            parts, size = [], 0
+            yield Chunk(parts, start, pieces)
+            parts, pieces, size, start = [], [], 0, k + 1
     if parts:
-        yield Chunk(parts)
+        yield Chunk(parts, start, pieces)
 
 
 _DONE = object()

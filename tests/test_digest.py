@@ -1,0 +1,44 @@
+"""Message digests: one serialization a message, shared by the page cache's key and the cut's fingerprint."""
+import copy
+
+from snapglyph.compaction.digest import MessageDigests
+from snapglyph.compaction.page_cache import CachedDraw
+from snapglyph.compaction.sticky import prefix_fingerprint
+from snapglyph.model.messages import Message, Part
+
+
+def _msgs():
+    return [Message(0, "system", [Part("text", text="today")]), Message(1, "user", [Part("text", text="task")]),
+            Message(2, "assistant", [Part("tool_call", name="bash", arguments='{"cmd": "ls"}', call_id="c1")]),
+            Message(3, "tool", [Part("tool_result", call_id="c1", content=[Part("text", text="a.py")])],
+                    meta={"k": [1, 2]})]
+
+
+def test_equal_messages_equal_digests_any_memo():
+    a, b = _msgs(), copy.deepcopy(_msgs())
+    shared = MessageDigests()
+    assert shared.run(a) == shared.run(b) == MessageDigests().run(a)
+    assert prefix_fingerprint(a, 4, shared) == prefix_fingerprint(b, 4) == prefix_fingerprint(a, 4, MessageDigests())
+    key = CachedDraw(lambda ms: [], ("claude", None, "auto", None), shared).key
+    assert key(a[1:]) == CachedDraw(lambda ms: [], ("claude", None, "auto", None)).key(b[1:])
+
+
+def test_any_change_changes_the_digest():
+    base = MessageDigests().run(_msgs())
+    edits = []
+    m = _msgs(); m[3].parts[0].content[0].text = "b.py"; edits.append(m)
+    m = _msgs(); m[3].meta["k"] = [1, 3]; edits.append(m)
+    m = _msgs(); m[2].parts[0].arguments = '{"cmd": "ls -l"}'; edits.append(m)
+    m = _msgs(); m[1].role = "assistant"; edits.append(m)
+    m = _msgs(); m[1], m[2] = m[2], m[1]; edits.append(m)
+    edits.append(_msgs()[:3])
+    edits.append(_msgs() + [Message(4, "user", [])])
+    got = [MessageDigests().run(e) for e in edits]
+    assert base not in got and len(set(got)) == len(got)
+
+
+def test_memo_is_by_identity_not_by_id_number():
+    d = MessageDigests()
+    first = d.run([Message(5, "user", [Part("text", text="x")])])  # the object dies; its id() may be reused
+    for _ in range(50):
+        assert d.run([Message(5, "user", [Part("text", text="y")])]) != first
