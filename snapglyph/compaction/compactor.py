@@ -201,7 +201,7 @@ class _Middles:
     """The renders of one compaction's middles (:func:`snapglyph.raster.lazy.render_lazy` with the compaction's
     ``settings``): the largest middle is laid out once, for the planner's page starts, and every smaller middle,
     which begins with the same messages, takes its pages up to where they may differ (``like=``) and is laid out
-    from there (the aider history's chosen middle: 2 pages laid out again of 329)."""
+    from there (the aider history's chosen middle: 1 of its 329 pages laid out again)."""
 
     def __init__(self, settings: dict) -> None:
         self.settings = settings
