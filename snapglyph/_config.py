@@ -92,11 +92,15 @@ CHUNK = 1 << 16
 """Stream elements gathered into one chunk before the layout kernel runs over it (codes int32, styles and weights
 uint8: under 1 MB per chunk); not measured against other sizes."""
 
-SPLIT = 1 << 18
+SPLIT = 1 << 16
 """Longest piece of a segment normalized at once, in characters (see :func:`snapglyph.raster.stream.split_point`).
-Measured peak memory of ``snapglyph render`` on 10 M characters: 251 MB with 1 << 20, 222 MB with 1 << 18, 220 MB
-with 1 << 16; the pages of the bench text were byte-identical for all three (a cut after a newline is invisible
-on the page)."""
+The pieces' arrays (code points, stream codes, block marks: about 6 bytes a character, several copies while a piece
+is encoded) are most of what a render allocates and frees, and the larger they are, the more the heap fragments.
+Measured 2026-12-03 on ``snapglyph render`` of the bench texts (peak ``ru_maxrss`` at 1 M / 40 M characters, minor
+page faults and wall at 40 M, one run each): 1 << 18 73 / 85 MB, 164 K faults, 3.2-3.7 s; 1 << 16 65 / 73 MB,
+121 K, 3.5 s; 1 << 15 64 / 71 MB, 112 K, 3.2 s. A cut falls after a newline, and the block planner plans each
+piece apart, so a block longer than a piece is drawn as two bands (the 10 M bench text: 877 pages instead of 874).
+Earlier, with the JIT (2026-12-01, 10 M characters): 251 MB with 1 << 20, 222 MB with 1 << 18, 220 MB with 1 << 16."""
 
 TRIM_PAGES = 64
 """Pages encoded between two returns of freed heap memory to the system (glibc's ``malloc_trim``, see

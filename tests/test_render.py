@@ -15,7 +15,7 @@ from PIL import Image
 from reference_renderer import reference_pages, reference_render
 
 from snapglyph import Document, InputError, profile, render
-from snapglyph._config import CHUNK
+from snapglyph._config import CHUNK, SPLIT
 from snapglyph.model.document import STYLE_CALL, STYLE_DIM, STYLE_HEADER, STYLE_TEXT, Segment
 from snapglyph.raster.atlas import atlas
 from snapglyph.raster.render import iter_pages, render_document
@@ -80,8 +80,10 @@ def test_chunk_that_fills_the_page(mode, engine):
     """A chunk whose last glyph fills the page's last cell: the next chunk starts on a full page, places nothing
     there and goes on on the next page (the renderer took that for a layout stuck on an empty page and raised)."""
     cells = (224 // 6) * (112 // 12)
-    n = -(-CHUNK // cells) * cells  # whole pages, at least one chunk
-    d = Document([Segment("a" * n, STYLE_TEXT, 0), Segment("b", STYLE_TEXT, 1)])
+    half = -(-CHUNK // (2 * cells)) * cells  # two segments of whole pages make one chunk (each at most SPLIT)
+    n = 2 * half
+    assert half <= SPLIT and half < CHUNK <= n
+    d = Document([Segment("a" * half, STYLE_TEXT, 0), Segment("a" * half, STYLE_TEXT, 0), Segment("b", STYLE_TEXT, 1)])
     assert [len(ck.codes) for ck in chunks(d, atlas((6, 12)))] == [n, 1]
     pages = list(iter_pages(d, profile=SMALL, cell=(6, 12), mode=mode, engine=engine))
     assert len(pages) == n // cells + 1

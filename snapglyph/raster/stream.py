@@ -49,8 +49,9 @@ def split_point(text: str) -> int:
 
     Examples
     --------
-    >>> split_point("a" * 200_000 + "\\n" + "b" * 200_000)
-    200001
+    >>> n = SPLIT * 3 // 4  # a newline in the second half: cut after it; none: cut at SPLIT
+    >>> split_point("a" * n + "\\n" + "b" * SPLIT) == n + 1, split_point("a" * 2 * SPLIT) == SPLIT
+    (True, True)
     """
     cut = text.rfind("\n", SPLIT // 2, SPLIT)
     return SPLIT if cut < 0 else cut + 1
