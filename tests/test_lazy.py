@@ -89,7 +89,7 @@ def test_a_smaller_document_reuses_the_larger_ones_pages(session, mode):
             part = msgs[:n]
             want = render_packed(part, mode=mode)
             got = render_lazy(part, mode=mode, segments=memo, like=whole)
-            kept = lazy._reusable(got[0]._owner.doc, got[0]._owner.settings, whole)
+            kept = lazy._reusable(got[0]._owner, whole)
             assert 0 < kept < len(got), (n, kept, len(got))
             assert [[getattr(p, f) for f in _FIELDS] for p in got] == [[getattr(p, f) for f in _FIELDS] for p in want]
             assert [p.png for p in got[kept - 1:]] == [p.png for p in want[kept - 1:]]  # drawn from a mark
@@ -98,13 +98,13 @@ def test_a_smaller_document_reuses_the_larger_ones_pages(session, mode):
 
 def test_no_reuse_across_other_segments_or_settings(session):
     whole = render_lazy(session, segments={})
-    assert lazy._reusable(whole[0]._owner.doc, whole[0]._owner.settings, whole) == len(whole) - 1
+    assert lazy._reusable(whole[0]._owner, whole) == len(whole) - 1
     other = render_lazy(session[:-2], segments={}, like=whole)  # segments built again: other objects
-    assert lazy._reusable(other[0]._owner.doc, other[0]._owner.settings, whole) == 0
+    assert lazy._reusable(other[0]._owner, whole) == 0
     memo: dict = {}
     whole = render_lazy(session, segments=memo)
     dense = render_lazy(session[:-2], segments=memo, mode="dense", like=whole)
-    assert lazy._reusable(dense[0]._owner.doc, dense[0]._owner.settings, whole) == 0
+    assert lazy._reusable(dense[0]._owner, whole) == 0
     assert [p.png for p in dense] == [p.png for p in render_packed(session[:-2], mode="dense")]
 
 
@@ -119,3 +119,21 @@ def test_drawing_starts_at_the_first_page_wanted(session, monkeypatch):
     seen.clear()
     assert pages[-2].png == want[-2].png and pages[-1].png == want[-1].png
     assert 0 < len(seen) < sum(1 for _ in stream.segments(pages[0]._owner.doc)) // 2
+
+
+def test_no_reuse_where_the_larger_document_switched_cells():
+    """Wide characters late in the larger document switch its cell (5x8 has no legible CJK glyphs): a prefix
+    without them keeps 5x8, so no page of the larger one may be taken (found by a fresh-eyes test)."""
+    from snapglyph.model.messages import Message, Part
+    msgs = [Message(i, "assistant" if i % 2 else "user", [Part("text", text=f"message {i} " + "word " * 3000)])
+            for i in range(8)] + [Message(8, "user", [Part("text", text="日本語 end")])]
+    memo: dict = {}
+    whole = render_lazy(msgs, cell="5x8", segments=memo)
+    got = render_lazy(msgs[:6], cell="5x8", segments=memo, like=whole)
+    want = render_packed(msgs[:6], cell="5x8")
+    assert whole[0].cell != want[0].cell  # the switch happened in the larger one only
+    assert lazy._reusable(got[0]._owner, whole) == 0
+    assert [[getattr(p, f) for f in _FIELDS] for p in got] == [[getattr(p, f) for f in _FIELDS] for p in want]
+    assert [p.png for p in got] == [p.png for p in want]
+    same = render_lazy(msgs[:6], cell="5x8", segments=memo, like=render_lazy(msgs[:7], cell="5x8", segments=memo))
+    assert lazy._reusable(same[0]._owner, render_lazy(msgs[:7], cell="5x8", segments=memo)) > 0

@@ -15,7 +15,7 @@ import bisect
 import threading
 
 from .pool import PROGRESS, PackedPage, PageBuffers, _SizedPage, encode_ahead
-from .render import Mark, Page, _as_document, iter_pages
+from .render import Mark, Page, _as_document, _check, _engine, iter_pages
 from .stream import segments
 
 __all__ = ["LazyPage", "render_lazy"]
@@ -40,6 +40,7 @@ class _Pages:
 
     def __init__(self, doc, settings: dict, workers: int | None, encoded: dict | None) -> None:
         self.doc, self.settings, self.workers, self.encoded = doc, settings, workers, encoded
+        self.key = _layout_key(doc, settings)
         self.pages: list[LazyPage] = []
         self.marks: list[Mark] = []  # per page, where it starts (iter_pages' marks)
         self.lock = threading.Lock()
@@ -144,7 +145,7 @@ def render_lazy(text_or_messages, *, profile="claude", cell=None, mode: str = "a
     settings = {"profile": profile, "cell": cell, "mode": mode, "family": family}
     owner = _Pages(doc, settings, workers, encoded)
     tick = PROGRESS.get()
-    kept = _reusable(doc, settings, like)
+    kept = _reusable(owner, like)
     resume = None
     if kept:
         earlier = like[0]._owner
@@ -160,17 +161,25 @@ def render_lazy(text_or_messages, *, profile="claude", cell=None, mode: str = "a
     return owner.pages
 
 
-def _reusable(doc, settings: dict, like: list | None) -> int:
-    """How many pages of ``like`` (an earlier :func:`render_lazy`) a render of ``doc`` begins with, as they are
+def _layout_key(doc, settings: dict) -> tuple:
+    """What every page of a layout of ``doc`` depends on beside the text: the profile, the atlas and note the cell
+    resolves to (a document with wide characters may switch to a larger cell: :func:`snapglyph.raster.render._check`),
+    the mode and the engine's stream path."""
+    prof, at, note = _check(doc, settings["profile"], settings["cell"], settings["mode"], settings["family"])
+    return prof, at, note, settings["mode"], _engine(doc, "auto")[1]
+
+
+def _reusable(owner: _Pages, like: list | None) -> int:
+    """How many pages of ``like`` (an earlier :func:`render_lazy`) the render ``owner`` begins with, as they are
     (see :func:`render_lazy`); the layout starts at the next one, from its mark."""
     if not like or not isinstance(like[0], LazyPage):
         return 0
     earlier = like[0]._owner
-    mine, theirs = doc.segments, earlier.doc.segments
-    if (earlier.settings != settings or len(earlier.marks) != len(earlier.pages) or len(mine) > len(theirs)
+    mine, theirs = owner.doc.segments, earlier.doc.segments
+    if (earlier.key != owner.key or len(earlier.marks) != len(earlier.pages) or len(mine) > len(theirs)
             or any(a is not b for a, b in zip(mine, theirs))):
         return 0
-    pieces = sum(1 for _ in segments(doc))
+    pieces = sum(1 for _ in segments(owner.doc))
     # Page p is this document's too where page p + 1 starts at a piece of this document (< pieces): page p ended
     # at an element both documents have. The first page that may differ is laid out again from its mark.
     return bisect.bisect_left([m.piece for m in earlier.marks[1:]], pieces)
