@@ -42,3 +42,29 @@ def test_memo_is_by_identity_not_by_id_number():
     first = d.run([Message(5, "user", [Part("text", text="x")])])  # the object dies; its id() may be reused
     for _ in range(50):
         assert d.run([Message(5, "user", [Part("text", text="y")])]) != first
+
+
+def test_a_system_message_after_the_opening_counts():
+    """Agents rebuild their opening system prompt on every call (left out); one later in the conversation is drawn
+    on the pages, so changing it must change the fingerprint (found by a fresh-eyes test)."""
+    msgs = _msgs() + [Message(4, "system", [Part("text", text="note: tests pass")]),
+                      Message(5, "user", [Part("text", text="go on")])]
+    a = prefix_fingerprint(msgs, 5)
+    msgs[0] = Message(0, "system", [Part("text", text="tomorrow")])
+    assert prefix_fingerprint(msgs, 5) == a
+    msgs[4] = Message(4, "system", [Part("text", text="note: tests fail")])
+    assert prefix_fingerprint(msgs, 5) != a
+
+
+def test_the_page_cache_key_names_the_whole_profile_and_takes_a_list_cell():
+    import dataclasses
+
+    from snapglyph import Message as M, compact
+    from snapglyph.providers.profiles import profile
+    claude = profile("claude")
+    small = dataclasses.replace(claude, page_size=(784, 784))
+    key = lambda p, cell: CachedDraw(lambda ms: [], (repr(p), cell, "auto", None)).key(_msgs())
+    assert key(claude, (6, 12)) != key(small, (6, 12))
+    msgs = [M(i, "assistant" if i % 2 else "user", [Part("text", text="word " * 400)]) for i in range(12)]
+    res = compact(msgs, dialect="anthropic", budget=6000, max_tokens=100, cell=[6, 12])
+    assert res.pages and res.pages[0].cell == (6, 12)

@@ -137,3 +137,20 @@ def test_no_reuse_where_the_larger_document_switched_cells():
     assert [p.png for p in got] == [p.png for p in want]
     same = render_lazy(msgs[:6], cell="5x8", segments=memo, like=render_lazy(msgs[:7], cell="5x8", segments=memo))
     assert lazy._reusable(same[0]._owner, render_lazy(msgs[:7], cell="5x8", segments=memo)) > 0
+
+
+def test_the_returned_list_is_the_callers(session, tmp_path):
+    """Changing the list render_lazy returns does not break drawing; a file read as it is laid out is never a
+    reuse (both found by a fresh-eyes test)."""
+    from snapglyph.readers.textfile import TextFileDocument
+    pages = render_lazy(session)
+    want = render_packed(session)
+    last = pages[-1]
+    del pages[0]
+    pages.reverse()
+    assert last.png == want[-1].png and pages[-1].png == want[1].png
+    path = tmp_path / "notes.txt"
+    path.write_text("word " * 20000, encoding="utf-8")
+    doc = TextFileDocument(path)
+    got = render_lazy(doc, like=render_lazy(doc))
+    assert [p.png for p in got] == [p.png for p in render_packed("word " * 20000)]

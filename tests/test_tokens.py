@@ -123,3 +123,11 @@ def test_count_many_equals_count_one_by_one():
             assert count_many_for_profile(texts, name, workers=workers) == want
         assert count_many_for_profile(texts[::-1], name, workers=2) == want[::-1]
     assert want[3] > 3 and want[4] > 100  # real counts, not zeros
+
+
+@pytest.mark.parametrize("workers", [0, -1, 2.5, None, True])
+def test_count_many_refuses_a_bad_worker_count(workers):
+    from snapglyph.errors import InputError
+    from snapglyph.providers.tokens import count_many_for_profile
+    with pytest.raises(InputError, match="workers"):
+        count_many_for_profile(["hi"], "claude", workers=workers)

@@ -151,7 +151,8 @@ def compact(messages: Any, *, profile: "str | Profile" = "claude", dialect: str 
         raise InputError(f"ledger must be a share of the pages' tokens between 0 and 1, not {ledger!r}")
     settings = {"profile": prof, "cell": cell, "mode": mode, "family": family, "encoded": {}, "segments": {}}
     renders = _Middles(settings)
-    cache = CachedDraw(renders.draw, (prof.name, cell, mode, family))
+    key_cell = tuple(cell) if isinstance(cell, list) else cell  # a list is a cell too (render takes one)
+    cache = CachedDraw(renders.draw, (repr(prof), key_cell, mode, family))  # the whole profile: a copy may differ
     conv = prepare(messages, prof=prof, dialect=dialect, store=store, model=model, max_tokens=max_tokens,
                    tools=tools, recall_tool=recall_tool, draw=cache if cut is not None else cache.draw,
                    starts=renders.starts, digests=cache.digests)

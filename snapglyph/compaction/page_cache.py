@@ -31,7 +31,7 @@ class CachedDraw:
     draw : callable
         ``draw(messages) -> list[Page]``: the renderer.
     settings : tuple
-        What else the pages depend on (profile name, cell, mode, family); part of the key.
+        What else the pages depend on (the profile, cell, mode, family); part of the key.
     digests : MessageDigests, optional
         The compaction's memo of message digests (shared with the cut's fingerprint); a new one when omitted.
 

@@ -73,8 +73,9 @@ class Cut:
 
 
 def prefix_fingerprint(messages: list, first_tail: int, digests: MessageDigests | None = None) -> str:
-    """16 hex digits identifying the non-system messages with ids below ``first_tail``, exactly (system prompts
-    are left out: agents rebuild them on every call); ``digests``: the compaction's memo of message digests
+    """16 hex digits identifying the messages with ids below ``first_tail``, exactly, but for the system prompts
+    the conversation opens with (agents rebuild them on every call; a system message after the first other message
+    is drawn on the pages and counts); ``digests``: the compaction's memo of message digests
     (:class:`snapglyph.compaction.digest.MessageDigests`), a new one when omitted.
 
     Examples
@@ -86,9 +87,15 @@ def prefix_fingerprint(messages: list, first_tail: int, digests: MessageDigests 
     >>> msgs[0] = Message(0, "system", [Part("text", text="tomorrow")])
     >>> a == prefix_fingerprint(msgs, 3), a == prefix_fingerprint(msgs, 2), len(a)
     (True, False, 16)
+    >>> msgs[2] = Message(2, "system", [Part("text", text="ok")])  # a system message in the middle counts
+    >>> a == prefix_fingerprint(msgs, 3)
+    False
     """
     digests = digests if digests is not None else MessageDigests()
-    return digests.run(m for m in messages if m.id < first_tail and m.role != "system")[:16]
+    opening = 0
+    while opening < len(messages) and messages[opening].role == "system":
+        opening += 1
+    return digests.run(m for m in messages[opening:] if m.id < first_tail)[:16]
 
 
 def cut_of(conv: Conversation, res: CompactResult) -> Cut:

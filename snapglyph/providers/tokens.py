@@ -348,7 +348,7 @@ def count_many_for_profile(texts: Sequence[str], profile: Any, workers: int = 2)
     Raises
     ------
     InputError
-        If a text is not a ``str``.
+        If a text is not a ``str``, or ``workers`` is not an int >= 1.
     UnknownProfileError
         If ``profile`` is a name no profile has.
 
@@ -364,6 +364,8 @@ def count_many_for_profile(texts: Sequence[str], profile: Any, workers: int = 2)
     for s in texts:
         if not isinstance(s, str):
             raise InputError(f"text must be a str, not {type(s).__name__}")
+    if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
+        raise InputError(f"workers must be a whole number of threads >= 1, not {workers!r}")
     enc = None
     for name in dict.fromkeys((getattr(profile, "encoding", "cl100k_base"), "cl100k_base")):
         enc = _load(name)
@@ -383,7 +385,7 @@ def count_many_for_profile(texts: Sequence[str], profile: Any, workers: int = 2)
         except BaseException as e:  # noqa: BLE001 - raised in the calling thread below
             errors.append(e)
 
-    bounds = _even_runs([len(s) for s in texts], max(1, workers))
+    bounds = _even_runs([len(s) for s in texts], workers)
     threads = [threading.Thread(target=run, args=ab, name="snapglyph-count") for ab in pairwise(bounds[1:])]
     for t in threads:
         t.start()

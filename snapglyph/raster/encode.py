@@ -8,9 +8,16 @@ Deflate: ISA-L's ``isal_zlib`` (the ``isal`` package) at level 1 where it is ins
 the standard library's ``zlib`` at level 1; :data:`DEFLATE` names the one in use. Measured on 20 dense 1092x1092
 claude pages of real text (2-bit rows, 299 KB raw each; bench/test_bench_deflate.py): isal 1 0.76 ms and 71 KB a
 page, libdeflate 1 (``deflate``) 1.89 ms and 66 KB, zlib-ng 1 1.42 ms and 92 KB, zlib 1 2.80 ms and 74 KB, zlib 6
-10.96 ms and 60 KB. Each library's output depends only on its input and level, so pages are byte-identical run to
-run for a given library (ISA-L: one output on every x86-64 with SSE4.2, https://github.com/intel/isa-l/issues/140,
-read 2026-12-01); the bytes differ between libraries, the decoded pixels never do (tested against Pillow).
+10.96 ms and 60 KB. The bytes differ between libraries, the decoded pixels never do (tested against Pillow).
+
+Known defect: ISA-L's output is not always the same for the same rows. ISA-L documents one output on every x86-64
+with SSE4.2 (https://github.com/intel/isa-l/issues/140, read 2026-12-01), but a fuzz run of about 10,000 lazy
+against packed renders under load (2026-12-03) gave 6 pages, all of the ``lines`` layout, whose IDAT came in two
+forms that inflate to the same rows (so the same pixels and text; only the PNG bytes differ). It was not reproduced
+in isolation: the same rows gave one output over 4,160 buffer alignments, 300 random byte surroundings, other pages
+compressed before them on the same thread and recycled heap memory. The standard zlib never varied; zlib-ng 1
+(0.73 ms a page, 75 KB) and libdeflate 1 (1.25 ms, 54 KB) against ISA-L's 0.44 ms and 59 KB on this machine the
+same day are the deterministic alternatives, at that cost.
 """
 
 from __future__ import annotations
@@ -39,9 +46,10 @@ _SIG = b"\x89PNG\r\n\x1a\n"
 _PAD = 64
 """Zero bytes kept after the packed rows handed to the deflate. ISA-L's output for the same rows varied between runs
 under load (the same page's IDAT in two forms, both inflating to the same rows; 6 of 14 renders of the pi session
-in lines mode, page 152, measured 2026-12-03; never with the standard zlib): the rows sat at the end of a fresh
-heap block, so what lay after them varied; its reading past the end is the likely cause, not proven). With the
-rows followed by zeros the bytes did not vary (0 of 28 such renders; the render of 10 M characters unchanged)."""
+in lines mode, page 152, measured 2026-12-03; never with the standard zlib), and its reading past the rows' end
+was suspected. With the rows followed by zeros the bytes did not vary in 28 such renders, but the variation came
+back in a longer fuzz run, and ISA-L's output turned out not to depend on the bytes after the rows at all (see the
+module's known defect): the padding is kept as harmless, not as the fix."""
 
 
 _crc32 = _deflate_lib.crc32

@@ -158,7 +158,7 @@ def render_lazy(text_or_messages, *, profile="claude", cell=None, mode: str = "a
         owner.pages.append(LazyPage(page, owner))
         if tick is not None:
             tick(1)
-    return owner.pages
+    return list(owner.pages)  # the caller's list: changing it leaves the pages' own index of each other alone
 
 
 def _layout_key(doc, settings: dict) -> tuple:
@@ -176,6 +176,8 @@ def _reusable(owner: _Pages, like: list | None) -> int:
         return 0
     earlier = like[0]._owner
     mine, theirs = owner.doc.segments, earlier.doc.segments
+    if not (isinstance(mine, list) and isinstance(theirs, list)):  # a file read as it is laid out: no reuse
+        return 0
     if (earlier.key != owner.key or len(earlier.marks) != len(earlier.pages) or len(mine) > len(theirs)
             or any(a is not b for a, b in zip(mine, theirs))):
         return 0
