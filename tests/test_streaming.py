@@ -296,3 +296,19 @@ def test_a_bad_draw_is_an_input_error(draw):
     from snapglyph.errors import InputError
     with pytest.raises(InputError, match="draw must be"):
         next(iter_pages(Document.from_text("hello"), draw=draw))
+
+
+def test_a_file_of_one_long_line_streams_in_bounded_pieces(tmp_path):
+    """No newline for many reads: the reader yields a line's bytes as they come (it held the line whole, joined
+    again at each read: quadratic, found by a fresh-eyes test), and the segments are still the whole text's."""
+    from snapglyph.raster.stream import segments
+    from snapglyph.readers import textfile
+    line = ("wörd-" * (textfile._READ // 3)) + "漢" * 5000
+    path = tmp_path / "one-line.txt"
+    path.write_bytes(b"\xef\xbb\xbf" + (line * 3 + "\nend").encode())
+    pieces = list(textfile._texts(path))
+    assert "".join(pieces) == line * 3 + "\nend"
+    assert max(map(len, pieces)) <= textfile._READ and len(pieces) > 6
+    want = list(segments(Document.from_text(line * 3 + "\nend")))
+    got = list(segments(TextFileDocument(path)))
+    assert [g[0] for g in got] == [w[0] for w in want] and len(want) > 4
