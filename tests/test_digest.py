@@ -68,3 +68,15 @@ def test_the_page_cache_key_names_the_whole_profile_and_takes_a_list_cell():
     msgs = [M(i, "assistant" if i % 2 else "user", [Part("text", text="word " * 400)]) for i in range(12)]
     res = compact(msgs, dialect="anthropic", budget=6000, max_tokens=100, cell=[6, 12])
     assert res.pages and res.pages[0].cell == (6, 12)
+
+
+def test_a_message_json_cannot_write_is_an_input_error():
+    import datetime
+
+    import pytest
+
+    from snapglyph.errors import InputError
+    for meta in ({"when": datetime.datetime(2026, 12, 3)}, {1: "a", "b": 2}):
+        m = Message(7, "user", [Part("text", text="hi")], meta=meta)
+        with pytest.raises(InputError, match="message #7 cannot be written as JSON"):
+            MessageDigests().of(m)

@@ -242,3 +242,18 @@ def test_function_responses_follow_the_call_order():
         == [("c1", {"output": "1"}), ("c2", {"error": "(no result was recorded for this tool call)"}),
             ("c3", {"output": "3"})]
     assert validate(body, "gemini") == [] and rewrites == {"tool calls without a result given an error result": 1}
+
+
+def test_a_result_named_unlike_its_call_is_named_as_the_call():
+    """Gemini refuses a functionResponse named unlike its call: the response takes the call's name (a result
+    named otherwise made even a passthrough fail its last check with InternalError; found by a fresh-eyes test)."""
+    import snapglyph
+    from snapglyph import Message, Part
+    msgs = [Message(0, "user", [Part("text", text="task")]),
+            Message(1, "assistant", [Part("tool_call", name="edit", arguments='{"path": "a.py"}', call_id="c1")]),
+            Message(2, "tool", [Part("tool_result", call_id="c1", name="bash", content=[Part("text", text="ok")])]),
+            Message(3, "assistant", [Part("text", text="done")])]
+    res = snapglyph.compact(msgs, profile="gemini-2", dialect="gemini", budget=100_000)
+    assert res.passthrough
+    fr = res.request["contents"][2]["parts"][0]["functionResponse"]
+    assert (fr["name"], fr["id"], fr["response"]) == ("edit", "c1", {"output": "ok"})

@@ -15,6 +15,7 @@ import hashlib
 import json
 from collections.abc import Iterable
 
+from ..errors import InputError
 from ..model.messages import Message
 from .store import message_to_dict
 
@@ -43,10 +44,20 @@ class MessageDigests:
         self._memo: dict[int, tuple[Message, bytes]] = {}
 
     def of(self, m: Message) -> bytes:
-        """The 32-byte SHA-256 of ``m``'s canonical JSON."""
+        """The 32-byte SHA-256 of ``m``'s canonical JSON.
+
+        Raises
+        ------
+        InputError
+            ``m`` holds what JSON cannot write (a ``meta`` value such as a datetime, keys of mixed types): the
+            store could not keep it either.
+        """
         got = self._memo.get(id(m))
         if got is None or got[0] is not m:
-            data = json.dumps(message_to_dict(m, copy=False), ensure_ascii=True, sort_keys=True)
+            try:
+                data = json.dumps(message_to_dict(m, copy=False), ensure_ascii=True, sort_keys=True)
+            except (TypeError, ValueError) as e:
+                raise InputError(f"message #{m.id} cannot be written as JSON (its meta?): {e}") from None
             got = self._memo[id(m)] = (m, hashlib.sha256(data.encode()).digest())
         return got[1]
 

@@ -134,7 +134,8 @@ def plan_at(conv: Conversation, cut: Cut) -> Plan:
     if c <= h or conv.norm[c].role not in ("user", "assistant"):
         raise CutNoLongerFits(f"message #{cut.first_tail} is no longer a cut point after the head")
     if prefix_fingerprint(conv.source, cut.first_tail, conv.digests) != cut.prefix:
-        raise CutNoLongerFits(f"the messages before #{cut.first_tail} changed")
+        raise CutNoLongerFits(f"the messages before #{cut.first_tail} changed, or the cut was saved by a snapglyph "
+                              "older than its fingerprints of 2026-12-03")
     head_last = conv.norm[h - 1].id if h else -1
     middle = [m for m in conv.source if head_last < m.id < cut.first_tail]
     pages = conv.draw(middle)

@@ -99,8 +99,10 @@ def _model_parts(m: Message, first_call: bool = True) -> list[dict]:
 
 
 def _response_part(p: Part, names: dict[str, str]) -> dict:
+    """A ``functionResponse`` part; named as the call it answers where that call is known (Gemini refuses a response
+    named unlike its call), else by the result's own name."""
     text = p.result_text()
-    fr: dict[str, Any] = {"name": p.name or names.get(p.call_id, ""),
+    fr: dict[str, Any] = {"name": names.get(p.call_id) or p.name or "",
                           "response": {"error": text} if p.is_error else {"output": text}}
     if p.call_id:
         fr["id"] = p.call_id
