@@ -11,13 +11,18 @@ page, libdeflate 1 (``deflate``) 1.89 ms and 66 KB, zlib-ng 1 1.42 ms and 92 KB,
 10.96 ms and 60 KB. The bytes differ between libraries, the decoded pixels never do (tested against Pillow).
 
 Known defect: ISA-L's output is not always the same for the same rows. ISA-L documents one output on every x86-64
-with SSE4.2 (https://github.com/intel/isa-l/issues/140, read 2026-12-01), but a fuzz run of about 10,000 lazy
-against packed renders under load (2026-12-03) gave 6 pages, all of the ``lines`` layout, whose IDAT came in two
-forms that inflate to the same rows (so the same pixels and text; only the PNG bytes differ). It was not reproduced
-in isolation: the same rows gave one output over 4,160 buffer alignments, 300 random byte surroundings, other pages
-compressed before them on the same thread and recycled heap memory. The standard zlib never varied; zlib-ng 1
-(0.73 ms a page, 75 KB) and libdeflate 1 (1.25 ms, 54 KB) against ISA-L's 0.44 ms and 59 KB on this machine the
-same day are the deterministic alternatives, at that cost.
+with SSE4.2 (https://github.com/intel/isa-l/issues/140, read 2026-12-01). But fuzz runs of lazy against packed
+renders under load (2026-12-03) gave about one page in 1,500 renders, in every layout, whose IDAT came in two forms
+that inflate to the same rows: the same pixels and text, other PNG bytes.
+In one of those runs every deflate call was checked as it ran (233,962 calls): the rows did not change during the
+call, and compressing the same bytes again at once on the same thread gave the same output. Yet the same rows had
+compressed otherwise elsewhere in that process. So the output depends on something of the thread that runs it,
+stable from call to call. python-isal runs ISA-L's stateful deflate with its stream state, ISA-L's internal input
+buffer included, in an uninitialized local variable on that thread's stack: the likely cause, not proven.
+Isolated, the same rows gave one output over 4,160 buffer alignments, 300 random byte surroundings, recycled heap
+memory, a stack dirtied by a C helper, and 236,518 compressions on three threads at once.
+The standard zlib never varied. zlib-ng 1 (0.73 ms a page, 75 KB) and libdeflate 1 (1.25 ms, 54 KB), against
+ISA-L's 0.44 ms and 59 KB on this machine the same day, are the alternatives, at that cost.
 """
 
 from __future__ import annotations
