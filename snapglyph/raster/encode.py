@@ -16,11 +16,12 @@ renders under load (2026-12-03) gave 8 pages in about 17,000 iterations, in ever
 that inflate to the same rows: the same pixels and text, other PNG bytes.
 In one of those runs every deflate call was checked as it ran (233,962 calls): the rows did not change during the
 call, and compressing the same bytes again at once on the same thread gave the same output. Yet the same rows had
-compressed otherwise elsewhere in that process. So the output depends on something of the thread that runs it,
-stable from call to call. python-isal runs ISA-L's stateful deflate with its stream state, ISA-L's internal input
-buffer included, in an uninitialized local variable on that thread's stack: the likely cause, not proven.
-Isolated, the same rows gave one output over 4,160 buffer alignments, 300 random byte surroundings, recycled heap
-memory, a stack dirtied by a C helper, and 236,518 compressions on three threads at once.
+compressed otherwise elsewhere in that process (on another thread, at another time). So the output depends on some
+state of the call that holds from one call to the next. python-isal runs ISA-L's stateful deflate with its
+stream state in an uninitialized local variable and its level buffer uninitialized from the heap, but neither a
+stack dirtied with random bytes by a C helper nor a recycled heap block of the level buffer's size filled with
+random bytes changed the output: the cause is not known. Isolated, the same rows also gave one output over 4,160
+buffer alignments, 300 random byte surroundings and 236,518 compressions on three threads at once.
 The standard zlib never varied. zlib-ng 1 (0.73 ms a page, 75 KB) and libdeflate 1 (1.25 ms, 54 KB), against
 ISA-L's 0.44 ms and 59 KB on this machine the same day, are the alternatives, at that cost.
 """
