@@ -78,23 +78,29 @@ def test_build_checks_its_array_arguments(build):
 
 def test_build_releases_the_gil(build):
     """A Python loop keeps running while another thread is inside one long kernel call: its longest pause is a
-    small part of the call (with the GIL held, the loop would stop for the whole call)."""
+    small part of the call in one of five trials (with the GIL held, the loop would stop for the whole call in
+    each; a single trial failed on a loaded machine, 2026-12-03)."""
     made, _ = build
     page = np.full((30000, 4000), 255, np.uint8)
     out = np.empty(30000 * (1 + 1000), np.uint8)
     made.pack_rows(page, 30000, 2, out)
-    t = time.perf_counter()
-    for _ in range(3):
-        made.pack_rows(page, 30000, 2, out)
-    call = (time.perf_counter() - t) / 3
-    worker = threading.Thread(target=made.pack_rows, args=(page, 30000, 2, out))
-    worker.start()
-    last, longest = time.perf_counter(), 0.0
-    while worker.is_alive():
-        now = time.perf_counter()
-        longest, last = max(longest, now - last), now
-    worker.join()
-    assert longest < call / 2, (longest, call)
+    trials = []
+    for _ in range(5):  # with the GIL held every trial pauses for the whole call; a loaded machine spoils some
+        t = time.perf_counter()
+        for _ in range(3):
+            made.pack_rows(page, 30000, 2, out)
+        call = (time.perf_counter() - t) / 3
+        worker = threading.Thread(target=made.pack_rows, args=(page, 30000, 2, out))
+        worker.start()
+        last, longest = time.perf_counter(), 0.0
+        while worker.is_alive():
+            now = time.perf_counter()
+            longest, last = max(longest, now - last), now
+        worker.join()
+        trials.append((longest, call))
+        if longest < call / 2:
+            break
+    assert any(longest < call / 2 for longest, call in trials), trials
 
 
 def _fresh(code: str, **env) -> str:
