@@ -1,0 +1,215 @@
+"""The ``snapglyph`` command's argument grammar: subcommands, options, their types and one-line errors.
+
+Kept apart from :mod:`snapglyph.cli`, which holds what each command does; :func:`parser` takes those functions by
+subcommand name, so the grammar names no command's code.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Any, Callable, Mapping
+
+from ._config import DEFAULT_BUDGET, LEDGER_SHARE
+from .providers.dialects import DIALECTS
+
+__all__ = ["COMMANDS", "parser"]
+
+COMMANDS = ("render", "compact", "cost", "demo", "fonts", "formats", "validate", "recall", "serve")
+"""The subcommands, each needing its function in :func:`parser`'s ``commands``."""
+
+
+def _at_least(low: int):
+    """An argparse type: a whole number of at least ``low``, else a one-line error."""
+    def check(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"must be a whole number, {low} or more, not {text!r}") from None
+        if value < low:
+            raise argparse.ArgumentTypeError(f"must be {low} or more, not {value}")
+        return value
+    return check
+
+
+def _share(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be a number between 0 and 1, not {text!r}") from None
+    if not 0 <= value <= 1:
+        raise argparse.ArgumentTypeError(f"must be between 0 and 1, not {value}")
+    return value
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse with one-line errors (the usage is one `snapglyph -h` away)."""
+
+    def error(self, message: str) -> None:  # type: ignore[override]
+        print(f"{self.prog}: error: {message} (see {self.prog} -h)", file=sys.stderr)
+        raise SystemExit(2)
+
+
+def _profile_options(sp: argparse.ArgumentParser, names: str) -> None:
+    """--profile and --model (``names``: the profile list shown in the help)."""
+    sp.add_argument("--profile", "-p", default=None, metavar="NAME",
+                    help=f"reader profile: {names} (default: claude, or the one --model picks)")
+    sp.add_argument("--model", default=None,
+                    help="pick the profile from a model name (claude-*, gpt-*, gemini-*, qwen*, pixtral*) "
+                         "unless --profile is given (default: none)")
+
+
+def _page_options(sp: argparse.ArgumentParser) -> None:
+    """--cell, --family and --mode."""
+    sp.add_argument("--cell", default=None, help="cell size: 5x8, 6x12, 8x16 or WxH (default: the profile's)")
+    sp.add_argument("--family", choices=["outline", "bitmap"], default=None,
+                    help="font family (default: bitmap below 10 px cell height, else outline)")
+    sp.add_argument("--mode", default="auto", choices=["auto", "dense", "lines"],
+                    help="layout mode (default: auto)")
+
+
+def _add_render(sub: Any, names: str, commands: Mapping[str, Callable]) -> None:
+    """The ``render`` subcommand."""
+    r = sub.add_parser("render", help="render a transcript or text file to PNG pages + manifest.json")
+    r.add_argument("input", help="transcript file, .txt file, or - for standard input")
+    _profile_options(r, names)
+    r.add_argument("--out", "-o", default="pages",
+                   help="output folder; pages an earlier run left there are replaced (default: ./pages)")
+    r.add_argument("--workers", type=_at_least(1), default=None,
+                   help="threads encoding PNGs beside layout (default: the number of cores; 1: serial)")
+    _page_options(r)
+    r.set_defaults(func=commands["render"])
+
+
+def _add_compact(sub: Any, names: str, commands: Mapping[str, Callable]) -> None:
+    """The ``compact`` subcommand."""
+    c = sub.add_parser("compact", help="compact a conversation into a request: head + page images + tail")
+    c.add_argument("input", help="transcript or request JSON file, or - for standard input")
+    _profile_options(c, names)
+    c.add_argument("--dialect", choices=list(DIALECTS), default=None,
+                   help="wire format of the request written: OpenAI chat completions, Anthropic messages, OpenAI "
+                        "Responses or Gemini generateContent (default: the profile's own, e.g. anthropic for claude)")
+    c.add_argument("--budget", type=int, default=DEFAULT_BUDGET,
+                   help="most tokens the whole request may cost, reserved output included (default: 100000)")
+    c.add_argument("--max-tokens", type=int, default=None,
+                   help="output tokens reserved inside the budget, written as the request's output limit "
+                        "(default: the input request's own limit, else 4096)")
+    c.add_argument("--request-model", default=None,
+                   help="model name written into the request (default: --model, else the source's, else the profile)")
+    c.add_argument("--recall-tool", action="store_true",
+                   help="add the recall_messages tool so the model can ask for the exact text of a message by id")
+    c.add_argument("--ledger-share", type=_share, default=LEDGER_SHARE, metavar="SHARE",
+                   help="cap of the identifier ledger in the snapshot text, as a share of the pages' image tokens "
+                        f"(0 leaves it out; default: {LEDGER_SHARE})")
+    c.add_argument("--store", default=None,
+                   help="source store (default: write OUT.store.jsonl, read INPUT.store.jsonl where it exists)")
+    c.add_argument("--out", "-o", default=None,
+                   help="write the request to this file, or - for standard output (default: standard output, "
+                        "but never to a terminal)")
+    c.add_argument("--free-tiers", action="store_true",
+                   help="first omit uneventful old tool results and drop old images (originals go to the store)")
+    c.add_argument("--allow-empty-middle", action="store_true",
+                   help="write the request even when every page of the middle is dropped (its messages are then "
+                        "only recallable from the store); without it that is an error (exit 2)")
+    c.add_argument("--keep-images", type=_at_least(0), default=4,
+                   help="newest images kept by --free-tiers (default: 4)")
+    _page_options(c)
+    c.set_defaults(func=commands["compact"])
+
+
+def _add_cost(sub: Any, names: str, commands: Mapping[str, Callable]) -> None:
+    """The ``cost`` subcommand (one transcript or a corpus)."""
+    k = sub.add_parser("cost", help="text tokens vs image tokens per profile, whole transcript and middle")
+    k.add_argument("input", nargs="+", help="transcript file, .txt file, or - for standard input; several files, "
+                   "a folder, a glob or @LIST (a file of paths) price a corpus on Dask, one row per transcript")
+    k.add_argument("--profile", "-p", action="append", default=None, metavar="NAME",
+                   help=f"profile, repeat for several: {names} (default: claude)")
+    k.add_argument("--model", default=None, help="add the profile picked from a model name (default: none)")
+    k.add_argument("--budget", type=int, default=DEFAULT_BUDGET,
+                   help="budget for the middle, as compact --budget (default: 100000)")
+    k.add_argument("--mode", default="auto", choices=["auto", "dense", "lines"],
+                   help="layout mode (default: auto)")
+    k.add_argument("--json", action="store_true", help="print JSON instead of a table")
+    k.add_argument("--plot", default=None, metavar="FILE.png", help="draw the numbers (needs matplotlib)")
+    k.add_argument("--out", "-o", default=None, metavar="FILE", help="corpus rows as CSV, or Parquet for .parquet")
+    k.add_argument("--workers", type=_at_least(1), default=None,
+                   help="corpus: worker processes of the local Dask cluster (default: the number of cores)")
+    k.add_argument("--scheduler", default=None, metavar="ADDRESS",
+                   help="corpus: run on an existing Dask cluster (tcp://host:8786) instead of a local one")
+    k.set_defaults(func=commands["cost"])
+
+
+def _add_inspect(sub: Any, names: str, commands: Mapping[str, Callable]) -> None:
+    """The small subcommands: ``demo``, ``fonts``, ``formats``, ``validate`` and ``recall``."""
+    d = sub.add_parser("demo", help="compact a bundled real transcript into ./snapglyph-demo/")
+    d.add_argument("--out", default="snapglyph-demo", help="output folder (default: ./snapglyph-demo)")
+    _profile_options(d, names)
+    d.add_argument("--budget", type=int, default=DEFAULT_BUDGET, help="token budget of the request (default: 100000)")
+    d.set_defaults(func=commands["demo"])
+
+    f = sub.add_parser("fonts", help="list the bundled fonts, cell sizes and coverage")
+    f.set_defaults(func=commands["fonts"])
+
+    fm = sub.add_parser("formats", help="list the transcript formats read, with an example path for each")
+    fm.add_argument("--json", action="store_true", help="print JSON")
+    fm.set_defaults(func=commands["formats"])
+
+    v = sub.add_parser("validate", help="check a request body against a dialect's grammar and a profile's limits")
+    v.add_argument("file", help="a request body (JSON file)")
+    v.add_argument("--dialect", choices=list(DIALECTS), required=True,
+                   help="the request's wire format (required)")
+    _profile_options(v, names)
+    v.set_defaults(func=commands["validate"])
+
+    rc = sub.add_parser("recall", help="print the source of messages shown as pages")
+    rc.add_argument("store", help="source store JSONL file (compact writes it beside the request: "
+                                  "REQUEST.store.jsonl)")
+    rc.add_argument("ids", help="message ids: 12 or #12 or 3-9 or 3,5,7")
+    rc.set_defaults(func=commands["recall"])
+
+
+def _add_serve(sub: Any, commands: Mapping[str, Callable]) -> None:
+    """The ``serve`` subcommand (the proxy)."""
+    s = sub.add_parser("serve", help="a local proxy that compacts a conversation when the provider says too long")
+    s.add_argument("--upstream", required=True, help="the provider's base URL, e.g. https://api.anthropic.com")
+    s.add_argument("--port", type=_at_least(0), default=8787, help="port to listen on (default: 8787)")
+    s.add_argument("--host", default="127.0.0.1", help="address to listen on (default: 127.0.0.1)")
+    s.add_argument("--window", type=_at_least(1), default=None,
+                   help="context window in tokens, when the provider's errors do not say it")
+    s.add_argument("--profile", "-p", default=None, help="reader profile (default: from each request's model)")
+    s.add_argument("--compact-at", type=float, default=None, metavar="FRACTION",
+                   help="compact before sending above this share of --window (default: only after an overflow)")
+    s.add_argument("--state", default=None, help="state folder (default: snapglyph/serve in the user cache)")
+    s.add_argument("--dry-run", action="store_true", help="log what would be done; pass everything through")
+    s.add_argument("--text-only", default=None, metavar="PATTERNS",
+                   help="comma-separated model patterns never sent pages (default: a built-in list)")
+    s.set_defaults(func=commands["serve"])
+
+def parser(commands: Mapping[str, Callable[[argparse.Namespace], int]]) -> argparse.ArgumentParser:
+    """The ``snapglyph`` argument grammar; each subcommand's ``func`` is ``commands[name]``.
+
+    Raises
+    ------
+    KeyError
+        If ``commands`` lacks a subcommand's function (render, compact, cost, demo, fonts, formats, validate,
+        recall, serve).
+
+    Examples
+    --------
+    >>> p = parser(dict.fromkeys(COMMANDS, lambda args: 0))
+    >>> args = p.parse_args(["render", "notes.txt", "--out", "pages"])
+    >>> args.command, args.out, args.func(args)
+    ('render', 'pages', 0)
+    """
+    from . import __version__
+    from .providers.profiles import profile_names
+    names = ", ".join(profile_names())
+    p = _Parser(prog="snapglyph", description="Render the old middle of an agent conversation as "
+                                "dense glyph pages and rebuild the request: head + pages + tail.")
+    p.add_argument("--version", action="version", version=f"snapglyph {__version__}")
+    sub = p.add_subparsers(dest="command", required=True, parser_class=_Parser)
+
+    for add in (_add_render, _add_compact, _add_cost, _add_inspect):
+        add(sub, names, commands)
+    _add_serve(sub, commands)
+    return p
