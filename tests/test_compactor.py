@@ -392,18 +392,20 @@ def test_an_edited_tail_message_keeps_its_id():
 
 @pytest.mark.parametrize("budget", [6_000, 20_000, 45_000, 90_000])
 def test_plans_from_layout_alone_equal_plans_from_encoded_pages(budget):
-    """The planner's bounds read the page starts of the largest middle by layout alone (no page encoded); every
-    plan (cut, middle, fits, pages' bytes) is the one planned from the encoded pages' own first ids."""
+    """The planner's bounds read the page starts of the largest middle by layout alone (no page encoded), and the
+    middles drawn after it take that layout's pages (the compactor's renders); every plan (cut, middle, fits,
+    pages' bytes) is the one planned from fully encoded pages' own first ids."""
     import functools
 
+    from snapglyph.compaction.compactor import _Middles
     from snapglyph.compaction.conversation import prepare
     from snapglyph.compaction.plan import plan_cut
-    from snapglyph.raster.pool import page_starts, render_packed
+    from snapglyph.raster.pool import render_packed
     prof = profile("claude")
     settings = {"profile": prof, "cell": None, "mode": "auto", "family": None}
-    draw = functools.partial(render_packed, **settings)
+    middles = _Middles(dict(settings, encoded={}, segments={}))
     plans = []
-    for starts in (functools.partial(page_starts, **settings), None):
+    for starts, draw in ((middles.starts, middles.draw), (None, functools.partial(render_packed, **settings))):
         conv = prepare(conversation(rounds=40, width=2500), prof=prof, dialect="anthropic", store=None, model=None,
                        max_tokens=500, tools=None, recall_tool=False, draw=draw, starts=starts)
         p = plan_cut(conv, budget)

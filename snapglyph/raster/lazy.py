@@ -12,6 +12,7 @@ settings, so its bytes are those :func:`snapglyph.raster.pool.render_packed` giv
 from __future__ import annotations
 
 import bisect
+import functools
 import threading
 
 from .pool import PROGRESS, PackedPage, PageBuffers, _SizedPage, encode_ahead
@@ -40,10 +41,14 @@ class _Pages:
 
     def __init__(self, doc, settings: dict, workers: int | None, encoded: dict | None) -> None:
         self.doc, self.settings, self.workers, self.encoded = doc, settings, workers, encoded
-        self.key = _layout_key(doc, settings)
         self.pages: list[LazyPage] = []
         self.marks: list[Mark] = []  # per page, where it starts (iter_pages' marks)
         self.lock = threading.Lock()
+
+    @functools.cached_property
+    def key(self) -> tuple:
+        """The resolved layout (:func:`_layout_key`), worked out only where a reuse is looked at."""
+        return _layout_key(self.doc, self.settings)
 
     def draw_from(self, first: int) -> None:
         """Draw and encode page ``first`` and every later page not drawn yet, in one pass over the document from

@@ -25,7 +25,7 @@ from ..errors import InputError
 from .page_text import page_body
 from .render import Page
 
-__all__ = ["PROGRESS", "PackedPage", "PageBuffers", "encode_ahead", "page_starts", "render_packed", "resolve_workers"]
+__all__ = ["PROGRESS", "PackedPage", "PageBuffers", "encode_ahead", "render_packed", "resolve_workers"]
 
 PROGRESS: ContextVar = ContextVar("snapglyph_progress", default=None)
 """A callable ``tick(pages)`` that :func:`render_packed` (and :func:`snapglyph.raster.lazy.render_lazy`) calls
@@ -253,47 +253,6 @@ def render_packed(text_or_messages, *, profile="claude", cell=None, mode: str = 
         if tick is not None:
             tick(1)
     return pages
-
-
-def page_starts(text_or_messages, *, profile="claude", cell=None, mode: str = "auto",
-                family: str | None = None, encoded: dict | None = None, segments: dict | None = None) -> list[int]:
-    """The first message id of each page that :func:`render_packed` would give, by layout alone.
-
-    The pages are laid out exactly as for :func:`render_packed` (same breaks) into one reused buffer, without
-    drawing their glyphs (``iter_pages(..., draw=False)``), and none is packed, deflated or kept: where only the
-    page boundaries are needed (the bounds of the compaction planner), this takes the layout's time alone.
-
-    Parameters
-    ----------
-    text_or_messages, profile, cell, mode, family, encoded, segments
-        As :func:`render_packed`.
-
-    Returns
-    -------
-    list of int
-        Per page, the id of the first message drawn on it; -1 for a page that starts no message's text (a plain
-        text, say).
-
-    Raises
-    ------
-    InputError, FontError
-        As :func:`snapglyph.raster.render.render`.
-
-    Examples
-    --------
-    >>> from snapglyph.model.messages import Message, Part
-    >>> msgs = [Message(i, "user", [Part("text", text=f"note {i} " * 2500)]) for i in range(3)]
-    >>> page_starts(msgs) == [p.first_id for p in render_packed(msgs, workers=1)]
-    True
-    >>> page_starts(msgs)
-    [0, 0, 1, 2]
-    """
-    from .render import _as_document, iter_pages
-
-    doc = _as_document(text_or_messages, mode, segments)
-    drawn = iter_pages(doc, profile=profile, cell=cell, mode=mode, family=family, reuse_buffer=True, encoded=encoded,
-                       draw=False)
-    return [p.first_id if p.first_id is not None else -1 for p in drawn]
 
 
 def encode_ahead(pages: Iterable, workers: int | None = None, window: int | None = None,

@@ -200,7 +200,7 @@ def iter_pages(document: Document, *, profile="claude", cell=None, mode: str = "
     encoded : dict or None
         A memo of encoded segments shared with other renders (see :func:`snapglyph.raster.stream.encode_segment`).
     draw : bool or set of int
-        False (:func:`snapglyph.raster.pool.page_starts`): the compiled kernel gets empty ink lists, so breaks and
+        False (:func:`snapglyph.raster.lazy.render_lazy`'s layout pass): the compiled kernel gets empty ink lists, so breaks and
         counts are exact; a set: only those pages are drawn (:mod:`snapglyph.raster.lazy`). A page not drawn has
         no text and shares one scratch buffer with the others not drawn, its pixels meaningless: do not keep them
         or give them to a :class:`snapglyph.raster.pool.PageBuffers`.
