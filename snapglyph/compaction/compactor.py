@@ -33,6 +33,7 @@ from ..model.messages import Message
 from ..providers.limits import check_messages
 from ..providers.profiles import Profile, profile as get_profile
 from ..raster.lazy import render_lazy  # pages laid out, drawn when looked at, kept as PNG bytes
+from ..raster.render import resolve_cell
 from .assemble import Assembly, assemble
 from .conversation import Conversation, prepare, resolve_dialect
 from .dropping import add_summary, fit_budget
@@ -151,8 +152,8 @@ def compact(messages: Any, *, profile: "str | Profile" = "claude", dialect: str 
         raise InputError(f"ledger must be a share of the pages' tokens between 0 and 1, not {ledger!r}")
     settings = {"profile": prof, "cell": cell, "mode": mode, "family": family, "encoded": {}, "segments": {}}
     renders = _Middles(settings)
-    key_cell = tuple(cell) if isinstance(cell, list) else cell  # a list is a cell too (render takes one)
-    cache = CachedDraw(renders.draw, (repr(prof), key_cell, mode, family))  # the whole profile: a copy may differ
+    # the key: the whole profile (a copy may differ from the named one) and the cell as render resolves it
+    cache = CachedDraw(renders.draw, (repr(prof), resolve_cell(cell, prof), mode, family))
     conv = prepare(messages, prof=prof, dialect=dialect, store=store, model=model, max_tokens=max_tokens,
                    tools=tools, recall_tool=recall_tool, draw=cache if cut is not None else cache.draw,
                    starts=renders.starts, digests=cache.digests)
