@@ -182,7 +182,7 @@ def floor_seconds(src: Path) -> dict:
     import numpy as np
 
     from snapglyph.raster import _pack_kernels
-    from snapglyph.raster.encode import DEFLATE, ZLIB_LEVEL, _deflate_lib
+    from snapglyph.raster.encode import DEFLATE, _deflate
     from snapglyph.raster.render import iter_pages
     from snapglyph.readers.textfile import TextFileDocument
 
@@ -194,7 +194,7 @@ def floor_seconds(src: Path) -> dict:
         raw = np.empty(h * ((w * 2 + 7) // 8 + 1), np.uint8)
         _pack_kernels.pack_rows(px, h, 2, raw)
         t = time.perf_counter()
-        _deflate_lib.compress(raw.data, ZLIB_LEVEL)
+        _deflate(raw.data, None)  # the writer's own deflate call
         t2 = time.perf_counter()
         scratch = np.empty_like(px)
         t3 = time.perf_counter()

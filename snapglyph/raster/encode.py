@@ -10,20 +10,22 @@ claude pages of real text (2-bit rows, 299 KB raw each; bench/test_bench_deflate
 page, libdeflate 1 (``deflate``) 1.89 ms and 66 KB, zlib-ng 1 1.42 ms and 92 KB, zlib 1 2.80 ms and 74 KB, zlib 6
 10.96 ms and 60 KB. The bytes differ between libraries, the decoded pixels never do (tested against Pillow).
 
-Known defect: ISA-L's output is not always the same for the same rows. ISA-L documents one output on every x86-64
-with SSE4.2 (https://github.com/intel/isa-l/issues/140, read 2026-12-01). But fuzz runs of lazy against packed
-renders under load (2026-12-03) gave 8 pages in about 17,000 iterations, in every layout, whose IDAT came in two forms
-that inflate to the same rows: the same pixels and text, other PNG bytes.
-In one of those runs every deflate call was checked as it ran (233,962 calls): the rows did not change during the
-call, and compressing the same bytes again at once on the same thread gave the same output. Yet the same rows had
-compressed otherwise elsewhere in that process (on another thread, at another time). So the output depends on some
-state of the call that holds from one call to the next. python-isal runs ISA-L's stateful deflate with its
-stream state in an uninitialized local variable and its level buffer uninitialized from the heap, but neither a
-stack dirtied with random bytes by a C helper nor a recycled heap block of the level buffer's size filled with
-random bytes changed the output: the cause is not known. Isolated, the same rows also gave one output over 4,160
-buffer alignments, 300 random byte surroundings and 236,518 compressions on three threads at once.
-The standard zlib never varied. zlib-ng 1 (0.73 ms a page, 75 KB) and libdeflate 1 (1.25 ms, 54 KB), against
-ISA-L's 0.44 ms and 59 KB on this machine the same day, are the alternatives, at that cost.
+ISA-L's output for the same rows once depended on where python-isal's stream state sat in memory: in ISA-L 2.32.1
+(the one python-isal 1.9.1 bundles) and its main branch of 2026-07-22, ``.write_first_byte`` in
+igzip/igzip_icf_body_h1_gr_bt.asm (https://github.com/intel/isa-l/blob/8b7e3b28a2b7b816483d3f9e80162e11cebeaa70/igzip/igzip_icf_body_h1_gr_bt.asm#L861,
+read 2026-12-03), the first step of levels 1 and 2, hashes register ``rcx`` where it means the input's bytes 2 to 5.
+``rcx`` holds the address of the ``isal_zstream``, which python-isal keeps on the calling thread's stack, so one hash
+bucket in 8,192 takes position 2, chosen by that address's bits 16 to 47. Where that bucket is one the page looks up
+later, the page gets another valid IDAT: the same rows, other bytes. Measured 2026-12-03: of about 13,000 stream
+addresses, 3 to 15 gave another output for each of five real pages; fuzz runs under load met it in 8 pages of about
+17,000 iterations (pool threads come and go, each with its own stack).
+
+The step is taken only when the stream has no history. So the deflate here gives it one: :func:`_isal_zlib` writes
+the zlib header and the rows' first byte (always 0, row 0's filter type) as a stored block itself, then lets ISA-L
+compress the rest as raw deflate with that byte as its dictionary. A dictionary is history, the faulty step is
+skipped, and the same 13,000 addresses gave one output for every page. The stream stays plain zlib (no preset
+dictionary in its header, which PNG forbids): the dictionary is the byte the stored block has already written, in
+the window of any inflater. Cost: 0 to 7 bytes a page (the same five pages: +5, +6, +0, +7, +5).
 """
 
 from __future__ import annotations
@@ -49,13 +51,12 @@ DEFLATE = "isal" if _deflate_lib is not zlib else "zlib"
 """The deflate library :func:`png_bytes` uses by default: ``"isal"`` (ISA-L) or ``"zlib"`` (standard library)."""
 
 _SIG = b"\x89PNG\r\n\x1a\n"
-_PAD = 64
-"""Zero bytes kept after the packed rows handed to the deflate. ISA-L's output for the same rows varied between runs
-under load (the same page's IDAT in two forms, both inflating to the same rows; 6 of 14 renders of the pi session
-in lines mode, page 152, measured 2026-12-03; never with the standard zlib), and its reading past the rows' end
-was suspected. With the rows followed by zeros the bytes did not vary in 28 such renders, but the variation came
-back in a longer fuzz run, and ISA-L's output turned out not to depend on the bytes after the rows at all (see the
-module's known defect): the padding is kept as harmless, not as the fix."""
+_ZLIB_HEAD = b"\x78\x01"
+"""A zlib stream's header (RFC 1950, section 2.2): deflate with a 32 KiB window, the fastest level, no preset
+dictionary, check bits that make it a multiple of 31 (the header the standard zlib writes at level 1)."""
+_STORED_ONE = b"\x00\x01\x00\xfe\xff"
+"""A stored block, not the last, of one byte (RFC 1951, section 3.2.4): the header bits (BFINAL 0, BTYPE 00) padded
+to a byte, then LEN 1 and its complement NLEN; the byte follows."""
 
 
 _crc32 = _deflate_lib.crc32
@@ -150,28 +151,41 @@ def png_bytes(pixels: np.ndarray, *, depth: int | None = None, level: int | None
         raise InputError(f"depth must be 1, 2, 4 or 8, not {depth!r}")
     h, w = pixels.shape
     stride = (w * depth + 7) // 8
-    n = h * (stride + 1)
-    padded = np.empty(n + _PAD, np.uint8)
-    padded[n:] = 0  # what a deflate reads past the rows' end (see _PAD) is the same on every call
-    raw = padded[:n]
+    raw = np.empty(h * (stride + 1), np.uint8)
     if native.ready():
         native.kernels().pack_rows(np.ascontiguousarray(pixels), h, depth, raw)
     else:
         raw[:] = _pack_numpy(pixels, depth)
     ihdr = struct.pack(">IIBBBBB", w, h, depth, 0, 0, 0, 0)
-    idat = _deflate(raw.data, level)  # its chunk written out: the page's bytes copied once, not twice
-    return b"".join((_SIG, _chunk(b"IHDR", ihdr), struct.pack(">I", len(idat)), b"IDAT", idat,
-                     struct.pack(">I", _crc32(idat, _IDAT_CRC) & 0xFFFFFFFF), _IEND))
+    parts = _deflate(raw.data, level)  # the chunk written out of its parts: the page's bytes copied once
+    crc = _IDAT_CRC
+    for part in parts:
+        crc = _crc32(part, crc)
+    return b"".join((_SIG, _chunk(b"IHDR", ihdr), struct.pack(">I", sum(map(len, parts))), b"IDAT", *parts,
+                     struct.pack(">I", crc & 0xFFFFFFFF), _IEND))
 
 
 _IDAT_CRC = zlib.crc32(b"IDAT")
 _IEND = _chunk(b"IEND", b"")
 
 
-def _deflate(data, level: int | None) -> bytes:
-    if level is None:
-        return _deflate_lib.compress(data, ZLIB_LEVEL)
-    return zlib.compress(data, level)
+def _deflate(data: memoryview, level: int | None) -> tuple:
+    """The zlib stream of ``data`` (a page's packed rows, at least 1 byte), in parts to write one after another."""
+    if level is not None:
+        return (zlib.compress(data, level),)
+    if _deflate_lib is zlib:  # pragma: no cover - isal is a core dependency
+        return (zlib.compress(data, ZLIB_LEVEL),)
+    return _isal_zlib(data)
+
+
+def _isal_zlib(data: memoryview) -> tuple:
+    """ISA-L's deflate of ``data`` as one zlib stream, its first byte stored so that ISA-L starts with history (see
+    the module's docstring: the faulty first step is skipped)."""
+    first = data[:1]
+    comp = _deflate_lib.compressobj(ZLIB_LEVEL, _deflate_lib.DEFLATED, -15, zdict=first)
+    body = comp.compress(data[1:])
+    return (_ZLIB_HEAD, _STORED_ONE, first, body, comp.flush(),
+            struct.pack(">I", _deflate_lib.adler32(data) & 0xFFFFFFFF))
 
 
 def data_url(png: bytes) -> str:
