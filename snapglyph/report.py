@@ -226,6 +226,6 @@ def rows_as_json(rows: Sequence[CostRow]) -> list[dict]:
     >>> from snapglyph import Message, Part, cost_report
     >>> row = rows_as_json(cost_report([Message(0, "user", [Part("text", text="word " * 3000)])]))[0]
     >>> {k: row[k] for k in ("scope", "text_tokens", "image_tokens", "ratio", "png_bytes")}
-    {'scope': 'whole', 'text_tokens': 3906, 'image_tokens': 1404, 'ratio': 2.782, 'png_bytes': 3641}
+    {'scope': 'whole', 'text_tokens': 3906, 'image_tokens': 1404, 'ratio': 2.782, 'png_bytes': 3608}
     """
     return [asdict(r) for r in rows]
