@@ -1,8 +1,8 @@
 """Deflate libraries over the packed 2-bit rows of real pages (the choice in snapglyph.raster.encode).
 
 ``pytest bench/test_bench_deflate.py``: 20 dense claude pages (1092x1092) of the bench text, packed as the PNG
-writer packs them, deflated by each library that is installed (ISA-L ``isal``, the standard ``zlib``, and where
-present libdeflate's ``deflate`` and ``zlib_ng``). Every library writes a valid zlib stream, so the PNG stays exact:
+writer packs them, deflated by each library that is installed (ISA-L ``isal``, plain and as the writer calls it,
+the standard ``zlib``, and where present libdeflate's ``deflate`` and ``zlib_ng``). Every library writes a valid zlib stream, so the PNG stays exact:
 the test checks that each output inflates back to the same rows. RESULTS.md, section "Deflate library choice",
 holds the figures the choice was made on.
 """
@@ -37,7 +37,10 @@ def _compressors() -> dict:
     found = {"zlib 1": lambda b: zlib.compress(b, 1), "zlib 6": lambda b: zlib.compress(b, 6)}
     try:
         from isal import isal_zlib
+        from snapglyph.raster.encode import _isal_zlib
+
         found["isal 1"] = lambda b: isal_zlib.compress(b, 1)
+        found["isal 1, as the writer calls it"] = lambda b: b"".join(_isal_zlib(memoryview(b)))  # stored first byte
     except ImportError:
         pass
     for name, mod, call in (("libdeflate 1", "deflate", lambda m, b: m.zlib_compress(b, 1)),
