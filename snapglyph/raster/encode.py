@@ -25,12 +25,15 @@ the zlib header and the rows' first byte (always 0, row 0's filter type) as a st
 compress the rest as raw deflate with that byte as its dictionary. A dictionary is history, the faulty step is
 skipped, and the same 13,000 addresses gave one output for every page. The stream stays plain zlib (no preset
 dictionary in its header, which PNG forbids): the dictionary is the byte the stored block has already written, in
-the window of any inflater. Cost: 0 to 7 bytes a page (the same five pages: +5, +6, +0, +7, +5).
+the window of any inflater. Cost, against plain ``isal_zlib.compress``: 4 bytes a page (median); over 283 pages of
+the 10 profiles from -8 to +28 bytes, +0.005% in all; the most seen, +975 bytes (1.6%), on one openai-tiles page
+(measured 2026-12-03). The time is the same (0.441 against 0.439 ms a dense claude page, 15 interleaved rounds).
 """
 
 from __future__ import annotations
 
 import base64
+import operator
 import struct
 import zlib
 
@@ -119,10 +122,11 @@ def png_bytes(pixels: np.ndarray, *, depth: int | None = None, level: int | None
     Parameters
     ----------
     pixels : numpy.ndarray
-        ``(height, width)`` uint8 grey values, height and width >= 1.
+        ``(height, width)`` uint8 grey values, height and width from 1 to 2**31 - 1 (PNG's limit), at most
+        2**31 - 1 bytes of packed rows (one IDAT chunk). Read-only arrays are copied first.
     depth : int or None
         Bits per pixel (1, 2, 4, 8); None picks :func:`exact_depth`. A caller that knows its pixels are multiples
-        of ``255 // (2**depth - 1)`` passes it to skip the scan.
+        of ``255 // (2**depth - 1)`` passes it to skip the scan; other values lose their low bits (not checked).
     level : int or None
         None: :data:`DEFLATE` at :data:`ZLIB_LEVEL`. An int: the standard library's zlib at that level (0-9).
 
@@ -134,7 +138,8 @@ def png_bytes(pixels: np.ndarray, *, depth: int | None = None, level: int | None
     Raises
     ------
     InputError
-        If ``pixels`` is not a non-empty 2-D uint8 array, or ``depth`` is not 1, 2, 4 or 8.
+        If ``pixels`` is not a non-empty 2-D uint8 array or is larger than a PNG holds, ``depth`` is not 1, 2, 4
+        or 8, or ``level`` is not None or an integer from 0 to 9 (booleans are neither).
 
     Examples
     --------
@@ -147,10 +152,17 @@ def png_bytes(pixels: np.ndarray, *, depth: int | None = None, level: int | None
         raise InputError("pixels must be a non-empty (height, width) uint8 array")
     if depth is None:
         depth = exact_depth(pixels)
-    if depth not in (1, 2, 4, 8):
+    if _integer(depth) not in (1, 2, 4, 8):
         raise InputError(f"depth must be 1, 2, 4 or 8, not {depth!r}")
+    depth = int(depth)  # a numpy scalar would compute the stride in its own width and wrap
+    if level is not None and _integer(level) not in range(10):
+        raise InputError(f"level must be None or an integer from 0 to 9, not {level!r}")
     h, w = pixels.shape
     stride = (w * depth + 7) // 8
+    if max(h, w) > _PNG_MAX or h * (stride + 1) > _PNG_MAX:
+        raise InputError(f"a {h}x{w} page at {depth} bits is larger than one PNG IDAT holds (2**31 - 1 bytes)")
+    if not pixels.flags.writeable:
+        pixels = pixels.copy()  # the compiled packer takes writable arrays only
     raw = np.empty(h * (stride + 1), np.uint8)
     if native.ready():
         native.kernels().pack_rows(np.ascontiguousarray(pixels), h, depth, raw)
@@ -165,7 +177,20 @@ def png_bytes(pixels: np.ndarray, *, depth: int | None = None, level: int | None
                      struct.pack(">I", crc & 0xFFFFFFFF), _IEND))
 
 
+_PNG_MAX = 2**31 - 1
+"""PNG's largest width, height and chunk length (PNG specification, 3rd edition, section 5.3 and 11.2.1:
+https://www.w3.org/TR/png-3/, read 2026-12-03)."""
 _IDAT_CRC = zlib.crc32(b"IDAT")
+
+
+def _integer(value) -> int | None:
+    """``value`` as a Python int if it is an integer other than a bool (numpy's too), else None."""
+    if isinstance(value, (bool, np.bool_)):
+        return None
+    try:
+        return operator.index(value)
+    except TypeError:
+        return None
 _IEND = _chunk(b"IEND", b"")
 
 
@@ -203,7 +228,7 @@ def data_url(png: bytes) -> str:
     Raises
     ------
     InputError
-        If ``png`` is not bytes.
+        If ``png`` is not bytes, or they do not start with PNG's signature.
 
     Examples
     --------
@@ -213,7 +238,13 @@ def data_url(png: bytes) -> str:
     Traceback (most recent call last):
     ...
     snapglyph.errors.InputError: png must be bytes, not str
+    >>> data_url(b"<html>")
+    Traceback (most recent call last):
+    ...
+    snapglyph.errors.InputError: png does not start with PNG's signature (got b'<html>')
     """
     if not isinstance(png, (bytes, bytearray, memoryview)):
         raise InputError(f"png must be bytes, not {type(png).__name__}")
+    if bytes(png[:8]) != _SIG:
+        raise InputError(f"png does not start with PNG's signature (got {bytes(png[:8])!r})")
     return "data:image/png;base64," + base64.b64encode(bytes(png)).decode("ascii")
