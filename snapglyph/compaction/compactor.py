@@ -150,20 +150,29 @@ def compact(messages: Any, *, profile: "str | Profile" = "claude", dialect: str 
     _check_positive(budget=budget, **({} if max_tokens is None else {"max_tokens": max_tokens}))
     if isinstance(ledger, bool) or not isinstance(ledger, (int, float)) or not 0 <= ledger <= 1:
         raise InputError(f"ledger must be a share of the pages' tokens between 0 and 1, not {ledger!r}")
-    settings = {"profile": prof, "cell": cell, "mode": mode, "family": family, "encoded": {}, "segments": {}}
-    renders = _Middles(settings)
-    # the key: the whole profile (a copy may differ from the named one) and the cell as render resolves it
-    cache = CachedDraw(renders.draw, (repr(prof), resolve_cell(cell, prof), mode, family))
+    renders, cache = _renderers(prof, cell, mode, family)
     conv = prepare(messages, prof=prof, dialect=dialect, store=store, model=model, max_tokens=max_tokens,
                    tools=tools, recall_tool=recall_tool, draw=cache if cut is not None else cache.draw,
                    starts=renders.starts, digests=cache.digests)
     if conv.total <= budget and cut is None:  # a reused cut keeps its pages even where the whole would fit
-        sent = fit_image_limits(conv.norm, prof, conv.rewrites)  # the many-image rule for the whole request
-        check_messages(sent, prof)
-        return _finish(conv, sent, conv.request(sent), [], tail_ids=[m.id for m in conv.norm],
-                       tokens_after=conv.total, passthrough=True)
+        return _passthrough(conv, prof)
     return _shrink(conv, cache, budget, cut=cut, ledger=ledger, summarize=summarize, recall_tool=recall_tool,
                    allow_empty_middle=allow_empty_middle)
+
+
+def _renderers(prof: Profile, cell, mode: str, family: str | None) -> "tuple[_Middles, CachedDraw]":
+    """The middles' renders (one layout of the largest, reused by the smaller) and the page cache over them."""
+    renders = _Middles({"profile": prof, "cell": cell, "mode": mode, "family": family, "encoded": {}, "segments": {}})
+    # the key: the whole profile (a copy may differ from the named one) and the cell as render resolves it
+    return renders, CachedDraw(renders.draw, (repr(prof), resolve_cell(cell, prof), mode, family))
+
+
+def _passthrough(conv: Conversation, prof: Profile) -> CompactResult:
+    """The whole conversation, as it fits: only the many-image rule and the last check apply."""
+    sent = fit_image_limits(conv.norm, prof, conv.rewrites)
+    check_messages(sent, prof)
+    return _finish(conv, sent, conv.request(sent), [], tail_ids=[m.id for m in conv.norm], tokens_after=conv.total,
+                   passthrough=True)
 
 
 def _shrink(conv: Conversation, cache: CachedDraw, budget: int, *, cut, ledger: float, summarize,
