@@ -70,6 +70,29 @@ def _zwj_target(cps, i):
 
 
 @jit
+def _zero_width(cps, i, w, syn, drop):
+    """Whether ``cps[i]`` (``>= U+0300``, ``w`` cells) is dropped as zero-width, and the index of the pictograph a
+    ZWJ drops next (``drop``, -1 if none): the one a ZWJ joined, or a zero-width character outside ``spans``."""
+    if i == drop:
+        return True, drop
+    if w == 0 and syn == 0:
+        if cps[i] == 0x200D:
+            j = _zwj_target(cps, i)
+            if j >= 0:
+                drop = j
+        return True, drop
+    return False, drop
+
+
+@jit
+def _glyph_cells(g, w, label_len):
+    """The cells glyph ``g`` takes for tab stops: its label's length where it has one, else ``w``."""
+    if label_len is not None and g < label_len.shape[0] and label_len[g] > 0:
+        return label_len[g]
+    return w
+
+
+@jit
 def expand_codes(cps, spans, cells, table, out_codes, out_srcw, start, tab_stop, indent_stop, label_len=None):
     """Drop zero-width characters, expand tabs and map code points to stream codes, in one pass.
 
@@ -141,22 +164,16 @@ def expand_codes(cps, spans, cells, table, out_codes, out_srcw, start, tab_stop,
             w = cells[cp]
             if w < 0:
                 return -1 - i, zw, unseen
-            if i == drop:
+            gone, drop = _zero_width(cps, i, w, syn, drop)
+            if gone:
                 zw += 1
-                continue
-            if w == 0 and syn == 0:
-                zw += 1
-                if cp == 0x200D:
-                    j = _zwj_target(cps, i)
-                    if j >= 0:
-                        drop = j
                 continue
         g = table[cp]
         if g < 0:
             g = CODE_UNSEEN - np.int64(cp)
             unseen += 1
-        elif label_len is not None and g < label_len.shape[0] and label_len[g] > 0:
-            w = label_len[g]
+        else:
+            w = _glyph_cells(g, w, label_len)
         out_codes[o] = g
         out_srcw[o] = 1 - syn
         o += 1
