@@ -9,11 +9,11 @@ from __future__ import annotations
 import argparse
 import contextlib
 import json
-import os
 import sys
 from pathlib import Path
 from typing import Sequence
 
+from ._files import write_atomic
 from .errors import InputError, SnapglyphError
 
 __all__ = ["main"]
@@ -126,24 +126,11 @@ def cmd_compact(args: argparse.Namespace) -> int:
     if res.middle_ids:  # the store first: a request whose pages cannot be recalled is not written
         res.store.save(write)
     if args.out and args.out != "-":
-        _replace_file(Path(args.out), data)
+        write_atomic(Path(args.out), data)
     else:
         sys.stdout.write(body + "\n")
     print(res.summary() + (f"; store {write}" if res.middle_ids else ""), file=sys.stderr)
     return 0
-
-
-def _replace_file(path: Path, data: bytes) -> None:
-    """Write ``data`` to ``path`` whole or not at all: into a file beside it, renamed over it (an earlier request
-    there is never left truncated)."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    try:
-        tmp.write_bytes(data)
-        os.replace(tmp, path)
-    except BaseException:
-        tmp.unlink(missing_ok=True)
-        raise
 
 
 def _with_remedy(fn, t, args: argparse.Namespace, **kw):

@@ -10,12 +10,12 @@ from __future__ import annotations
 
 import json
 import os
-import tempfile
 from copy import deepcopy
 from dataclasses import fields
 from pathlib import Path
 from typing import Iterable, Iterator
 
+from .._files import atomic_writer
 from ..errors import StoreError
 from ..model.messages import Message, Part
 
@@ -246,11 +246,8 @@ class SourceStore:
         target = Path(path) if path is not None else self.path
         if target is None:
             raise StoreError("no path to save the source store to")
-        tmp = None
         try:
-            target.parent.mkdir(parents=True, exist_ok=True)  # in the try: a file in the way is an OSError too
-            fd, tmp = tempfile.mkstemp(prefix=target.name + ".", suffix=".tmp", dir=target.parent)
-            with os.fdopen(fd, "w", encoding="utf-8") as f:
+            with atomic_writer(target, text=True) as f:  # in the try: a file in the folder's way is an OSError too
                 if self.conversation is not None:
                     f.write(json.dumps({"conversation": self.conversation}) + "\n")
                 for mid in sorted(self._messages):
@@ -259,12 +256,7 @@ class SourceStore:
                 for key in sorted(self._tails):
                     rec = {"tail_of": key, "ids": self._tails[key]}
                     f.write(json.dumps(rec, ensure_ascii=True, separators=(",", ":")) + "\n")
-                f.flush()
-                os.fsync(f.fileno())
-            os.replace(tmp, target)
         except OSError as e:
-            if tmp is not None and os.path.exists(tmp):
-                os.unlink(tmp)
             raise StoreError(f"cannot write source store {target}: {e}") from None
         self.path = target
         return target

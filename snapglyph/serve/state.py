@@ -12,10 +12,10 @@ from __future__ import annotations
 import json
 import os
 import re
-import tempfile
 from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 
+from .._files import write_atomic
 from ..errors import ServeError
 
 __all__ = ["Conversation", "StateDir", "default_state_dir"]
@@ -170,17 +170,7 @@ class StateDir:
         """Write one conversation's state atomically."""
         self._convs[conv.key] = conv
         data = json.dumps(conv.to_json(), ensure_ascii=True, sort_keys=True).encode()
-        fd, tmp = tempfile.mkstemp(dir=self.folder, prefix=".tmp-", suffix=".json")
-        try:
-            with os.fdopen(fd, "wb") as fh:
-                fh.write(data)
-            os.replace(tmp, self.folder / f"{conv.key}.json")
-        except OSError:
-            try:
-                os.unlink(tmp)
-            except OSError:
-                pass
-            raise
+        write_atomic(self.folder / f"{conv.key}.json", data)
 
     def __len__(self) -> int:
         return len(self._convs)
