@@ -25,7 +25,7 @@ import snapglyph
 from snapglyph.errors import BudgetError, InputError, ProviderError, StoreError
 from snapglyph.providers.overflow import OverflowResult, check_silent_truncation, detect
 from snapglyph.compaction.recall import RECALL_TOOL_NAME, parse_ids
-from snapglyph.model.ids import format_ranges
+from snapglyph.model.message_ids import format_ranges
 
 from .clients import CallFailed, Reply
 from .context import estimate_body, snapglyph_compact, strip_reasoning, trim_to_boundary

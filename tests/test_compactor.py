@@ -12,7 +12,7 @@ from PIL import Image
 
 from conftest import load_case
 from snapglyph import BudgetError, Message, Part, SourceStore, StoreError, build_document, compact, profile, validate
-from snapglyph.model.ids import format_ranges
+from snapglyph.model.message_ids import format_ranges
 from snapglyph.providers.dialects import normalize, to_request
 from snapglyph.raster.render import render_document
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from ..model.ids import id_ranges
+from ..model.message_ids import id_ranges
 from ..model.messages import Message, Part
 from ..model.snapshot_text import snapshot_text
 from ..providers.limits import check_messages, request_fits

@@ -28,7 +28,7 @@ from typing import Any, Callable, Sequence
 
 from .._config import DEFAULT_BUDGET, LEDGER_SHARE, USER_SHARE
 from ..errors import BudgetError, InputError, InternalError
-from ..model.ids import format_ranges, id_ranges
+from ..model.message_ids import format_ranges, id_ranges
 from ..model.messages import Message
 from ..providers.limits import check_messages
 from ..providers.profiles import Profile, profile as get_profile

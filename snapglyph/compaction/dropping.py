@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Callable, Sequence
 
 from .._config import SUMMARY_ROUNDS
 from ..errors import BudgetError, InputError
-from ..model.ids import format_ranges
+from ..model.message_ids import format_ranges
 from ..model.messages import Message
 from .notes import Notes
 from .tail_paging import PagedPart, page_out

@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Iterable
 
 from ..errors import InputError
-from ..model.ids import parse_ids
+from ..model.message_ids import parse_ids
 from ..model.messages import Message
 from .store import SourceStore
 

@@ -13,7 +13,7 @@ from typing import Sequence
 
 from ..errors import StoreError
 from ..model.messages import Message
-from ..model.ids import format_ranges
+from ..model.message_ids import format_ranges
 from ..raster.text import LONE_SURROGATE
 from .store import SourceStore
 

@@ -2,7 +2,7 @@
 
 The snapshot message of a compacted request holds the page images, then one short neutral text naming the message
 ids they show (deliberately short and neutral: no wording a model could read as a request to reveal hidden
-reasoning). Its forms (ranges as :func:`snapglyph.model.ids.format_ranges` writes them)::
+reasoning). Its forms (ranges as :func:`snapglyph.model.message_ids.format_ranges` writes them)::
 
     snapglyph snapshot: the images above show messages #3-#418 as pages.
     snapglyph snapshot: the images above show messages #41-#418 as pages. Not shown, or only in part: #3-#41.
@@ -22,7 +22,7 @@ from __future__ import annotations
 import re
 from typing import Sequence
 
-from .ids import RANGE_PATTERN, format_ranges, merge_ranges, parse_ranges
+from .message_ids import RANGE_PATTERN, format_ranges, merge_ranges, parse_ranges
 
 __all__ = ["SNAPSHOT_PREFIX", "parse_snapshot_text", "snapshot_text"]
 
