@@ -2,7 +2,7 @@
 
 - :mod:`.compactor`    :func:`compact`: the algorithm over the steps below.
 - :mod:`.estimate`     token estimate of messages and pages for one profile.
-- :mod:`.snapshot`     the snapshot message (page images, then the text naming the ids shown).
+- :mod:`.snapshot_message` the snapshot message (page images, then the text naming the ids shown).
 - :mod:`.tail_paging`  oversized outputs of the newest messages shown as pages.
 - :mod:`.second_pass`  compacting a compacted request: the conversation key and the source behind it.
 - :mod:`.store`        the source store: retained source of every message shown as pages.

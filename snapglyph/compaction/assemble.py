@@ -21,7 +21,7 @@ from ..providers.limits import check_messages, request_fits
 from ..providers.normalize import replace_lone_surrogates
 from .dropping import dropped_ids, shown_and_dropped
 from .images import fit_image_limits
-from .snapshot import page_parts
+from .snapshot_message import page_parts
 
 if TYPE_CHECKING:  # pragma: no cover
     from .conversation import Conversation
