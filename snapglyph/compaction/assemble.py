@@ -4,7 +4,7 @@
 paged outputs, then the caller's summary if any, then the snapshot text (:mod:`snapglyph.model.snapshot_text`)
 naming the ids shown and not shown, then its reading guide, the user's words and the identifier ledger
 (:mod:`.notes`). The head's and tail's own images meet the image limits for the request's real image count
-(:func:`~snapglyph.compaction.images.fit_image_limits`: the many-image rule downscales them rather than drop
+(:func:`~snapglyph.compaction.image_fit.fit_image_limits`: the many-image rule downscales them rather than drop
 pages). While the request body exceeds the profile's byte limit, a page is dropped (in the drop order of
 :func:`~snapglyph.compaction.dropping.drop_order`).
 """
@@ -20,7 +20,7 @@ from ..model.snapshot_text import snapshot_text
 from ..providers.limits import check_messages, request_fits
 from ..providers.normalize import replace_lone_surrogates
 from .dropping import dropped_ids, shown_and_dropped
-from .images import fit_image_limits
+from .image_fit import fit_image_limits
 from .snapshot_message import page_parts
 
 if TYPE_CHECKING:  # pragma: no cover

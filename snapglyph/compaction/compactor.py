@@ -37,7 +37,7 @@ from ..raster.render import resolve_cell
 from .assemble import Assembly, assemble
 from .conversation import Conversation, prepare, resolve_dialect
 from .dropping import add_summary, fit_budget
-from .images import fit_image_limits
+from .image_fit import fit_image_limits
 from .notes import UserBound, snapshot_notes
 from .page_cache import CachedDraw
 from .plan import Plan, plan_cut

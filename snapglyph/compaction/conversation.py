@@ -23,7 +23,7 @@ from ..providers.request_model import request_model
 from .digest import MessageDigests
 from .estimate import MESSAGE_OVERHEAD, TokenCosts
 from .guide import reading_guide
-from .images import fit_image_limits
+from .image_fit import fit_image_limits
 from .second_pass import conversation_key, expand_snapshots
 from .store import SourceStore
 

@@ -191,7 +191,7 @@ def request_fits(body: dict, prof: "Profile") -> bool:
 def has_big_image(prof: "Profile", images: Sequence[Part]) -> bool:
     """Whether one of ``images`` has a side above ``prof``'s many-image limit (known sizes only) and cannot be
     downscaled: it has no bytes here (an image given by URL). One with bytes is downscaled instead once the request
-    holds more images than the rule's threshold (:func:`snapglyph.compaction.images.fit_image_limits`).
+    holds more images than the rule's threshold (:func:`snapglyph.compaction.image_fit.fit_image_limits`).
 
     Examples
     --------
@@ -208,7 +208,7 @@ def image_allowance(prof: "Profile", n_images: int, has_big: bool) -> int:
     """How many more images (pages of the profile's geometry) a request already holding ``n_images`` may carry.
 
     Pages may always take :data:`~snapglyph._config.PAGE_IMAGE_SHARE` of the profile's images: the request's
-    oldest own images become placeholders to make room (:func:`snapglyph.compaction.images.fit_image_limits`).
+    oldest own images become placeholders to make room (:func:`snapglyph.compaction.image_fit.fit_image_limits`).
     The pages never exceed the many-image side limit themselves; when one of the request's own images does and
     cannot be downscaled (``has_big``, see :func:`has_big_image`), the request must stay at or below the count
     that triggers the rule.
