@@ -38,7 +38,7 @@ from ..errors import SnapglyphError
 from ..providers.overflow import detect
 from .relay import Relay
 from .rewrite import DEFAULT_TEXT_ONLY, ROUTES, image_refusal, pick_profile, text_only
-from .state import Conversation, StateDir, default_state_dir
+from .state import ConversationRecord, StateDir, default_state_dir
 from .planner import Outcome, Planner
 from .upstream import Upstream, decode_body, forward_headers
 
@@ -194,7 +194,7 @@ class Proxy:
             lock = self._locks[key] = asyncio.Lock()
         return lock
 
-    def _images_refused(self, ctx: _Ctx, conv: Conversation | None) -> str:
+    def _images_refused(self, ctx: _Ctx, conv: ConversationRecord | None) -> str:
         model = ctx.body.get("model") if isinstance(ctx.body.get("model"), str) else ""
         if conv is not None and conv.no_images:
             return conv.no_images

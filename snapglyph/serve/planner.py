@@ -20,7 +20,7 @@ from ..compaction.sticky import Cut, CutNoLongerFits
 from ..errors import BudgetError, SnapglyphError
 from ..providers.overflow import OverflowResult
 from .rewrite import Budget, budget_for, compact_body, estimate, max_tokens_of
-from .state import Conversation, StateDir
+from .state import ConversationRecord, StateDir
 
 __all__ = ["Outcome", "Planner"]
 
@@ -111,7 +111,7 @@ class Planner:
             self._stores[key] = store
         return store
 
-    def _conv(self, key: str, dialect: str, body: dict, profile: str) -> Conversation:
+    def _conv(self, key: str, dialect: str, body: dict, profile: str) -> ConversationRecord:
         conv = self.states.get(key, create=True)
         conv.dialect = dialect
         conv.model = body.get("model") if isinstance(body.get("model"), str) else ""
@@ -210,7 +210,7 @@ class Planner:
     def _outcome(self, new_body: dict, res: Any, cut: Cut, action: str) -> Outcome:
         return Outcome(_dumps(new_body), action, res.tokens_before, res.tokens_after, len(res.pages), cut.first_tail)
 
-    def _sticky(self, conv: Conversation, dialect: str, body: dict, profile: str, *, save: bool) -> Outcome | None:
+    def _sticky(self, conv: ConversationRecord, dialect: str, body: dict, profile: str, *, save: bool) -> Outcome | None:
         """The earlier cut, when its tail still fits the budget and the messages before it are unchanged."""
         cut = Cut(conv.cut, conv.prefix, conv.kept) if conv.cut is not None else None
         try:

@@ -18,7 +18,7 @@ from pathlib import Path
 from .._files import write_atomic
 from ..errors import ServeError
 
-__all__ = ["Conversation", "StateDir", "default_state_dir"]
+__all__ = ["ConversationRecord", "StateDir", "default_state_dir"]
 
 _KEY = re.compile(r"^[0-9a-f]{16}$")
 
@@ -40,7 +40,7 @@ def default_state_dir() -> Path:
 
 
 @dataclass
-class Conversation:
+class ConversationRecord:
     """What the proxy knows of one conversation.
 
     Attributes
@@ -73,7 +73,7 @@ class Conversation:
 
     Examples
     --------
-    >>> c = Conversation("0123456789abcdef", dialect="anthropic")
+    >>> c = ConversationRecord("0123456789abcdef", dialect="anthropic")
     >>> c.compacted, c.to_json()["ratio"], c.to_json()["cut"]
     (False, 1.0, None)
     >>> c.cut = 12
@@ -113,7 +113,7 @@ class Conversation:
 
 
 class StateDir:
-    """The state folder: one :class:`Conversation` per key, loaded on start and saved on each change.
+    """The state folder: one :class:`ConversationRecord` per key, loaded on start and saved on each change.
 
     Parameters
     ----------
@@ -144,29 +144,29 @@ class StateDir:
             probe.unlink()
         except OSError as e:
             raise ServeError(f"state folder {self.path} cannot be written: {e.strerror or e}") from None
-        self._convs: dict[str, Conversation] = {}
-        names = {f.name for f in fields(Conversation)}
+        self._convs: dict[str, ConversationRecord] = {}
+        names = {f.name for f in fields(ConversationRecord)}
         for f in sorted(self.folder.glob("*.json")):
             try:
                 data = json.loads(f.read_text(encoding="utf-8"))
-                conv = Conversation(**{k: v for k, v in data.items() if k in names})
+                conv = ConversationRecord(**{k: v for k, v in data.items() if k in names})
             except (OSError, ValueError, TypeError):
                 continue                                    # a torn or foreign file: start that one afresh
             if _KEY.match(conv.key):
                 self._convs[conv.key] = conv
 
-    def get(self, key: str, *, create: bool = False) -> Conversation | None:
+    def get(self, key: str, *, create: bool = False) -> ConversationRecord | None:
         """The conversation of ``key``; a new one when ``create`` (not saved until :meth:`save`)."""
         conv = self._convs.get(key)
         if conv is None and create:
-            conv = self._convs[key] = Conversation(key)
+            conv = self._convs[key] = ConversationRecord(key)
         return conv
 
     def store_path(self, key: str) -> Path:
         """Where the conversation's source store lives."""
         return self.folder / f"{key}.store.jsonl"
 
-    def save(self, conv: Conversation) -> None:
+    def save(self, conv: ConversationRecord) -> None:
         """Write one conversation's state atomically."""
         self._convs[conv.key] = conv
         data = json.dumps(conv.to_json(), ensure_ascii=True, sort_keys=True).encode()
@@ -175,6 +175,6 @@ class StateDir:
     def __len__(self) -> int:
         return len(self._convs)
 
-    def all(self) -> list[Conversation]:
+    def all(self) -> list[ConversationRecord]:
         """Every known conversation, newest key order not guaranteed."""
         return list(self._convs.values())
