@@ -13,6 +13,7 @@ from .errors import (BudgetError, FontError, FormatError, InputError, InternalEr
                      RenderError, ServeError, SnapglyphError, StoreError, UnknownProfileError, ValidationError)
 
 _LAZY = {
+    "Budget": "compaction.budget",
     "CompactResult": "compaction.result",
     "CostRow": "report",
     "LadderResult": "compaction.tiers",
@@ -29,6 +30,10 @@ _LAZY = {
     "SourceStore": "compaction.store",
     "compact_ladder": "compaction.tiers",
     "compact": "compaction.compactor",
+    "budget_for": "compaction.budget",
+    "estimate": "compaction.budget",
+    "next_budget": "compaction.budget",
+    "output_reserve": "providers.params",
     "recall": "compaction.recall",
     "recall_tool": "compaction.recall",
     "snapshot_parts": "compaction.snapshot_message",

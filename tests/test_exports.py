@@ -29,6 +29,7 @@ RETURNS = {
     "compact": "CompactResult", "compact_ladder": "LadderResult", "cost_report": "CostRow", "render": "Page",
     "load": "Transcript", "load_text": "Transcript", "from_request": "Transcript", "snapshot_parts": "SnapshotParts",
     "text_tokens": "TokenCount", "calibrate": "Calibration", "profile": "Profile", "validate": "Fault",
+    "next_budget": "Budget", "budget_for": "Budget",
 }
 
 

@@ -405,12 +405,12 @@ def test_compact_at_keeps_the_cut_while_the_grown_request_fits_the_ceiling(tmp_p
     """With ``compact_at``, the request after a compaction is compacted with the same cut even where the whole
     conversation fits the budget (it was sent whole before, labelled sticky, with no pages)."""
     from snapglyph.serve.planner import Planner
-    from snapglyph.serve.rewrite import conversation_of
+    from snapglyph.compaction.keys import conversation_id
     from snapglyph.serve.state import StateDir
     planner = Planner(StateDir(tmp_path / "state"), ServeConfig("http://127.0.0.1:9", window=8000, compact_at=0.5))
     body = {"model": "claude-sonnet-4-5", "max_tokens": 100, "messages": [
         {"role": "assistant" if i % 2 else "user", "content": f"step {i} " + "word " * 300} for i in range(12)]}
-    key = conversation_of("anthropic", body)
+    key = conversation_id("anthropic", body)
     first = planner.before(key, "anthropic", body, "claude")
     assert first.summary() == "compacted: ~4900 -> ~3686 tokens, 1 pages, tail from #10"
     grown = dict(body, messages=body["messages"] + [{"role": "user", "content": "and now?"}])

@@ -18,7 +18,10 @@ from typing import Any, Callable
 from .request_model import openai_reasoning_model
 from .tool_names import TOOL_NAME_RULES, tool_name_ok
 
-__all__ = ["PARAMS", "param_faults", "part_faults"]
+__all__ = ["OUTPUT_LIMIT_KEYS", "PARAMS", "param_faults", "part_faults"]
+
+#: The output-token limit's name in each dialect (OpenAI chat: ``max_completion_tokens`` for reasoning models).
+OUTPUT_LIMIT_KEYS = ("max_tokens", "max_completion_tokens", "max_output_tokens")
 
 #: Top-level parameters each dialect's endpoint takes (the SDK request types' keys, plus ones older SDKs name).
 PARAMS = {
@@ -333,7 +336,7 @@ def param_faults(body: dict, dialect: str) -> list[str]:
             out.append("model: Field required (a model name)")
     if dialect == "anthropic" and "max_tokens" not in body:
         out.append("max_tokens: Field required")
-    for key in ("max_tokens", "max_completion_tokens", "max_output_tokens"):
+    for key in OUTPUT_LIMIT_KEYS:
         if key in body and (not _is_int(body[key]) or body[key] < 1):
             out.append(f"{key}: Input should be a positive integer")
     if dialect == "openai" and "max_tokens" in body and "max_completion_tokens" in body:

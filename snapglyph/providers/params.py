@@ -14,13 +14,10 @@ from __future__ import annotations
 from typing import Any
 
 from .._config import DEFAULT_MAX_TOKENS
-from .grammar import PARAMS
+from .grammar import OUTPUT_LIMIT_KEYS, PARAMS
 from .request_model import openai_reasoning_model
 
 __all__ = ["OUTPUT_LIMIT_KEYS", "carry_params", "output_limit", "output_limit_key", "output_reserve"]
-
-#: The output-token limit's name in each dialect (OpenAI chat: ``max_completion_tokens`` for reasoning models).
-OUTPUT_LIMIT_KEYS = ("max_tokens", "max_completion_tokens", "max_output_tokens")
 
 #: Keys the request writer sets itself from the conversation (never carried over).
 _WRITTEN = frozenset({"model", "messages", "input", "instructions", "system", "tools", "functions",

@@ -34,6 +34,7 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 from .._config import SERVE_MARGIN
+from ..compaction.keys import conversation_id
 from ..errors import SnapglyphError
 from ..providers.overflow import detect
 from .relay import Relay
@@ -42,7 +43,10 @@ from .state import ConversationRecord, StateDir, default_state_dir
 from .planner import Outcome, Planner
 from .upstream import Upstream, decode_body, forward_headers
 
-__all__ = ["ServeConfig", "create_app"]
+__all__ = ["CONVERSATION_HEADER", "ServeConfig", "create_app"]
+
+CONVERSATION_HEADER = "x-snapglyph-conversation"
+"""A client's own key of its conversation (:func:`snapglyph.compaction.keys.conversation_id`); not sent upstream."""
 
 log = logging.getLogger("snapglyph.serve")
 
@@ -104,6 +108,7 @@ class _Ctx:
     dialect: str | None = None
     body: dict | None = None
     key: str | None = None
+    caller: str | None = None
     profile: str = ""
     sent: bytes = b""
     action: str = "passed"
@@ -154,6 +159,7 @@ class Proxy:
         ctx = _Ctx(time.perf_counter(), request.method, scope["path"], scope.get("query_string", b""),
                    forward_headers(scope["headers"], request=True), await request.body())
         ctx.sent = ctx.raw
+        ctx.caller = request.headers.get(CONVERSATION_HEADER) or None
         if request.method == "POST":
             ctx.dialect = ROUTES.get(ctx.path)
         if ctx.dialect is not None:
@@ -180,8 +186,7 @@ class Proxy:
         if not isinstance(body, dict):
             return
         ctx.body = body
-        from .rewrite import conversation_of
-        ctx.key = conversation_of(ctx.dialect, body)
+        ctx.key = conversation_id(ctx.dialect, body, caller=ctx.caller)
         model = body.get("model") if isinstance(body.get("model"), str) else ""
         try:
             ctx.profile = pick_profile(model, ctx.dialect, self.config.profile)

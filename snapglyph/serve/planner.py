@@ -1,7 +1,7 @@
 """The proxy's decisions for one conversation: when to compact, to what budget, and with which cut.
 
 - After an overflow: the window the error reports (else the one learned, else ``--window``), less a margin, and
-  the provider's count against snapglyph's estimate give the budget (:func:`~snapglyph.serve.rewrite.budget_for`).
+  the provider's count against snapglyph's estimate give the budget (:func:`~snapglyph.compaction.budget.next_budget`).
   A new cut aims at ``target`` (60%) of that budget, so the verbatim tail can grow for many turns.
 - Later requests of a compacted conversation keep that cut while its tail fits the budget (sticky: the same head
   and byte-identical pages; :func:`snapglyph.compaction.sticky.compact_sticky`); then a new cut is made.
@@ -19,7 +19,9 @@ from typing import Any
 from ..compaction.sticky import Cut, CutNoLongerFits
 from ..errors import BudgetError, SnapglyphError
 from ..providers.overflow import OverflowResult
-from .rewrite import Budget, budget_for, compact_body, estimate, max_tokens_of
+from ..compaction.budget import Budget, budget_for, estimate, next_budget
+from ..providers.params import output_reserve
+from .rewrite import compact_body
 from .state import ConversationRecord, StateDir
 
 __all__ = ["Outcome", "Planner"]
@@ -135,7 +137,7 @@ class Planner:
                 except SnapglyphError as e:
                     return Outcome(error=f"cannot read the request: {e}")
                 ceiling = Budget(conv.budget, window, conv.ratio) if conv.budget else budget_for(
-                    est, max_tokens_of(body), window=window, ratio=conv.ratio, margin=self.config.margin)
+                    est, output_reserve(None, body), window=window, ratio=conv.ratio, margin=self.config.margin)
                 return self._new_cut(key, dialect, body, profile, ceiling, "compacted", dry=dry)
             window = (conv.window if conv is not None else None) or self.config.window
             if self.config.compact_at is None or not window:
@@ -147,7 +149,7 @@ class Planner:
             ratio = conv.ratio if conv is not None else 1.0
             if est * ratio <= self.config.compact_at * window:
                 return None
-            ceiling = budget_for(est, max_tokens_of(body), window=window, ratio=ratio, margin=self.config.margin)
+            ceiling = budget_for(est, output_reserve(None, body), window=window, ratio=ratio, margin=self.config.margin)
             return self._new_cut(key, dialect, body, profile, ceiling, "compacted", dry=dry)
 
     def recover(self, key: str, dialect: str, body: dict, profile: str, ov: OverflowResult, *,
@@ -161,8 +163,8 @@ class Planner:
                 return Outcome(error=f"cannot read the request: {e}")
             window = (conv.window if conv is not None else None) or self.config.window
             ratio = conv.ratio if conv is not None else 1.0
-            ceiling = budget_for(est, max_tokens_of(body), overflow=ov, window=window, ratio=ratio,
-                                 margin=self.config.margin)
+            ceiling = next_budget(ov, body, profile, window=window, ratio=ratio, margin=self.config.margin,
+                                  sent_estimate=est)
             return self._new_cut(key, dialect, body, profile, ceiling, "recovered", dry=dry)
 
     def second_overflow(self, key: str, ov: OverflowResult, sent: Outcome | None) -> None:
@@ -225,7 +227,7 @@ class Planner:
     def _new_cut(self, key: str, dialect: str, body: dict, profile: str, ceiling: Budget, action: str, *,
                  dry: bool) -> Outcome:
         """A new cut aiming at ``target`` of the ceiling (the ceiling itself when nothing fits the target)."""
-        mt = max_tokens_of(body)
+        mt = output_reserve(None, body)
         target = mt + max(1, int((ceiling.tokens - mt) * self.config.target))
         store = self._store(key) if not dry else None
         last: Exception | None = None

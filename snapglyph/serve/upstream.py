@@ -23,7 +23,7 @@ HOP_BY_HOP = frozenset({"connection", "keep-alive", "proxy-connection", "te", "t
                         "upgrade", "proxy-authenticate", "proxy-authorization"})
 """Header names (lower case) that are never forwarded in either direction."""
 
-_REQUEST_DROP = HOP_BY_HOP | {"host", "content-length"}
+_REQUEST_DROP = HOP_BY_HOP | {"host", "content-length", "x-snapglyph-conversation"}  # the last: for snapglyph alone
 
 
 def forward_headers(headers: Iterable[tuple[bytes, bytes]], *, request: bool) -> list[tuple[bytes, bytes]]:

@@ -1,0 +1,206 @@
+"""The budget rules every door shares: a request's token estimate, and the budget that brings it under a window.
+
+:func:`estimate` is the one estimate of a whole request (its messages in any dialect, its tool definitions and the
+output it reserves, :func:`snapglyph.providers.params.output_reserve`), counted as :func:`snapglyph.compact` counts
+its budget. :func:`budget_for` is the one arithmetic from a window to a budget, and :func:`next_budget` the one rule
+"a context-overflow answer -> the next budget": the numbers the error names where it names them, otherwise the
+estimated size of the request that overflowed (never a caller's configured budget, which may lie above the prompt).
+``serve``, every adapter of :mod:`snapglyph.integrations` and the bundled agent loop call these; none derives its own.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+
+from .._config import OVERFLOW_UNKNOWN_SHARE, SERVE_MARGIN
+from ..errors import InputError
+from ..providers.overflow import OverflowResult
+from ..providers.params import output_reserve
+from ..providers.profiles import Profile, profile as get_profile
+from ..readers.registry import from_request
+from .estimate import TokenCosts
+
+__all__ = ["PROMPT_ONLY", "Budget", "budget_for", "estimate", "next_budget"]
+
+PROMPT_ONLY = frozenset({"gemini", "mistral", "xai", "llamacpp", "lmstudio"})
+"""Providers whose window check counts the prompt alone (the requested output is not charged to the window), read
+from their overflow bodies (:mod:`snapglyph.providers.overflow`; ``../shared/reference/providers.md`` part B). Anthropic
+counts the prompt alone unless its message names ``max_tokens`` ("input length and `max_tokens` exceed context
+limit")."""
+
+
+@dataclass(frozen=True)
+class Budget:
+    """A compaction budget in estimated tokens and how it was reached.
+
+    Attributes
+    ----------
+    tokens : int
+        The budget to give :func:`snapglyph.compact` (reserved output included), in estimated tokens.
+    window : int or None
+        The provider's window, in the provider's tokens.
+    ratio : float
+        Provider tokens per estimated token.
+
+    Examples
+    --------
+    >>> b = budget_for(10_000, 1000, window=8000, ratio=2.0)   # 2 provider tokens per estimated token
+    >>> b
+    Budget(tokens=4180, window=8000, ratio=2.0)
+    >>> (b.tokens - 1000) * b.ratio + 1000     # in provider tokens: the window less the 8% margin
+    7360.0
+    """
+
+    tokens: int
+    window: int | None
+    ratio: float
+
+
+def _profile(profile: "str | Profile") -> Profile:
+    return profile if isinstance(profile, Profile) else get_profile(profile)
+
+
+def estimate(request: dict, profile: "str | Profile", *, max_tokens: int | None = None) -> int:
+    """snapglyph's estimate of a whole request, in tokens: its messages (any dialect :func:`snapglyph.from_request`
+    reads: OpenAI chat, Anthropic, Responses, Gemini), its tool definitions and the output it reserves.
+
+    Parameters
+    ----------
+    request : dict
+        A request body as a client sends it.
+    profile : str or Profile
+        Reader profile whose tokenizer and image rule count the request.
+    max_tokens : int, optional
+        The output reserve; default: the request's own limit, else ``DEFAULT_MAX_TOKENS``
+        (:func:`snapglyph.providers.params.output_reserve`).
+
+    Raises
+    ------
+    FormatError
+        If the body is not a conversation snapglyph can read.
+    UnknownProfileError
+        If ``profile`` names no profile.
+
+    Examples
+    --------
+    >>> estimate({"model": "m", "max_tokens": 100, "messages": [{"role": "user", "content": "hello"}]}, "claude")
+    106
+    >>> body = {"messages": [{"role": "user", "content": "hello"}]}
+    >>> estimate(body, "claude") - estimate(body, "claude", max_tokens=1)    # the default reserve: 4096
+    4095
+    """
+    if not isinstance(request, dict):
+        raise InputError(f"a request is a JSON object, not {type(request).__name__}")
+    costs = TokenCosts(_profile(profile))
+    n = sum(costs.message(m) for m in from_request(request).messages)
+    tools = request.get("tools")
+    if tools:
+        n += costs.text(json.dumps(tools, ensure_ascii=False))
+    return n + output_reserve(max_tokens, request)
+
+
+def _prompt_only(overflow: OverflowResult | None) -> bool:
+    if overflow is None:
+        return False
+    return overflow.provider in PROMPT_ONLY or (overflow.provider == "anthropic" and "max_tokens" not in
+                                                 overflow.message)
+
+
+def budget_for(estimate: int, max_tokens: int, *, overflow: OverflowResult | None = None, window: int | None = None,
+               ratio: float = 1.0, margin: float = SERVE_MARGIN) -> Budget:
+    """The budget that brings a request of ``estimate`` tokens under the window.
+
+    Parameters
+    ----------
+    estimate : int
+        The request's estimate (:func:`estimate`), reserved output included, in estimated tokens.
+    max_tokens : int
+        Output tokens the request reserves.
+    overflow : OverflowResult, optional
+        The provider's overflow answer: its ``limit`` is the window (else ``window``); its ``prompt_tokens`` against
+        the estimate give the ratio (else ``ratio``, raised to what the limit proves: the prompt was over it). Where
+        the provider counts the prompt alone (:data:`PROMPT_ONLY`) the output is not charged to the window.
+    window : int, optional
+        The window, in provider tokens, when the overflow names none (configured, or learned earlier).
+    ratio : float
+        Provider tokens per estimated token when the overflow reports no prompt size (clamped to 0.25-8).
+    margin : float
+        Share of the window kept free for the estimate's error (:data:`~snapglyph._config.SERVE_MARGIN`).
+
+    Returns
+    -------
+    Budget
+        With no window anywhere, the window is taken as :data:`~snapglyph._config.OVERFLOW_UNKNOWN_SHARE` of the
+        request that overflowed.
+
+    Examples
+    --------
+    >>> budget_for(10_000, 1000, window=8000, ratio=1.0)
+    Budget(tokens=7360, window=8000, ratio=1.0)
+    >>> budget_for(10_000, 1000).tokens          # no window known: three quarters of the prompt, less the margin
+    6210
+    """
+    prompt_est = max(1, estimate - max_tokens)
+    limit = overflow.limit if overflow is not None and overflow.limit else None
+    if overflow is not None and overflow.prompt_tokens:
+        ratio = overflow.prompt_tokens / prompt_est
+    elif limit is not None:
+        counted = limit - (0 if _prompt_only(overflow) else max_tokens)
+        ratio = max(ratio, counted / prompt_est)       # it overflowed: the provider counted more than that
+    ratio = min(max(ratio, 0.25), 8.0)
+    window = limit or window
+    if window is None:
+        window = int(prompt_est * ratio * OVERFLOW_UNKNOWN_SHARE)
+    room = window * (1 - margin) - (0 if _prompt_only(overflow) else max_tokens)
+    return Budget(max(1, int(room / ratio)) + max_tokens, window, ratio)
+
+
+def next_budget(overflow: OverflowResult | None, request: dict, profile: "str | Profile", *,
+                window: int | None = None, ratio: float = 1.0, margin: float = SERVE_MARGIN,
+                max_tokens: int | None = None, sent_estimate: int | None = None) -> Budget:
+    """The budget for the retry after ``request`` was answered with ``overflow``: the one rule of every door.
+
+    Parameters
+    ----------
+    overflow : OverflowResult or None
+        What :func:`snapglyph.providers.overflow.detect` read from the answer; ``None`` for an overflow the caller
+        knows of without a readable body (a framework's own exception class): then only the request's size is used.
+    request : dict
+        The request that overflowed, as it was sent (compacted or not).
+    profile : str or Profile
+        Reader profile the request is estimated with.
+    window, ratio, margin
+        As :func:`budget_for`: a window known from earlier (a configured one, or learned), the calibration.
+    max_tokens : int, optional
+        The output reserve; default: the request's own limit (:func:`snapglyph.providers.params.output_reserve`).
+    sent_estimate : int, optional
+        The request's :func:`estimate` when the caller already has it (saves counting it again).
+
+    Returns
+    -------
+    Budget
+        ``tokens`` is always below the estimate of the request that overflowed.
+
+    Raises
+    ------
+    FormatError
+        If ``request`` is not a conversation snapglyph can read.
+
+    Examples
+    --------
+    >>> from snapglyph.providers.overflow import detect
+    >>> body = {"model": "gpt-4.1", "max_tokens": 500, "messages": [{"role": "user", "content": "word " * 4000}]}
+    >>> ov = detect(400, {"error": {"message": "Your input exceeds the context window of this model. Please "
+    ...     "adjust your input and try again.", "code": "context_length_exceeded"}})
+    >>> sent = estimate(body, "openai")
+    >>> b = next_budget(ov, body, "openai", sent_estimate=sent)
+    >>> b.tokens < sent, b.window == int((sent - 500) * 0.75)     # no numbers named: the request's own size
+    (True, True)
+    """
+    reserve = output_reserve(max_tokens, request)
+    est = sent_estimate if sent_estimate is not None else estimate(request, profile, max_tokens=reserve)
+    b = budget_for(est, reserve, overflow=overflow, window=window, ratio=ratio, margin=margin)
+    if b.tokens >= est:   # a window named above what was sent (a stale or foreign limit): shrink what was sent
+        b = budget_for(est, reserve, overflow=None, window=None, ratio=b.ratio, margin=margin)
+    return b
