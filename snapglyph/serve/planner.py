@@ -212,7 +212,8 @@ class Planner:
     def _outcome(self, new_body: dict, res: Any, cut: Cut, action: str) -> Outcome:
         return Outcome(_dumps(new_body), action, res.tokens_before, res.tokens_after, len(res.pages), cut.first_tail)
 
-    def _sticky(self, conv: ConversationRecord, dialect: str, body: dict, profile: str, *, save: bool) -> Outcome | None:
+    def _sticky(self, conv: ConversationRecord, dialect: str, body: dict, profile: str, *,
+                save: bool) -> Outcome | None:
         """The earlier cut, when its tail still fits the budget and the messages before it are unchanged."""
         cut = Cut(conv.cut, conv.prefix, conv.kept) if conv.cut is not None else None
         try:
