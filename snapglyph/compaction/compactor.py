@@ -46,7 +46,7 @@ from .second_pass import expand_snapshots
 from .sticky import Cut, CutNoLongerFits, cut_of, plan_at, refit
 from .store import SourceStore
 
-__all__ = ["CompactResult", "compact", "expand_snapshots"]
+__all__ = ["CompactResult", "compact", "compact_sticky", "expand_snapshots"]
 
 
 def compact(messages: Any, *, profile: "str | Profile" = "claude", dialect: str | None = None,
@@ -280,5 +280,51 @@ def _finish(conv: Conversation, msgs: list[Message], req: dict, pages: list, **k
     res = CompactResult(request=req, store=conv.store, pages=pages, rewrites=conv.rewrites, profile=conv.prof.name,
                         dialect=conv.dialect, tokens_before=conv.before, notes=conv.notes,
                         renamed_tools=dict(conv.renamed_tools), reader_notes=list(conv.reader_notes), **kw)
-    res.cut = cut_of(conv, res)
+    res.cut = cut_of(conv, res.tail_ids, -1 if res.paged or res.passthrough else len(res.pages))
     return res
+
+
+def compact_sticky(messages: Any, *, cut: Cut | None = None, **kw: Any) -> tuple[CompactResult, Cut]:
+    """Compact ``messages`` with the earlier ``cut`` if its tail still fits; with ``cut=None`` make a new cut.
+
+    Parameters
+    ----------
+    messages : list of Message, Transcript, or dict
+        As for :func:`snapglyph.compact`; the whole conversation, grown since the earlier compaction.
+    cut : Cut, optional
+        The cut returned by an earlier call for this conversation.
+    **kw
+        As for :func:`snapglyph.compact` (use the same render settings as the earlier call).
+
+    Returns
+    -------
+    (CompactResult, Cut)
+        The result, and the cut to pass next time (equal to ``cut`` when it was reused).
+
+    Raises
+    ------
+    CutNoLongerFits
+        ``cut`` was given but its tail no longer fits ``budget``, the messages before it changed, or it is no
+        longer a cut point after the head.
+    BudgetError, InputError, StoreError, LimitError, InternalError
+        As :func:`snapglyph.compact`.
+
+    Examples
+    --------
+    >>> from snapglyph.model.messages import Message, Part
+    >>> def conv(n):
+    ...     return [Message(0, "user", [Part("text", text="the task")])] + [
+    ...         Message(i, "assistant" if i % 2 else "user", [Part("text", text=f"step {i} " + "word " * 300)])
+    ...         for i in range(1, n)]
+    >>> kw = dict(dialect="anthropic", max_tokens=100, budget=4400)
+    >>> first, cut = compact_sticky(conv(12), **{**kw, "budget": 4000})
+    >>> again, same = compact_sticky(conv(13), cut=cut, **kw)          # one message more: the same cut
+    >>> same == cut, [p.png for p in again.pages] == [p.png for p in first.pages], len(again.tail_ids)
+    (True, True, 3)
+    >>> compact_sticky(conv(15), cut=cut, **kw)
+    Traceback (most recent call last):
+    ...
+    snapglyph.compaction.sticky.CutNoLongerFits: the tail from #10 no longer fits: 4493 tokens > 4400
+    """
+    res = compact(messages, cut=cut, **kw)
+    return res, res.cut

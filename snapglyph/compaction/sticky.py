@@ -11,13 +11,14 @@ Everything else is the ordinary compaction: the reading guide, the user's words 
 checks of the request.
 
 This module holds the planning step of a reused cut (:func:`plan_at`, :func:`refit`) that
-:func:`snapglyph.compaction.compactor.compact` calls, and :func:`compact_sticky`, the proxy's entry point.
+:func:`snapglyph.compaction.compactor.compact` calls; it imports nothing of the compactor
+(:func:`snapglyph.compaction.compactor.compact_sticky` is the wrapper over ``compact``).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from ..errors import BudgetError
 from .digest import MessageDigests
@@ -27,9 +28,8 @@ if TYPE_CHECKING:  # pragma: no cover
     from .conversation import Conversation
     from .dropping import Fit
     from .notes import Notes
-    from .result import CompactResult
 
-__all__ = ["Cut", "CutNoLongerFits", "compact_sticky", "plan_at", "prefix_fingerprint", "refit"]
+__all__ = ["Cut", "CutNoLongerFits", "cut_of", "plan_at", "prefix_fingerprint", "refit"]
 
 
 class CutNoLongerFits(BudgetError):
@@ -98,10 +98,10 @@ def prefix_fingerprint(messages: list, first_tail: int, digests: MessageDigests 
     return digests.run(m for m in messages[opening:] if m.id < first_tail)[:16]
 
 
-def cut_of(conv: Conversation, res: CompactResult) -> Cut:
-    """The :class:`Cut` a finished compaction made (``kept=-1`` when it cannot be reused)."""
-    first = res.tail_ids[0] if res.tail_ids else 0
-    kept = -1 if res.paged or res.passthrough else len(res.pages)
+def cut_of(conv: Conversation, tail_ids: list[int], kept: int) -> Cut:
+    """The :class:`Cut` a finished compaction of ``conv`` made: its tail's ids and the pages it sent (``kept=-1``
+    when the cut cannot be reused: outputs of the tail shown as pages, or a passthrough)."""
+    first = tail_ids[0] if tail_ids else 0
     return Cut(first, prefix_fingerprint(conv.source, first, conv.digests), kept)
 
 
@@ -183,50 +183,3 @@ def refit(conv: Conversation, plan: Plan, budget: int, notes: Notes | None, cut:
         raise CutNoLongerFits(f"the tail from #{cut.first_tail} no longer fits: {fit.total()} tokens > {budget}",
                               needed=fit.total(), budget=budget)
     return fit
-
-
-def compact_sticky(messages: Any, *, cut: Cut | None = None, **kw: Any) -> tuple[CompactResult, Cut]:
-    """Compact ``messages`` with the earlier ``cut`` if its tail still fits; with ``cut=None`` make a new cut.
-
-    Parameters
-    ----------
-    messages : list of Message, Transcript, or dict
-        As for :func:`snapglyph.compact`; the whole conversation, grown since the earlier compaction.
-    cut : Cut, optional
-        The cut returned by an earlier call for this conversation.
-    **kw
-        As for :func:`snapglyph.compact` (use the same render settings as the earlier call).
-
-    Returns
-    -------
-    (CompactResult, Cut)
-        The result, and the cut to pass next time (equal to ``cut`` when it was reused).
-
-    Raises
-    ------
-    CutNoLongerFits
-        ``cut`` was given but its tail no longer fits ``budget``, the messages before it changed, or it is no
-        longer a cut point after the head.
-    BudgetError, InputError, StoreError, LimitError, InternalError
-        As :func:`snapglyph.compact`.
-
-    Examples
-    --------
-    >>> from snapglyph.model.messages import Message, Part
-    >>> def conv(n):
-    ...     return [Message(0, "user", [Part("text", text="the task")])] + [
-    ...         Message(i, "assistant" if i % 2 else "user", [Part("text", text=f"step {i} " + "word " * 300)])
-    ...         for i in range(1, n)]
-    >>> kw = dict(dialect="anthropic", max_tokens=100, budget=4400)
-    >>> first, cut = compact_sticky(conv(12), **{**kw, "budget": 4000})
-    >>> again, same = compact_sticky(conv(13), cut=cut, **kw)          # one message more: the same cut
-    >>> same == cut, [p.png for p in again.pages] == [p.png for p in first.pages], len(again.tail_ids)
-    (True, True, 3)
-    >>> compact_sticky(conv(15), cut=cut, **kw)
-    Traceback (most recent call last):
-    ...
-    snapglyph.compaction.sticky.CutNoLongerFits: the tail from #10 no longer fits: 4493 tokens > 4400
-    """
-    from .compactor import compact
-    res = compact(messages, cut=cut, **kw)
-    return res, res.cut
