@@ -4,7 +4,7 @@
   the provider's count against snapglyph's estimate give the budget (:func:`~snapglyph.compaction.budget.next_budget`).
   A new cut aims at ``target`` (60%) of that budget, so the verbatim tail can grow for many turns.
 - Later requests of a compacted conversation keep that cut while its tail fits the budget (sticky: the same head
-  and byte-identical pages; :func:`snapglyph.compaction.sticky.compact_sticky`); then a new cut is made.
+  and byte-identical pages; :func:`snapglyph.compaction.compactor.compact_sticky`); then a new cut is made.
 - A second overflow (of a request already compacted) teaches a smaller window and forgets the cut.
 
 Methods run in worker threads (rendering is CPU work); each conversation is handled by one thread at a time.
