@@ -1,8 +1,8 @@
 """The providers' image rules: the token cost of a ``(width, height)`` image and the provider's own resize, with
 the sources each was read from (the ``doc`` of every profile that uses a rule ends with them).
 
-Each rule takes the :class:`~snapglyph.providers.profiles.Profile` (for its parameters), a width and a height in
-pixels, and returns tokens (``int``) or the size the provider resizes to (``(int, int)``). The rules are named by
+Each rule takes the :class:`~snapglyph.providers.profiles.Profile` (for its parameters: any :class:`RuleInput`), a
+width and a height in pixels, and returns tokens (``int``) or the size the provider resizes to (``(int, int)``). The rules are named by
 :data:`snapglyph.providers.profile_table.PROFILE_TABLE` rows (``rule``) and looked up in :data:`RULES`.
 
 Examples
@@ -16,15 +16,27 @@ Examples
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING, Callable
+from typing import Any, Callable, Mapping, Protocol
 
 from ..errors import LimitError
 from .profile_table import READ
 
-if TYPE_CHECKING:  # pragma: no cover
-    from .profiles import Profile
+__all__ = ["RULES", "RuleInput"]
 
-__all__ = ["RULES"]
+
+class RuleInput(Protocol):
+    """What a rule reads of a :class:`~snapglyph.providers.profiles.Profile` (which imports this module): its
+    ``name`` (for errors) and its rule ``params``.
+
+    Examples
+    --------
+    >>> from types import SimpleNamespace
+    >>> RULES["claude"][0](SimpleNamespace(name="x", params={"max_edge": 1568, "max_tokens": 1568}), 56, 28)
+    2
+    """
+
+    name: str
+    params: Mapping[str, Any]
 
 
 def _floor(x: float) -> int:
@@ -33,11 +45,11 @@ def _floor(x: float) -> int:
 
 
 # ------------------------------------------------------------------------------------------------- Anthropic
-def _claude_tokens(p: Profile, w: int, h: int) -> int:
+def _claude_tokens(p: RuleInput, w: int, h: int) -> int:
     return math.ceil(w / 28) * math.ceil(h / 28)
 
 
-def _claude_resize(p: Profile, w: int, h: int) -> tuple[int, int]:
+def _claude_resize(p: RuleInput, w: int, h: int) -> tuple[int, int]:
     # The docs' reference resized_size(): binary search along the long edge for the largest aspect-preserving
     # size whose padded sides (ceil(side/28)*28) are <= max_edge and whose tokens are <= max_tokens; the short
     # edge is round(long / aspect), Python's round (half to even), at least 1.
@@ -81,11 +93,11 @@ characters per token on English prose (our measurement). Hence 1.30 over cl100k.
 
 
 # ---------------------------------------------------------------------------------------------------- OpenAI
-def _patch_tokens(p: Profile, w: int, h: int) -> int:
+def _patch_tokens(p: RuleInput, w: int, h: int) -> int:
     return math.ceil(math.ceil(w / 32) * math.ceil(h / 32) * p.params["multiplier"] - 1e-9)
 
 
-def _patch_resize(p: Profile, w: int, h: int) -> tuple[int, int]:
+def _patch_resize(p: RuleInput, w: int, h: int) -> tuple[int, int]:
     # 1. fit within the detail level's pixel limit, aspect kept, rounded to whole pixels, never enlarged;
     # 2. if patches exceed the budget: shrink = sqrt(32^2*budget/(w*h)), adjusted so that floor(w*s/32)/(w*s/32)
     #    fits on both sides, then floor to whole pixels.
@@ -100,11 +112,11 @@ def _patch_resize(p: Profile, w: int, h: int) -> tuple[int, int]:
     return w, h
 
 
-def _tile_tokens(p: Profile, w: int, h: int) -> int:
+def _tile_tokens(p: RuleInput, w: int, h: int) -> int:
     return p.params["base_tokens"] + p.params["tile_tokens"] * math.ceil(w / 512) * math.ceil(h / 512)
 
 
-def _tile_resize(p: Profile, w: int, h: int) -> tuple[int, int]:
+def _tile_resize(p: RuleInput, w: int, h: int) -> tuple[int, int]:
     # fit in a 2048x2048 square (never enlarging), then if the shortest side exceeds 768 scale it to 768 and
     # round the other side down.
     if max(w, h) > 2048:
@@ -126,7 +138,7 @@ where its file is present offline, else cl100k_base, which counts at least as ma
 
 
 # ---------------------------------------------------------------------------------------------------- Gemini
-def _gemini3_tokens(p: Profile, w: int, h: int) -> int:
+def _gemini3_tokens(p: RuleInput, w: int, h: int) -> int:
     return p.params["max_tokens"]
 
 
@@ -137,11 +149,11 @@ def _fit(w: int, h: int, side: int) -> tuple[int, int]:
     return max(1, round(w * s)), max(1, round(h * s))
 
 
-def _gemini_resize(p: Profile, w: int, h: int) -> tuple[int, int]:
+def _gemini_resize(p: RuleInput, w: int, h: int) -> tuple[int, int]:
     return _fit(w, h, p.params["max_side"])
 
 
-def _gemini2_tokens(p: Profile, w: int, h: int) -> int:
+def _gemini2_tokens(p: RuleInput, w: int, h: int) -> int:
     # both sides <= 384: one 258-token image; else crop into tiles of side clamp(min(w,h)/1.5, 256, 768), each
     # scaled to 768x768 and billed 258.
     if w <= 384 and h <= 384:
@@ -163,12 +175,12 @@ is an unmeasured safety margin."""
 
 
 # ------------------------------------------------------------------------------------------------------ Qwen
-def _qwen_tokens(p: Profile, w: int, h: int) -> int:
+def _qwen_tokens(p: RuleInput, w: int, h: int) -> int:
     f = p.params["factor"]
     return math.ceil(w / f) * math.ceil(h / f)
 
 
-def _qwen_resize(p: Profile, w: int, h: int) -> tuple[int, int]:
+def _qwen_resize(p: RuleInput, w: int, h: int) -> tuple[int, int]:
     # smart_resize (qwen-vl-utils / transformers): round each side to the factor; if over max_pixels scale by
     # beta = sqrt(h*w/max_pixels) and floor to the factor; if under min_pixels scale up and ceil to the factor.
     f, lo, hi = p.params["factor"], p.params["min_pixels"], p.params["max_pixels"]
@@ -198,13 +210,13 @@ counts are a fair upper estimate (factor 1.0)."""
 
 
 # --------------------------------------------------------------------------------------------------- Pixtral
-def _pixtral_tokens(p: Profile, w: int, h: int) -> int:
+def _pixtral_tokens(p: RuleInput, w: int, h: int) -> int:
     unit = p.params["patch"] * p.params["merge"]
     wt, ht = (w - 1) // unit + 1, (h - 1) // unit + 1
     return (wt + 1) * ht  # one [IMG_BREAK] per row; the last becomes [IMG_END]
 
 
-def _pixtral_resize(p: Profile, w: int, h: int) -> tuple[int, int]:
+def _pixtral_resize(p: RuleInput, w: int, h: int) -> tuple[int, int]:
     ratio = max(w, h) / p.params["max_image_size"]
     if ratio > 1:
         w, h = max(1, round(w / ratio)), max(1, round(h / ratio))
