@@ -12,9 +12,8 @@ import json
 from typing import Sequence
 
 from ..errors import StoreError
-from ..model.messages import Message
 from ..model.message_ids import format_ranges
-from ..raster.text import LONE_SURROGATE
+from ..model.messages import LONE_SURROGATE, Message
 from .store import SourceStore
 
 __all__ = ["conversation_key", "expand_snapshots"]

@@ -19,8 +19,7 @@ from dataclasses import dataclass, field, replace
 from typing import Callable, Sequence
 
 from ..errors import StoreError
-from ..model.messages import Message, Part
-from ..raster.text import LONE_SURROGATE
+from ..model.messages import LONE_SURROGATE, Message, Part
 from .store import SourceStore
 
 __all__ = ["PagedPart", "page_out", "pointer_text", "restore_pointers"]

@@ -26,6 +26,7 @@ Part kinds
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Any, Sequence
 
@@ -34,6 +35,7 @@ from .images import (
 )
 
 __all__ = [
+    "LONE_SURROGATE",
     "Message",
     "OPENING_USER_LINE",
     "Part",
@@ -43,6 +45,11 @@ __all__ = [
 ]
 
 ROLES = ("system", "user", "assistant", "tool")
+
+LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+"""A lone UTF-16 surrogate in a ``str`` (from a JSON ``\\ud800`` escape): a message's text may hold one, no UTF-8
+encoder takes it, so every stage that writes text (the renderer, the request, the store's comparisons) replaces or
+drops it. The one home of the pattern."""
 
 #: The neutral user line a request gets before a conversation that opens with an assistant message (providers
 #: want a user message first); the readers remove it again, so message ids stay the same across passes.

@@ -25,7 +25,7 @@ from typing import Any, Sequence
 from ..errors import InputError
 from ..model.messages import Message, Part
 from .gemini import gemini_body, gemini_contents, gemini_tools
-from .normalize import normalize
+from .normalize import DIALECTS, normalize
 
 __all__ = [
     "DIALECTS",
@@ -34,8 +34,6 @@ __all__ = [
     "tool_definitions",
     "to_request",
 ]
-
-DIALECTS = ("openai", "anthropic", "responses", "gemini")
 
 
 def _check_dialect(dialect: str) -> None:

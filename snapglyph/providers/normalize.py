@@ -22,10 +22,12 @@ from typing import Sequence
 
 from ..errors import InputError
 from ..model.images import check_image, downscale, media_types
-from ..model.messages import OPENING_USER_LINE, Message, Part
-from ..raster.text import LONE_SURROGATE
+from ..model.messages import LONE_SURROGATE, OPENING_USER_LINE, Message, Part
 
-__all__ = ["normalize", "replace_lone_surrogates"]
+__all__ = ["DIALECTS", "normalize", "replace_lone_surrogates"]
+
+DIALECTS = ("openai", "anthropic", "responses", "gemini")
+"""The wire dialects a conversation is normalized for and written in (:mod:`snapglyph.providers.dialects`)."""
 
 _THINKING_REDACTED = ("", "REDACTED", "[REDACTED]", "<redacted>")
 
@@ -308,7 +310,6 @@ def normalize(messages: Sequence[Message], *, dialect: str) -> tuple[list[Messag
     >>> [(p.call_id, p.result_text()) for p in out[2].parts], dict(rw)
     ([('x', 'from a'), ('x_2', 'from b')], {'duplicate tool call ids made unique': 1})
     """
-    from .dialects import DIALECTS
     if dialect not in DIALECTS:
         raise InputError(f"unknown dialect {dialect!r}; known dialects: {', '.join(DIALECTS)}")
     n = _Normalizer(messages, dialect)

@@ -40,7 +40,7 @@ from typing import Any
 
 from ..errors import InputError
 from ..model.images import check_image, image_size, media_types
-from ..raster.text import LONE_SURROGATE
+from ..model.messages import LONE_SURROGATE
 from .gemini import check_gemini
 from .grammar import PARAMS, param_faults, part_faults
 from .tool_names import TOOL_NAME_RULES, tool_name_ok

@@ -21,7 +21,7 @@ __all__ = ["TEXT_CONTROL", "TEXT_LINE_SEPARATOR", "TEXT_SURROGATE", "expand_code
 TEXT_CONTROL, TEXT_SURROGATE, TEXT_LINE_SEPARATOR = 1, 2, 4
 """Bits of :func:`text_flags`: a control (what the pattern ``_CONTROL`` of :mod:`snapglyph.raster.text` matches: C0
 but tab and newline, DEL, C1), a lone surrogate
-(:data:`snapglyph.raster.text.LONE_SURROGATE`), a line or paragraph separator (U+2028, U+2029)."""
+(:data:`snapglyph.model.messages.LONE_SURROGATE`), a line or paragraph separator (U+2028, U+2029)."""
 
 
 @jit

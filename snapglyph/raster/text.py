@@ -49,16 +49,13 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..errors import InternalError
+from ..model.messages import LONE_SURROGATE
 from . import native
 from ._codes import INDENT_TAB_STOP, TAB_STOP, tab_fill
 from .widths import cell_table, char_cells, nfc
 
 __all__ = ["LONE_SURROGATE", "Normalized", "cell_table", "char_cells", "normalize", "normalize_codes"]
 
-LONE_SURROGATE = re.compile("[\ud800-\udfff]")
-"""A lone UTF-16 surrogate in a ``str`` (from a JSON ``\\ud800`` escape): no UTF-8 encoder takes it, so every
-stage that writes text (the renderer, the request, the store's comparisons) replaces or drops it. The one home of
-the pattern."""
 _CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 # One token of terminal input: an escape sequence, a control, or a run of ordinary characters. Sequences start with
 # ESC only: a C1 character (U+0080-U+009F) is not taken as the 8-bit form of CSI, OSC or DCS, which UTF-8 terminals
