@@ -26,14 +26,13 @@ from __future__ import annotations
 import functools
 from typing import Any, Callable, Sequence
 
-from .._config import DEFAULT_BUDGET, LEDGER_SHARE, USER_SHARE
+from .._config import DEFAULT_BUDGET, LEDGER_SHARE
 from ..errors import BudgetError, InputError, InternalError
 from ..model.message_ids import format_ranges, id_ranges
 from ..model.messages import Message
 from ..providers.limits import check_messages
 from ..providers.profiles import Profile, profile as get_profile
 from ..raster.lazy import render_lazy  # pages laid out, drawn when looked at, kept as PNG bytes
-from ..raster.render import resolve_cell
 from .assemble import Assembly, assemble
 from .conversation import Conversation, prepare, resolve_dialect
 from .dropping import add_summary, fit_budget
@@ -43,6 +42,7 @@ from .page_cache import CachedDraw
 from .plan import Plan, plan_cut
 from .result import CompactResult
 from .second_pass import expand_snapshots
+from .settings import Allowance, RenderSettings
 from .sticky import Cut, CutNoLongerFits, cut_of, plan_at, refit
 from .store import SourceStore
 
@@ -148,23 +148,21 @@ def compact(messages: Any, *, profile: "str | Profile" = "claude", dialect: str 
     prof = get_profile(profile)
     dialect = resolve_dialect(prof, dialect)
     _check_positive(budget=budget, **({} if max_tokens is None else {"max_tokens": max_tokens}))
-    if isinstance(ledger, bool) or not isinstance(ledger, (int, float)) or not 0 <= ledger <= 1:
-        raise InputError(f"ledger must be a share of the pages' tokens between 0 and 1, not {ledger!r}")
-    renders, cache = _renderers(prof, cell, mode, family)
+    allowance = Allowance.of(budget, ledger=ledger)
+    renders, cache = _renderers(RenderSettings(prof, cell, mode, family))
     conv = prepare(messages, prof=prof, dialect=dialect, store=store, model=model, max_tokens=max_tokens,
                    tools=tools, recall_tool=recall_tool, draw=cache if cut is not None else cache.draw,
                    starts=renders.starts, digests=cache.digests)
     if conv.total <= budget and cut is None:  # a reused cut keeps its pages even where the whole would fit
         return _passthrough(conv, prof)
-    return _shrink(conv, cache, budget, cut=cut, ledger=ledger, summarize=summarize, recall_tool=recall_tool,
+    return _shrink(conv, cache, allowance, cut=cut, summarize=summarize, recall_tool=recall_tool,
                    allow_empty_middle=allow_empty_middle)
 
 
-def _renderers(prof: Profile, cell, mode: str, family: str | None) -> "tuple[_Middles, CachedDraw]":
+def _renderers(settings: RenderSettings) -> "tuple[_Middles, CachedDraw]":
     """The middles' renders (one layout of the largest, reused by the smaller) and the page cache over them."""
-    renders = _Middles({"profile": prof, "cell": cell, "mode": mode, "family": family, "encoded": {}, "segments": {}})
-    # the key: the whole profile (a copy may differ from the named one) and the cell as render resolves it
-    return renders, CachedDraw(renders.draw, (repr(prof), resolve_cell(cell, prof), mode, family))
+    renders = _Middles(settings.render_kwargs())
+    return renders, CachedDraw(renders.draw, settings.key)
 
 
 def _passthrough(conv: Conversation, prof: Profile) -> CompactResult:
@@ -175,18 +173,18 @@ def _passthrough(conv: Conversation, prof: Profile) -> CompactResult:
                    passthrough=True)
 
 
-def _shrink(conv: Conversation, cache: CachedDraw, budget: int, *, cut, ledger: float, summarize,
+def _shrink(conv: Conversation, cache: CachedDraw, allowance: Allowance, *, cut, summarize,
             recall_tool: bool, allow_empty_middle: bool) -> CompactResult:
     """The steps of :func:`compact` for a conversation over its budget: plan the cut (or keep ``cut``), fit the
     pages and the tail to the budget, summarize what is dropped where asked, assemble and check the request.
 
     The renders share two memos (``settings`` of :func:`compact`: encoded segments and the messages' segments) so
     that the largest middle's layout and the middles drawn after it normalize each segment once."""
-    count = conv.costs.text
-    plan = (plan_cut(conv, budget, user_bound=UserBound(int(USER_SHARE * budget), count), ledger_share=ledger)
+    count, budget, ledger = conv.costs.text, allowance.budget, allowance.ledger_share
+    plan = (plan_cut(conv, budget, user_bound=UserBound(allowance.user_words, count), ledger_share=ledger)
             if cut is None else plan_at(conv, cut))
-    notes = snapshot_notes(plan.middle, budget=budget, ledger_share=ledger, recall_tool=conv.recall_tool,
-                           count=count)
+    notes = snapshot_notes(plan.middle, user_cap=allowance.user_words, ledger_share=ledger,
+                           recall_tool=conv.recall_tool, count=count)
     fit = fit_budget(conv, plan, budget, notes) if cut is None else refit(conv, plan, budget, notes, cut)
     if summarize is not None and len(fit.kept) < len(plan.pages):
         add_summary(fit, plan, budget, summarize, conv.costs.text)

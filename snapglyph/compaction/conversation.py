@@ -133,7 +133,7 @@ class Conversation:
         :data:`~snapglyph._config.DEFAULT_MAX_TOKENS`).
     params : dict
         The source request's other parameters as the dialect takes them (see
-        :func:`snapglyph.providers.params.carry_params`); ``"_limit_key"`` names the output limit.
+        :func:`snapglyph.providers.params.carry_params`); ``limit_key`` is the name the output limit goes by.
     tools : list of dict
         Neutral tool definitions the request carries.
     store : SourceStore
@@ -201,6 +201,7 @@ class Conversation:
     renamed_tools: dict[str, str] = field(default_factory=dict)
     reader_notes: list[str] = field(default_factory=list)
     digests: MessageDigests = field(default_factory=MessageDigests)  # shared with the page cache's keys
+    limit_key: str | None = None  # the output limit's name in the dialect (:func:`output_limit_key`)
 
     @property
     def total(self) -> int:
@@ -224,23 +225,23 @@ class Conversation:
 
     def request(self, messages: Sequence[Message]) -> dict:
         """The request body of ``messages`` in this conversation's dialect, model, output reserve and tools."""
-        params = {k: v for k, v in self.params.items() if k != "_limit_key"}
         return dialects.to_request(list(messages), dialect=self.dialect, model=self.model,
-                                   max_tokens=self.max_tokens, tools=self.tools, params=params,
-                                   limit_key=self.params.get("_limit_key"))
+                                   max_tokens=self.max_tokens, tools=self.tools, params=self.params,
+                                   limit_key=self.limit_key)
 
 
-def _settings(settings: dict, dialect: str, model: str, max_tokens: int | None) -> tuple[int, dict, list[str]]:
-    """The output reserve, the parameters to carry (with the output limit's name) and notes on dropped ones."""
+def _settings(settings: dict, dialect: str, model: str,
+              max_tokens: int | None) -> tuple[int, dict, str, list[str]]:
+    """The output reserve, the parameters to carry, the output limit's name and notes on dropped ones."""
     from ..providers.params import carry_params, output_limit_key, output_reserve
 
     src = settings.get("params") or {}
     params, dropped = carry_params(src, settings.get("dialect"), dialect)
     same = settings.get("dialect") in (None, dialect)
-    params["_limit_key"] = output_limit_key(dialect, model, src if same else None)
+    limit_key = output_limit_key(dialect, model, src if same else None)
     notes = [f"source request parameters with no place in the {dialect} dialect were dropped: "
              f"{', '.join(dropped)}"] if dropped else []
-    return output_reserve(max_tokens, src), params, notes
+    return output_reserve(max_tokens, src), params, limit_key, notes
 
 
 def _rename_tools(norm: list[Message], tools: list[dict], params: dict, dialect: str, rewrites: Counter,
@@ -286,7 +287,7 @@ def prepare(messages: Any, *, prof: Profile, dialect: str, store: SourceStore | 
     if recall_tool:
         all_tools = _with_recall_tool(all_tools)
     model, notes = request_model(model, src_model, prof)
-    max_tokens, params, more = _settings(settings, dialect, model, max_tokens)
+    max_tokens, params, limit_key, more = _settings(settings, dialect, model, max_tokens)
     notes += more
     key = conversation_key(source_in)
     if store is not None:
@@ -311,4 +312,4 @@ def prepare(messages: Any, *, prof: Profile, dialect: str, store: SourceStore | 
                         per=per, fixed=fixed, before=before, draw=draw, starts=starts, notes=notes,
                         recall_tool=_recall_name() if recall_tool else None, renamed_tools=renamed,
                         reader_notes=list(settings.get("reader_notes") or []),
-                        digests=digests if digests is not None else MessageDigests())
+                        digests=digests if digests is not None else MessageDigests(), limit_key=limit_key)

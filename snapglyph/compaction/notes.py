@@ -23,7 +23,6 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Callable, Sequence
 
-from .._config import USER_SHARE
 from ..model.messages import Message
 from .guide import reading_guide
 from .ledger import Ledger
@@ -65,7 +64,7 @@ class Notes:
     >>> from snapglyph import Message, Part
     >>> middle = [Message(3, "user", [Part("text", text="never use curl")]),
     ...           Message(4, "assistant", [Part("text", text="ok: commit 3f2a9c1d")])]
-    >>> notes = snapshot_notes(middle, budget=1000, ledger_share=0.5, recall_tool=None, count=len)
+    >>> notes = snapshot_notes(middle, user_cap=250, ledger_share=0.5, recall_tool=None, count=len)
     >>> notes.user_ids, notes.user_cap, notes.user_cost
     ([3], 250, 68)
     >>> print(notes.ledger_text([3, 4], page_tokens=400))
@@ -141,20 +140,20 @@ class UserBound:
         return min(self.cap, total + self.count(USER_HEADING) + SECTION_GAP) if total else 0
 
 
-def snapshot_notes(middle: Sequence[Message], *, budget: int, ledger_share: float, recall_tool: str | None,
+def snapshot_notes(middle: Sequence[Message], *, user_cap: int, ledger_share: float, recall_tool: str | None,
                    count: Callable[[str], int]) -> Notes:
-    """The notes of a compaction whose middle is ``middle``: the user's words at their first cap
-    (:data:`snapglyph._config.USER_SHARE` of ``budget``), the ledger ready for any set of shown ids.
+    """The notes of a compaction whose middle is ``middle``: the user's words at their first cap ``user_cap``
+    (:attr:`snapglyph.compaction.settings.Allowance.user_words`), the ledger ready for any set of shown ids.
 
     Examples
     --------
     >>> from snapglyph.model.messages import Part
     >>> n = snapshot_notes([Message(3, "user", [Part("text", text="never use curl on 10.0.0.1:8080")])],
-    ...                    budget=1000, ledger_share=0.1, recall_tool=None, count=len)
+    ...                    user_cap=250, ledger_share=0.1, recall_tool=None, count=len)
     >>> n.user_ids, n.user_cost
     ([3], 85)
     """
     notes = Notes(reading_guide(recall_tool), user_texts(middle),
                   Ledger(middle, count) if ledger_share > 0 else None, ledger_share, count)
-    notes.fit_user(int(USER_SHARE * budget))
+    notes.fit_user(user_cap)
     return notes

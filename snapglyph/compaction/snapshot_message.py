@@ -132,7 +132,7 @@ def snapshot_parts(messages: Sequence[Message], *, profile: Any = "claude", dial
     pages = render(msgs, profile=prof, cell=cell, mode=mode)
     ids = [m.id for m in msgs]
     image_tokens = sum(prof.image_tokens(p.width, p.height) for p in pages)
-    notes = snapshot_notes(msgs, budget=0, ledger_share=ledger, recall_tool=None, count=TokenCosts(prof).text)
+    notes = snapshot_notes(msgs, user_cap=0, ledger_share=ledger, recall_tool=None, count=TokenCosts(prof).text)
     text = snapshot_text(ids, sections=notes.sections(ids, image_tokens))
     parts = page_parts(pages, prof) + [Part("text", text=text)]
     body = request_messages([Message(ids[0], "user", parts)], dialect=dialect)
