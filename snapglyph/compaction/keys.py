@@ -17,7 +17,7 @@ import re
 from typing import Any
 
 from ..errors import SnapglyphError
-from ..raster.text import LONE_SURROGATE
+from ..model.messages import LONE_SURROGATE
 from ..readers.registry import from_request
 from .second_pass import conversation_key
 
