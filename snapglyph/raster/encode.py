@@ -4,30 +4,13 @@ A page is grey (``(height, width)`` uint8). :func:`png_bytes` writes it as a gre
 depth (1, 2, 4 or 8 bits per pixel: a page whose pixels are all multiples of 85 is written with 2 bits), with filter
 0 on every row and one IDAT chunk. Nothing varies between runs: no timestamp, no text chunk, no gamma chunk.
 
-Deflate: ISA-L's ``isal_zlib`` (the ``isal`` package) at level 1 where it is installed (a core dependency), else
-the standard library's ``zlib`` at level 1; :data:`DEFLATE` names the one in use. Measured on 20 dense 1092x1092
-claude pages of real text (2-bit rows, 299 KB raw each; bench/test_bench_deflate.py): isal 1 0.76 ms and 71 KB a
-page, libdeflate 1 (``deflate``) 1.89 ms and 66 KB, zlib-ng 1 1.42 ms and 92 KB, zlib 1 2.80 ms and 74 KB, zlib 6
-10.96 ms and 60 KB. The bytes differ between libraries, the decoded pixels never do (tested against Pillow).
-
-ISA-L's output for the same rows once depended on where python-isal's stream state sat in memory: in ISA-L 2.32.1
-(the one python-isal 1.9.1 bundles) and its main branch of 2026-07-22, ``.write_first_byte`` in
-igzip/igzip_icf_body_h1_gr_bt.asm (https://github.com/intel/isa-l/blob/8b7e3b28a2b7b816483d3f9e80162e11cebeaa70/igzip/igzip_icf_body_h1_gr_bt.asm#L861,
-read 2026-12-03), the first step of levels 1 and 2, hashes register ``rcx`` where it means the input's bytes 2 to 5.
-``rcx`` holds the address of the ``isal_zstream``, which python-isal keeps on the calling thread's stack, so one hash
-bucket in 8,192 takes position 2, chosen by that address's bits 16 to 47. Where that bucket is one the page looks up
-later, the page gets another valid IDAT: the same rows, other bytes. Measured 2026-12-03: of about 13,000 stream
-addresses, 3 to 15 gave another output for each of five real pages; fuzz runs under load met it in 8 pages of about
-17,000 iterations (pool threads come and go, each with its own stack).
-
-The step is taken only when the stream has no history. So the deflate here gives it one: :func:`_isal_zlib` writes
-the zlib header and the rows' first byte (always 0, row 0's filter type) as a stored block itself, then lets ISA-L
-compress the rest as raw deflate with that byte as its dictionary. A dictionary is history, the faulty step is
-skipped, and the same 13,000 addresses gave one output for every page. The stream stays plain zlib (no preset
-dictionary in its header, which PNG forbids): the dictionary is the byte the stored block has already written, in
-the window of any inflater. Cost, against plain ``isal_zlib.compress``: 4 bytes a page (median); over 283 pages of
-the 10 profiles from -8 to +28 bytes, +0.005% in all; the most seen, +975 bytes (1.6%), on one openai-tiles page
-(measured 2026-12-03). The time is the same (0.441 against 0.439 ms a dense claude page, 15 interleaved rounds).
+Deflate: ISA-L's ``isal_zlib`` (the ``isal`` package, a core dependency) at level 1, else the standard library's
+``zlib`` at level 1; :data:`DEFLATE` names the one in use. The bytes differ between libraries, the decoded pixels
+never do (tested against Pillow). ISA-L is given the rows' first byte as history (written here as a stored block),
+which skips its first step: in ISA-L 2.32.1 that step hashes the address of its own stream state
+(``.write_first_byte`` in igzip/igzip_icf_body_h1_gr_bt.asm, https://github.com/intel/isa-l, read 2026-12-03), so the
+same rows could deflate otherwise on another thread. The stream stays plain zlib (no preset dictionary). The
+choice of library and the defect's measurements are in bench/RESULTS.md, section "Deflate library choice".
 """
 
 from __future__ import annotations
