@@ -397,8 +397,8 @@ def _error_text(parsed: Any, raw_text: str, status: int | None) -> tuple[list, s
 
 
 def check_silent_truncation(sent_tokens: int, reported_prompt_tokens: int | None, *,
-                            context_window: int | None = None, ratio: float = 0.75,
-                            min_gap: int = 64) -> OverflowResult | None:
+                            context_window: int | None = None, ratio: float = 0.75, min_gap: int = 64,
+                            since: tuple[int, int] | None = None) -> OverflowResult | None:
     """Detect a provider that answered 200 but silently dropped part of the prompt (Ollama).
 
     Ollama truncates a prompt longer than ``num_ctx`` from the front, logs ``truncating input prompt``, and
@@ -418,6 +418,10 @@ def check_silent_truncation(sent_tokens: int, reported_prompt_tokens: int | None
         Flag when ``reported < ratio * sent``: the slack absorbs estimation error (0 < ratio <= 1).
     min_gap : int
         Never flag when ``sent - reported`` is below this many tokens (small prompts estimate poorly).
+    since : (int, int), optional
+        ``(sent_tokens, reported_prompt_tokens)`` of the last reply judged whole, when this prompt only extends
+        that one. Flag when the estimate grew by ``added >= min_gap`` tokens since, but the reported count by
+        ``min_gap`` and half of ``added`` less: Ollama's count stays pinned at its window while the prompt grows.
 
     Returns
     -------
@@ -436,19 +440,25 @@ def check_silent_truncation(sent_tokens: int, reported_prompt_tokens: int | None
     128000
     >>> check_silent_truncation(1000, 990) is None
     True
+    >>> check_silent_truncation(4500, 4000, since=(3800, 3790)).limit     # 700 tokens added, the count grew 210
+    4000
     """
     if sent_tokens < 0:
         raise InputError(f"sent_tokens must be >= 0, got {sent_tokens}")
     if not 0 < ratio <= 1:
         raise InputError(f"ratio must be in (0, 1], got {ratio}")
-    if reported_prompt_tokens is None or sent_tokens - reported_prompt_tokens < min_gap:
+    if reported_prompt_tokens is None:
         return None
-    flagged = reported_prompt_tokens < ratio * sent_tokens
+    added, grew = (sent_tokens - since[0], reported_prompt_tokens - since[1]) if since else (0, 0)
+    pinned = added >= min_gap and added - grew >= max(min_gap, 0.5 * added)
+    if not pinned and sent_tokens - reported_prompt_tokens < min_gap:
+        return None
+    flagged = pinned or reported_prompt_tokens < ratio * sent_tokens
     if context_window is not None and sent_tokens > context_window >= reported_prompt_tokens:
         flagged = True
     if not flagged:
         return None
     msg = (f"prompt silently truncated: about {sent_tokens} tokens sent, {reported_prompt_tokens} reported "
-           f"as evaluated")
+           f"as evaluated" + (f" (it grew by {grew} while about {added} were added)" if pinned else ""))
     return OverflowResult("ollama", sent_tokens, context_window if context_window is not None
                           else reported_prompt_tokens, msg, 200)
