@@ -10,14 +10,14 @@ import anthropic
 import httpx
 import openai
 import pytest
-from snapglyph_agent_demo.sim_errors import PROVIDERS, overflow_body
-from snapglyph_agent_demo.simulator import Simulator, answer, call
 
 from snapglyph.cli import main
 from snapglyph.providers.overflow import detect
 from snapglyph.serve.app import ServeConfig
 from snapglyph.serve.run import Background, bind
 from snapglyph.serve.upstream import forward_headers
+from snapglyph.testing import Simulator, answer, call
+from snapglyph.testing.provider_errors import PROVIDERS, overflow_body
 
 pytest.importorskip("uvicorn")
 
@@ -412,10 +412,12 @@ def test_compact_at_keeps_the_cut_while_the_grown_request_fits_the_ceiling(tmp_p
         {"role": "assistant" if i % 2 else "user", "content": f"step {i} " + "word " * 300} for i in range(12)]}
     key = conversation_id("anthropic", body)
     first = planner.before(key, "anthropic", body, "claude")
-    assert first.summary() == "compacted: ~4900 -> ~3686 tokens, 1 pages, tail from #10"
+    assert first.action == "compacted" and first.pages == 1 and first.cut == 10
+    assert 0.5 * 8000 < first.tokens_before and first.tokens_after < first.tokens_before
     grown = dict(body, messages=body["messages"] + [{"role": "user", "content": "and now?"}])
-    again = planner.before(key, "anthropic", grown, "claude")           # ~4908 tokens: under the 7360 ceiling
-    assert again.summary() == "sticky: ~4908 -> ~4495 tokens, 1 pages, tail from #10"
+    again = planner.before(key, "anthropic", grown, "claude")           # grown, yet under the 7360 ceiling
+    assert again.action == "sticky" and again.pages == 1 and again.cut == 10
+    assert first.tokens_before < again.tokens_before < 7360 and first.tokens_after < again.tokens_after
     assert len(json.loads(again.data)["messages"]) == 5 and not again.error
 
 
