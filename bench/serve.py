@@ -39,7 +39,7 @@ ROOT = Path(__file__).resolve().parent.parent
 
 SIM = """
 import sys, time
-from snapglyph_agent_demo.simulator import Simulator, answer
+from snapglyph.testing import Simulator, answer
 n = int(sys.argv[1])
 sim = Simulator(lambda d, b: answer("x" * (n if b.get("stream") else 40)), provider="anthropic",
                 context_window=10**9).start()

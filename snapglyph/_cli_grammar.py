@@ -10,12 +10,12 @@ import argparse
 import sys
 from typing import Any, Callable, Mapping
 
-from ._config import DEFAULT_BUDGET, LEDGER_SHARE
+from ._config import DEFAULT_BUDGET, LEDGER_SHARE, UPSTREAM_READ_TIMEOUT
 from .providers.dialects import DIALECTS
 
 __all__ = ["COMMANDS", "parser"]
 
-COMMANDS = ("render", "compact", "cost", "demo", "fonts", "formats", "validate", "recall", "serve")
+COMMANDS = ("render", "compact", "cost", "demo", "fonts", "formats", "validate", "recall", "serve", "simulate")
 """The subcommands, each needing its function in :func:`parser`'s ``commands``."""
 
 
@@ -183,7 +183,36 @@ def _add_serve(sub: Any, commands: Mapping[str, Callable]) -> None:
     s.add_argument("--dry-run", action="store_true", help="log what would be done; pass everything through")
     s.add_argument("--text-only", default=None, metavar="PATTERNS",
                    help="comma-separated model patterns never sent pages (default: a built-in list)")
+    s.add_argument("--upstream-timeout", type=_seconds, default=UPSTREAM_READ_TIMEOUT, metavar="SECONDS",
+                   help="longest wait for the upstream's next bytes, its first answer included; 0: no limit "
+                        f"(default: {UPSTREAM_READ_TIMEOUT:g})")
     s.set_defaults(func=commands["serve"])
+
+
+def _seconds(text: str) -> float:
+    """An argparse type: seconds, 0 or more."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be a number of seconds, not {text!r}") from None
+    if not value >= 0 or value == float("inf"):
+        raise argparse.ArgumentTypeError(f"must be 0 seconds or more, not {text}")
+    return value
+
+
+def _add_simulate(sub: Any, commands: Mapping[str, Callable]) -> None:
+    """The ``simulate`` subcommand (the provider simulator, :mod:`snapglyph.testing`)."""
+    m = sub.add_parser("simulate", help="a local provider that overflows, to try serve or an agent offline")
+    m.add_argument("--window", type=_at_least(1), default=20000, help="context window in tokens (default: 20000)")
+    m.add_argument("--port", type=_at_least(0), default=8788, help="port to listen on (default: 8788)")
+    m.add_argument("--host", default="127.0.0.1", help="address to listen on (default: 127.0.0.1)")
+    m.add_argument("--provider", default="native", metavar="NAME",
+                   help="whose overflow bodies to send: anthropic, openai, gemini, bedrock, vllm, ... (an unknown "
+                        "name lists them all; default: native, each dialect's own provider's)")
+    m.add_argument("--delay", type=_seconds, default=0.0, metavar="SECONDS",
+                   help="hold every answer back this long (default: 0)")
+    m.set_defaults(func=commands["simulate"])
+
 
 def parser(commands: Mapping[str, Callable[[argparse.Namespace], int]]) -> argparse.ArgumentParser:
     """The ``snapglyph`` argument grammar; each subcommand's ``func`` is ``commands[name]``.
@@ -192,7 +221,7 @@ def parser(commands: Mapping[str, Callable[[argparse.Namespace], int]]) -> argpa
     ------
     KeyError
         If ``commands`` lacks a subcommand's function (render, compact, cost, demo, fonts, formats, validate,
-        recall, serve).
+        recall, serve, simulate).
 
     Examples
     --------
@@ -212,4 +241,5 @@ def parser(commands: Mapping[str, Callable[[argparse.Namespace], int]]) -> argpa
     for add in (_add_render, _add_compact, _add_cost, _add_inspect):
         add(sub, names, commands)
     _add_serve(sub, commands)
+    _add_simulate(sub, commands)
     return p

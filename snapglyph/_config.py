@@ -12,7 +12,7 @@ __all__ = ["BLOB_MIN_CHARS", "CHUNK", "DEFAULT_BUDGET", "DEFAULT_MAX_TOKENS", "E
            "IMAGE_HEAD_CHARS", "INLINE_MAX", "KEEP_IMAGES", "LEDGER_SHARE", "MAX_ID_RANGE", "MESSAGE_OVERHEAD",
            "OVERFLOW_UNKNOWN_SHARE", "PAGE_CACHE_SIZE", "PAGE_IMAGE_SHARE", "PROTECT_LAST", "RELAY_KEEP_BYTES",
            "SERVE_MARGIN", "SMALL_DOCUMENT", "SPLIT", "SUMMARY_ROUNDS", "TOOL_PART_OVERHEAD", "TRIM_PAGES",
-           "USER_SHARE", "USER_TEXT_MAX", "ZLIB_LEVEL"]
+           "UPSTREAM_READ_TIMEOUT", "USER_SHARE", "USER_TEXT_MAX", "ZLIB_LEVEL"]
 
 # --- compaction -----------------------------------------------------------------------------------------------
 
@@ -147,6 +147,11 @@ SERVE_MARGIN = 0.08
 """Share of the model's window the proxy keeps free for the token estimate's error (text counted by another
 tokenizer than the provider's): the calibrated estimate runs 1.3-1.45x above cl100k on real transcripts
 (:mod:`snapglyph.providers.tokens`), so 8% covers the provider tokenizers that count more than cl100k."""
+
+UPSTREAM_READ_TIMEOUT = 600.0
+"""Seconds ``snapglyph serve`` waits for the upstream's next bytes (its first answer included) before it gives up
+(``--upstream-timeout``): the official OpenAI and Anthropic Python SDKs give a request 600 s (``DEFAULT_TIMEOUT``
+in ``_constants.py`` of openai 3.60 and anthropic 2.17, read 2026-12-01), so the proxy never gives up before them."""
 
 # --- framework adapters -----------------------------------------------------------------------------------------
 

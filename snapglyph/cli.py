@@ -269,11 +269,18 @@ def cmd_serve(args: argparse.Namespace) -> int:
         raise InputError("--compact-at needs --window (the window to take the fraction of)")
     text_only = tuple(p.strip() for p in args.text_only.split(",") if p.strip()) if args.text_only else None
     cfg = ServeConfig(args.upstream, window=args.window, profile=args.profile, compact_at=args.compact_at,
-                      dry_run=args.dry_run, state=Path(args.state) if args.state else None)
+                      dry_run=args.dry_run, state=Path(args.state) if args.state else None,
+                      upstream_timeout=args.upstream_timeout)
     if text_only is not None:
         cfg.text_only = text_only
     serve(cfg, host=args.host, port=args.port)
     return 0
+
+
+def cmd_simulate(args: argparse.Namespace) -> int:
+    """`snapglyph simulate`: the provider simulator (see :mod:`snapglyph.testing`) until Ctrl-C; returns 0."""
+    from .testing.command import run
+    return run(window=args.window, port=args.port, host=args.host, provider=args.provider, delay=args.delay)
 
 
 def _parser() -> argparse.ArgumentParser:

@@ -10,10 +10,10 @@ litellm = pytest.importorskip("litellm", reason="litellm not installed (the `int
 from litellm.caching.dual_cache import DualCache
 from litellm.exceptions import ContextWindowExceededError
 from litellm.proxy._types import UserAPIKeyAuth
-from snapglyph_agent_demo.simulator import Simulator, answer, call
 
 from snapglyph import SourceStore, recall_tool
 from snapglyph.integrations.litellm import SnapglyphHook, completion_with_recovery
+from snapglyph.testing import Simulator, answer, call
 
 FILES = {f"f{i}.txt": "".join(f"line {j} of file {i}: value={j * i}\n" for j in range(80)) for i in range(6)}
 READ = {"type": "function", "function": {"name": "read_file", "description": "Read a file.", "parameters": {

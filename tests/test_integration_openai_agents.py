@@ -6,10 +6,10 @@ import pytest
 
 agents = pytest.importorskip("agents", reason="openai-agents not installed (the `integrations` extra)")
 from openai import AsyncOpenAI
-from snapglyph_agent_demo.simulator import Simulator, answer, call
 
 from snapglyph import SourceStore
 from snapglyph.integrations.openai_agents import InputFilter, RecoveringModel
+from snapglyph.testing import Simulator, answer, call
 
 FILES = {f"f{i}.txt": "".join(f"line {j} of file {i}: value={j * i}\n" for j in range(80)) for i in range(6)}
 

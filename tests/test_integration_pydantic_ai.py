@@ -16,10 +16,10 @@ from pydantic_ai.messages import (
 )
 from pydantic_ai.models.openai import OpenAIChatModel
 from pydantic_ai.providers.openai import OpenAIProvider
-from snapglyph_agent_demo.simulator import Simulator, answer, call
 
 from snapglyph import SourceStore
 from snapglyph.integrations.pydantic_ai import SnapglyphCapability, SnapglyphHistory
+from snapglyph.testing import Simulator, answer, call
 
 FILES = {f"f{i}.txt": "".join(f"line {j} of file {i}: value={j * i}\n" for j in range(80)) for i in range(6)}
 

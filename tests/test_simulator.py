@@ -9,11 +9,11 @@ import anthropic
 import openai
 import pytest
 from PIL import Image
-from snapglyph_agent_demo.sim_errors import PROVIDERS, overflow_body
-from snapglyph_agent_demo.simulator import Simulator, answer, call, count_text, png_size
 
 import snapglyph
 from snapglyph.providers.overflow import detect
+from snapglyph.testing import Simulator, answer, call, count_text, png_size
+from snapglyph.testing.provider_errors import PROVIDERS, overflow_body
 
 TOOLS_OAI = [{"type": "function", "function": {"name": "read_file", "description": "Read a file",
                                                "parameters": {"type": "object",
@@ -189,7 +189,7 @@ def test_answers_are_not_held_back_by_nagle():
     delayed ACK. Checked on the socket itself (speed goals belong in bench/, not in timed unit tests)."""
     import socket as socket_mod
 
-    from snapglyph_agent_demo.simulator import _Handler
+    from snapglyph.testing.server import _Handler
     seen = []
     orig = _Handler.setup
 

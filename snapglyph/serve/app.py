@@ -33,7 +33,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
-from .._config import SERVE_MARGIN
+from .._config import SERVE_MARGIN, UPSTREAM_READ_TIMEOUT
 from ..compaction.keys import conversation_id
 from ..errors import SnapglyphError
 from ..providers.overflow import detect
@@ -71,6 +71,8 @@ class ServeConfig:
         The state folder; default :func:`~snapglyph.serve.state.default_state_dir`.
     text_only : tuple of str
         Model name patterns never sent pages.
+    upstream_timeout : float or None
+        Seconds to wait for the upstream's next bytes (``--upstream-timeout``); ``None`` or 0: no limit.
     margin : float
         Share of the window kept free for the estimate's error.
     target : float
@@ -93,6 +95,7 @@ class ServeConfig:
     margin: float = SERVE_MARGIN
     target: float = 0.6
     extra: dict = field(default_factory=dict)
+    upstream_timeout: float | None = UPSTREAM_READ_TIMEOUT
 
 
 @dataclass
@@ -126,7 +129,7 @@ class Proxy:
 
     def __init__(self, config: ServeConfig) -> None:
         self.config = config
-        self.upstream = Upstream(config.upstream)
+        self.upstream = Upstream(config.upstream, read_timeout=config.upstream_timeout)
         self.states = StateDir(config.state or default_state_dir())
         self.planner = Planner(self.states, config)
         self._locks: dict[str, asyncio.Lock] = {}

@@ -3,13 +3,42 @@
 from __future__ import annotations
 
 import logging
+import re
 import socket
 import sys
 from typing import Callable
 
 from ..errors import ServeError
 
-__all__ = ["Background", "bind", "serve"]
+__all__ = ["Background", "bind", "check_upstream_url", "serve"]
+
+_VERSIONED = re.compile(r"^(.*?)/v1(?:beta|alpha)?/*$")
+
+
+def check_upstream_url(url: str) -> None:
+    """Refuse an upstream base URL that ends in an API version (``/v1``, ``/v1beta``, ``/v1alpha``): the proxy
+    sends each request to the upstream under the client's own path (``/v1/messages``, ``/v1/chat/completions``,
+    ``/v1beta/models/...``), so such a base would double the version and every request would 404.
+
+    Raises
+    ------
+    ServeError
+        One line saying to drop the version.
+
+    Examples
+    --------
+    >>> check_upstream_url("https://api.openai.com")
+    >>> check_upstream_url("https://api.openai.com/v1/")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    snapglyph.errors.ServeError: --upstream https://api.openai.com/v1/ ends in /v1, ... (--upstream https://api.openai.com)
+    """
+    m = _VERSIONED.match(str(url))
+    if m:
+        version = str(url).rstrip("/")[len(m.group(1)):]
+        raise ServeError(f"--upstream {url} ends in {version}, but the proxy sends the client's own paths "
+                         f"(/v1/chat/completions, /v1/messages) under it, so every request would 404: drop the "
+                         f"{version} (--upstream {m.group(1)})")
 
 
 def bind(host: str, port: int) -> socket.socket:
@@ -57,7 +86,8 @@ def serve(config, *, host: str = "127.0.0.1", port: int = 8787, check_upstream: 
     Raises
     ------
     ServeError
-        The port is in use, the upstream is unreachable or the state folder cannot be written.
+        The port is in use, the upstream is unreachable or ends in ``/v1`` (:func:`check_upstream_url`), or the
+        state folder cannot be written.
     UnknownProfileError
         ``config.profile`` names no profile.
 
@@ -75,6 +105,7 @@ def serve(config, *, host: str = "127.0.0.1", port: int = 8787, check_upstream: 
     except ImportError:
         raise ServeError("snapglyph serve needs its extra: pip install 'snapglyph[serve]'") from None
     from .app import create_app
+    check_upstream_url(config.upstream)
     app = create_app(config)
     proxy = app.state.proxy
     if check_upstream:

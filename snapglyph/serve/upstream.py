@@ -91,7 +91,11 @@ class Upstream:
         ``https://api.anthropic.com``, ``http://127.0.0.1:8000`` ...; a request for ``/v1/messages`` goes to
         ``base_url + "/v1/messages"`` (a path in the base URL is kept in front).
     timeout : float
-        Seconds to connect; reads have no timeout (a long stream may pause for minutes).
+        Seconds to connect.
+    read_timeout : float or None
+        Seconds to wait for the upstream's next bytes, the response's first ones included (``httpx``'s read
+        timeout, so a long stream may run for hours as long as no pause lasts this long); ``None`` or 0: no
+        limit. A request that times out raises ``httpx.ReadTimeout`` (a ``TransportError``).
 
     Raises
     ------
@@ -104,7 +108,7 @@ class Upstream:
     'https://api.anthropic.com/v1/messages?beta=true'
     """
 
-    def __init__(self, base_url: str, *, timeout: float = 10.0) -> None:
+    def __init__(self, base_url: str, *, timeout: float = 10.0, read_timeout: float | None = None) -> None:
         url = httpx.URL(base_url) if isinstance(base_url, str) else None
         if url is None or url.scheme not in ("http", "https") or not url.host:
             raise ServeError(f"--upstream must be an http(s) URL such as https://api.anthropic.com, not "
@@ -112,7 +116,8 @@ class Upstream:
         self.base_url = str(base_url).rstrip("/")
         self.timeout = timeout
         self._client: httpx.AsyncHTTPTransport | None = None
-        self._timeouts = httpx.Timeout(None, connect=timeout).as_dict()
+        self.read_timeout = read_timeout or None
+        self._timeouts = httpx.Timeout(None, connect=timeout, read=self.read_timeout).as_dict()
 
     def url(self, path: str, query: bytes = b"") -> str:
         """The upstream URL of a request path and raw query string."""

@@ -1,4 +1,4 @@
-"""The simulator's streaming answers and its OpenAI Responses dialect.
+"""The simulator's streaming answers: server-sent events as each provider sends them.
 
 A scripted answer (the non-streaming reply body the simulator built) is turned into the server-sent events each
 provider sends for it, in the providers' own order and shapes:
@@ -19,7 +19,7 @@ provider sends for it, in the providers' own order and shapes:
 
 Text is cut into deltas of a few characters, so a stream has many events. :func:`mid_stream_error` gives the
 events of a stream that starts and then fails with an error event (how a provider reports a failure after the
-HTTP 200 went out).
+HTTP 200 went out). Gemini's stream is written in :mod:`snapglyph.testing.gemini`.
 """
 
 from __future__ import annotations
@@ -28,25 +28,50 @@ import json
 import time
 from typing import Any, Iterator
 
-__all__ = ["CHUNK", "anthropic_events", "encode_chunk", "mid_stream_error", "openai_events", "responses_count_items",
-           "responses_grammar_error", "responses_reply", "responses_events", "sse"]
+__all__ = ["CHUNK", "anthropic_events", "encode_chunk", "mid_stream_error", "openai_events", "pieces", "responses_events",
+           "sse"]
 
 CHUNK = 12
 """Characters of text (or of tool arguments) per delta event."""
 
 
-def sse(data: Any, event: str | None = None) -> bytes:
-    """One server-sent event: an optional ``event:`` line, one ``data:`` line (compact JSON), a blank line."""
+def sse(data: Any, event: str | None = None, *, eol: str = "\n") -> bytes:
+    """One server-sent event: an optional ``event:`` line, one ``data:`` line (compact JSON, or a str as it is),
+    a blank line; lines end with ``eol`` (LF, or CRLF: the SSE grammar allows both, WHATWG HTML "Server-sent
+    events", https://html.spec.whatwg.org/multipage/server-sent-events.html, read 2026-12-01).
+
+    Examples
+    --------
+    >>> sse({"type": "ping"}, "ping")
+    b'event: ping\\ndata: {"type":"ping"}\\n\\n'
+    >>> sse("[DONE]", eol="\\r\\n")
+    b'data: [DONE]\\r\\n\\r\\n'
+    """
     body = data if isinstance(data, str) else json.dumps(data, separators=(",", ":"))
-    return (f"event: {event}\n" if event else "").encode() + b"data: " + body.encode("utf-8") + b"\n\n"
+    head = f"event: {event}{eol}" if event else ""
+    return head.encode() + b"data: " + body.encode("utf-8") + (eol + eol).encode()
 
 
-def _pieces(s: str, n: int = CHUNK) -> list[str]:
+def pieces(s: str, n: int = CHUNK) -> list[str]:
+    """``s`` cut into deltas of ``n`` characters (one empty piece for an empty ``s``).
+
+    Examples
+    --------
+    >>> pieces("abcdefghijklmno"), pieces("")
+    (['abcdefghijkl', 'mno'], [''])
+    """
     return [s[i:i + n] for i in range(0, len(s), n)] or [""]
 
 
 def anthropic_events(reply: dict, *, extra_event: bytes = b"") -> Iterator[bytes]:
-    """The Anthropic event stream of a non-streaming ``reply`` body (``extra_event`` goes after the ping)."""
+    """The Anthropic event stream of a non-streaming ``reply`` body (``extra_event`` goes after the ping).
+
+    Examples
+    --------
+    >>> from snapglyph.testing.replies import anthropic_reply, answer
+    >>> [e.split(b"\\n")[0] for e in anthropic_events(anthropic_reply(1, {}, answer("hi"), 9))][:3]
+    [b'event: message_start', b'event: content_block_start', b'event: ping']
+    """
     start = {**reply, "content": [], "stop_reason": None, "stop_sequence": None,
              "usage": {"input_tokens": reply["usage"]["input_tokens"], "output_tokens": 1}}
     yield sse({"type": "message_start", "message": start}, "message_start")
@@ -58,13 +83,13 @@ def anthropic_events(reply: dict, *, extra_event: bytes = b"") -> Iterator[bytes
                 yield sse({"type": "ping"}, "ping")
                 if extra_event:
                     yield extra_event
-            for piece in _pieces(block["text"]):
+            for piece in pieces(block["text"]):
                 yield sse({"type": "content_block_delta", "index": i,
                            "delta": {"type": "text_delta", "text": piece}}, "content_block_delta")
         else:
             yield sse({"type": "content_block_start", "index": i,
                        "content_block": {**block, "input": {}}}, "content_block_start")
-            for piece in _pieces(json.dumps(block["input"])):
+            for piece in pieces(json.dumps(block["input"])):
                 yield sse({"type": "content_block_delta", "index": i,
                            "delta": {"type": "input_json_delta", "partial_json": piece}}, "content_block_delta")
         yield sse({"type": "content_block_stop", "index": i}, "content_block_stop")
@@ -74,7 +99,16 @@ def anthropic_events(reply: dict, *, extra_event: bytes = b"") -> Iterator[bytes
 
 
 def openai_events(reply: dict, *, include_usage: bool = False) -> Iterator[bytes]:
-    """The chat-completions chunk stream of a non-streaming ``reply`` body, ending with ``data: [DONE]``."""
+    """The chat-completions chunk stream of a non-streaming ``reply`` body, ending with ``data: [DONE]``; a usage
+    chunk with empty ``choices`` before it when ``include_usage``.
+
+    Examples
+    --------
+    >>> from snapglyph.testing.replies import answer, openai_reply
+    >>> events = list(openai_events(openai_reply(1, {}, answer("hi"), 9), include_usage=True))
+    >>> len(events), events[-1]
+    (5, b'data: [DONE]\\n\\n')
+    """
     base = {"id": reply["id"], "object": "chat.completion.chunk", "created": reply["created"],
             "model": reply["model"], "system_fingerprint": reply.get("system_fingerprint")}
     choice = reply["choices"][0]
@@ -85,12 +119,12 @@ def openai_events(reply: dict, *, include_usage: bool = False) -> Iterator[bytes
 
     yield chunk({"role": "assistant", "content": "", "refusal": None})
     if msg.get("content"):
-        for piece in _pieces(msg["content"]):
+        for piece in pieces(msg["content"]):
             yield chunk({"content": piece})
     for k, tc in enumerate(msg.get("tool_calls") or []):
         yield chunk({"tool_calls": [{"index": k, "id": tc["id"], "type": "function",
                                      "function": {"name": tc["function"]["name"], "arguments": ""}}]})
-        for piece in _pieces(tc["function"]["arguments"]):
+        for piece in pieces(tc["function"]["arguments"]):
             yield chunk({"tool_calls": [{"index": k, "function": {"arguments": piece}}]})
     yield chunk({}, choice["finish_reason"])
     if include_usage:
@@ -99,7 +133,17 @@ def openai_events(reply: dict, *, include_usage: bool = False) -> Iterator[bytes
 
 
 def responses_events(reply: dict) -> Iterator[bytes]:
-    """The Responses event stream of a non-streaming ``reply`` body (:func:`responses_reply`)."""
+    """The Responses event stream of a non-streaming ``reply`` body
+    (:func:`snapglyph.testing.responses.responses_reply`).
+
+    Examples
+    --------
+    >>> from snapglyph.testing.replies import answer
+    >>> from snapglyph.testing.responses import responses_reply
+    >>> events = list(responses_events(responses_reply(1, {}, answer("hi"), 9)))
+    >>> events[0].split(b"\\n")[0], events[-1].split(b"\\n")[0]
+    (b'event: response.created', b'event: response.completed')
+    """
     seq = iter(range(10**9))
 
     def ev(name: str, **data: Any) -> bytes:
@@ -115,7 +159,7 @@ def responses_events(reply: dict) -> Iterator[bytes]:
             text = item["content"][0]["text"]
             part = {"type": "output_text", "text": "", "annotations": []}
             yield ev("response.content_part.added", item_id=item["id"], output_index=i, content_index=0, part=part)
-            for piece in _pieces(text):
+            for piece in pieces(text):
                 yield ev("response.output_text.delta", item_id=item["id"], output_index=i, content_index=0,
                          delta=piece, logprobs=[])
             yield ev("response.output_text.done", item_id=item["id"], output_index=i, content_index=0, text=text,
@@ -125,7 +169,7 @@ def responses_events(reply: dict) -> Iterator[bytes]:
         else:
             yield ev("response.output_item.added", output_index=i,
                      item={**item, "status": "in_progress", "arguments": ""})
-            for piece in _pieces(item["arguments"]):
+            for piece in pieces(item["arguments"]):
                 yield ev("response.function_call_arguments.delta", item_id=item["id"], output_index=i,
                          delta=piece)
             yield ev("response.function_call_arguments.done", item_id=item["id"], output_index=i,
@@ -139,6 +183,13 @@ def mid_stream_error(dialect: str, reply: dict, error: dict) -> Iterator[bytes]:
 
     Anthropic sends ``event: error`` with the error body; OpenAI chat a ``data:`` line holding the error object;
     Responses a ``response.failed`` event whose response carries the error (``code``, ``message``).
+
+    Examples
+    --------
+    >>> from snapglyph.testing.replies import anthropic_reply, answer
+    >>> events = list(mid_stream_error("anthropic", anthropic_reply(1, {}, answer("hi"), 9), {"type": "error"}))
+    >>> [e.split(b"\\n")[0] for e in events]
+    [b'event: message_start', b'event: error']
     """
     if dialect == "anthropic":
         yield next(anthropic_events(reply))
@@ -155,74 +206,13 @@ def mid_stream_error(dialect: str, reply: dict, error: dict) -> Iterator[bytes]:
         yield sse({"type": "response.failed", "sequence_number": 1, "response": failed}, "response.failed")
 
 
-# -- the Responses dialect -------------------------------------------------------------------------------------
-def responses_count_items(items: Any) -> list[dict]:
-    """The ``input`` of a Responses request as chat-like messages ``{"role", "content", "tool_calls"}`` for
-    counting: a string becomes one user message; ``function_call`` items count their name and arguments,
-    ``function_call_output`` items their output."""
-    if isinstance(items, str):
-        return [{"role": "user", "content": items}]
-    out: list[dict] = []
-    for it in items if isinstance(items, list) else []:
-        if not isinstance(it, dict):
-            continue
-        t = it.get("type", "message")
-        if t == "function_call":
-            out.append({"role": "assistant", "content": None,
-                        "tool_calls": [{"function": {"name": it.get("name", ""),
-                                                     "arguments": it.get("arguments", "")}}]})
-        elif t == "function_call_output":
-            output = it.get("output", "")
-            out.append({"role": "tool", "content": output if isinstance(output, (str, list)) else json.dumps(output)})
-        elif t == "message":
-            content = it.get("content")
-            if isinstance(content, list):
-                content = [{"type": "text", "text": p.get("text", "")} if p.get("type") in ("output_text",
-                                                                                              "input_text")
-                           else ({"type": "image_url", "image_url": {"url": p.get("image_url", "")}}
-                                 if p.get("type") == "input_image" else p) for p in content if isinstance(p, dict)]
-            out.append({"role": it.get("role", "user"), "content": content})
-    return out
-
-
-def responses_grammar_error(items: Any) -> dict | None:
-    """OpenAI's error for a ``function_call_output`` with no earlier ``function_call`` of its ``call_id``."""
-    seen: set = set()
-    for it in items if isinstance(items, list) else []:
-        if not isinstance(it, dict):
-            continue
-        if it.get("type") == "function_call":
-            seen.add(it.get("call_id"))
-        elif it.get("type") == "function_call_output" and it.get("call_id") not in seen:
-            return {"error": {"message": f"No tool call found for function call output with call_id "
-                                         f"{it.get('call_id')}.", "type": "invalid_request_error",
-                              "param": "input", "code": None}}
-    return None
-
-
-def responses_reply(n: int, body: dict, step: Any, prompt: int, final_text: str, count: Any) -> dict:
-    """The non-streaming Responses body of a scripted ``step``."""
-    calls = step.tool_calls if body.get("tools") else ()
-    output: list[dict] = []
-    if step.text or not calls:
-        output.append({"type": "message", "id": f"msg_sim{n:04d}", "status": "completed", "role": "assistant",
-                       "content": [{"type": "output_text", "text": step.text if calls else final_text,
-                                    "annotations": []}]})
-    output += [{"type": "function_call", "id": f"fc_sim{n:04d}_{k}", "call_id": f"call_sim{n:04d}_{k}",
-                "name": name, "arguments": json.dumps(args), "status": "completed"}
-               for k, (name, args) in enumerate(calls)]
-    out = count(json.dumps(output))
-    return {"id": f"resp_sim{n:04d}", "object": "response", "created_at": int(time.time()), "status": "completed",
-            "error": None, "incomplete_details": None, "instructions": body.get("instructions"),
-            "max_output_tokens": body.get("max_output_tokens"), "model": body.get("model", "sim"),
-            "output": output, "parallel_tool_calls": True, "previous_response_id": None, "temperature": 1.0,
-            "tool_choice": body.get("tool_choice", "auto"), "tools": body.get("tools") or [], "top_p": 1.0,
-            "truncation": "disabled", "text": {"format": {"type": "text"}},
-            "usage": {"input_tokens": prompt, "input_tokens_details": {"cached_tokens": 0}, "output_tokens": out,
-                      "output_tokens_details": {"reasoning_tokens": 0}, "total_tokens": prompt + out}}
-
-
 def encode_chunk(data: bytes) -> bytes:
-    """One HTTP/1.1 chunk of ``data`` (``Transfer-Encoding: chunked``)."""
+    """One HTTP/1.1 chunk of ``data`` (``Transfer-Encoding: chunked``: the size in hex, CRLF, the data, CRLF).
+
+    Examples
+    --------
+    >>> encode_chunk(b"data: {}\\n\\n")
+    b'a\\r\\ndata: {}\\n\\n\\r\\n'
+    """
     return f"{len(data):x}\r\n".encode() + data + b"\r\n"
 
