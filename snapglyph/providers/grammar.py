@@ -23,7 +23,9 @@ __all__ = ["OUTPUT_LIMIT_KEYS", "PARAMS", "param_faults", "part_faults"]
 #: The output-token limit's name in each dialect (OpenAI chat: ``max_completion_tokens`` for reasoning models).
 OUTPUT_LIMIT_KEYS = ("max_tokens", "max_completion_tokens", "max_output_tokens")
 
-#: Top-level parameters each dialect's endpoint takes (the SDK request types' keys, plus ones older SDKs name).
+#: Top-level parameters each dialect's endpoint takes (the SDK request types' keys, plus ones older SDKs name, plus
+#: ones the real CLIs send and the provider takes: Codex's Responses ``client_metadata``, a string map,
+#: ``ResponsesApiRequest`` in openai/codex codex-rs/codex-api/src/common.rs, read 2026-12-04).
 PARAMS = {
     "anthropic": frozenset({
         "model", "messages", "max_tokens", "system", "tools", "tool_choice", "thinking", "temperature", "top_p",
@@ -38,7 +40,7 @@ PARAMS = {
         "stream", "stream_options", "temperature", "tool_choice", "tools", "top_logprobs", "top_p", "user",
         "verbosity", "web_search_options"}),
     "responses": frozenset({
-        "model", "input", "instructions", "access_programs", "background", "background_options",
+        "model", "input", "instructions", "access_programs", "background", "background_options", "client_metadata",
         "context_management", "conversation", "image", "include", "max_output_tokens", "max_tool_calls", "metadata",
         "moderation", "parallel_tool_calls", "previous_response_id", "prompt", "prompt_cache_key",
         "prompt_cache_options", "prompt_cache_retention", "reasoning", "safety_identifier", "service_tier", "store",
@@ -299,6 +301,13 @@ def _tool_faults(dialect: str, tools: Any, out: list[str]) -> None:
             name = fn.get("name") if fn else t.get("name", "x")
         elif dialect == "anthropic" and t.get("type") not in (None, "custom"):
             _str_field(t, "name", where, out)  # a server tool (bash_20250124, web_search_...): its type names it
+            continue
+        elif dialect == "responses" and t.get("type") not in ("function", "custom"):
+            # a hosted tool (web_search, local_shell, file_search, ...) is named by its type and has no name:
+            # Codex sends {"type": "web_search"} and {"type": "local_shell"} (openai/codex
+            # codex-rs/core/src/client_common.rs ToolSpec, read 2026-12-04)
+            if not isinstance(t.get("type"), str):
+                out.append(f"{where}.type: Field required (a string)")
             continue
         else:
             name = t.get("name")

@@ -310,6 +310,7 @@ class Proxy:
         out = ctx.outcome
         if out is not None and ctx.action != "passed":
             figures = f" tokens {out.tokens_before}->{out.tokens_after} pages {out.pages} cut #{out.cut}"
+            note = "; ".join(n for n in (out.note, note) if n)
         log.info("%s %s %s %s %s%s status %d %.1f ms%s", ctx.key or "-", what, ctx.method, ctx.path, ctx.action,
                  figures, status, ms, f" ({note})" if note else "")
 

@@ -43,6 +43,9 @@ class Outcome:
         Message id of the first verbatim tail message.
     error : str
         Why nothing was compacted (a compaction error), else empty.
+    note : str
+        What the compaction says about the request sent (its ``notes``: the middle's reasoning items dropped, a
+        client cache breakpoint dropped, ...), for the log line; empty when nothing.
 
     Examples
     --------
@@ -57,6 +60,7 @@ class Outcome:
     pages: int = 0
     cut: int = 0
     error: str = ""
+    note: str = ""
 
     def summary(self) -> str:
         """One line of figures."""
@@ -210,7 +214,8 @@ class Planner:
 
     # -- compaction --------------------------------------------------------------------------------------------
     def _outcome(self, new_body: dict, res: Any, cut: Cut, action: str) -> Outcome:
-        return Outcome(_dumps(new_body), action, res.tokens_before, res.tokens_after, len(res.pages), cut.first_tail)
+        return Outcome(_dumps(new_body), action, res.tokens_before, res.tokens_after, len(res.pages), cut.first_tail,
+                       note="; ".join(res.notes))
 
     def _sticky(self, conv: ConversationRecord, dialect: str, body: dict, profile: str, *,
                 save: bool) -> Outcome | None:

@@ -1,8 +1,10 @@
 """What the proxy does to a request body: read it, key it, estimate it, compact it and put it back together.
 
-A compacted body is the client's own body with only the conversation replaced (``messages``; for Responses
-``input``): every other field (``stream``, ``max_tokens``, ``tools``, ``tool_choice``, ``temperature``, Anthropic's
-``system`` with its ``cache_control`` blocks, Responses' ``instructions``, metadata) is sent as the client sent it.
+A compacted body is the client's own body with only the middle of its conversation replaced by the snapshot
+message (:func:`snapglyph.serve.verbatim.splice`): the head and tail items go out as they came (Responses
+``developer`` messages and ``reasoning`` items with their ``encrypted_content``, Anthropic thinking signatures and
+``cache_control``, unknown fields), and so does every other field (``stream``, ``max_tokens``, ``tools``,
+``tool_choice``, ``temperature``, Anthropic's ``system``, Responses' ``instructions``, metadata).
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from typing import Any
 
 from ..errors import UnknownProfileError
 from ..providers.params import output_reserve
+from .verbatim import splice
 
 __all__ = ["DEFAULT_TEXT_ONLY", "ROUTES", "compact_body", "image_refusal", "pick_profile", "text_only"]
 
@@ -104,7 +107,11 @@ def compact_body(body: dict, dialect: str, *, profile: str, budget: int, store: 
     Returns
     -------
     (dict, CompactResult, Cut)
-        The body to send, the compaction's result and its cut.
+        The body to send, the compaction's result and its cut. The body is the client's own outside its middle
+        (:func:`~snapglyph.serve.verbatim.splice`); where the client's items cannot be spliced (ids that do not
+        map back, or a splice :func:`~snapglyph.validate` would refuse) it is the compaction's rebuild, and
+        ``res.notes`` says so. ``res.notes`` also names the middle's reasoning items dropped and any client cache
+        breakpoint dropped.
 
     Raises
     ------
@@ -121,6 +128,8 @@ def compact_body(body: dict, dialect: str, *, profile: str, budget: int, store: 
     {'model': 'claude-sonnet-4-5', 'max_tokens': 100, 'stream': True, 'temperature': 0}
     >>> [m["role"] for m in out["messages"]], res.middle_ids, cut.first_tail
     (['user', 'user', 'user', 'assistant', 'user', 'assistant'], [1, 2, 3], 4)
+    >>> out["messages"][0] == body["messages"][0], out["messages"][2:] == body["messages"][4:]   # as they came
+    (True, True)
     """
     from ..compaction.compactor import compact
     # allow_empty_middle: a proxy sending the newest messages (the rest named as not shown, kept in the store)
@@ -129,15 +138,41 @@ def compact_body(body: dict, dialect: str, *, profile: str, budget: int, store: 
               allow_empty_middle=True,
               model=body.get("model") if isinstance(body.get("model"), str) else None)
     res = compact(body, cut=cut, **kw)
-    req = res.request
+    if res.passthrough:
+        return dict(body), res, res.cut
+    spliced = splice(body, dialect, res)
+    why = "its items could not be mapped to the compaction's message ids"
+    if spliced is not None:
+        faults = _new_faults(spliced[0], body, dialect, profile)
+        if not faults:
+            res.notes.extend(spliced[1])
+            return spliced[0], res, res.cut
+        why = f"the client's items would be refused: {faults[0]}"
+    res.notes.append(f"head and tail rebuilt by snapglyph ({why})")
+    return _rebuilt(body, dialect, res.request), res, res.cut
+
+
+def _new_faults(out: dict, body: dict, dialect: str, profile: str) -> list:
+    """Faults :func:`~snapglyph.providers.validation.validate` finds in ``out`` that the client's own ``body`` does
+    not have (a client's field the grammar does not know is the client's, not the splice's)."""
+    from ..providers.validation import validate
+    faults = validate(out, dialect, profile=profile)
+    if not faults:
+        return []
+    known = {f.text for f in validate(body, dialect, profile=profile)}
+    return [f for f in faults if f.text not in known]
+
+
+def _rebuilt(body: dict, dialect: str, req: dict) -> dict:
+    """The client's body with its whole conversation replaced by the compaction's rebuild (the fallback where
+    the client's own items cannot be spliced)."""
     out = dict(body)
     if dialect == "responses":
         out["input"] = req["input"]
         if "instructions" not in body and req.get("instructions"):
             out["instructions"] = req["instructions"]
     else:
-        msgs = req["messages"]
         if dialect == "anthropic" and "system" not in body and req.get("system"):
             out["system"] = req["system"]
-        out["messages"] = msgs
-    return out, res, res.cut
+        out["messages"] = req["messages"]
+    return out
