@@ -11,7 +11,7 @@ from __future__ import annotations
 __all__ = ["BLOB_MIN_CHARS", "CHUNK", "DEFAULT_BUDGET", "DEFAULT_MAX_TOKENS", "EXACT_RENDERS",
            "IMAGE_HEAD_CHARS", "INLINE_MAX", "KEEP_IMAGES", "LEDGER_SHARE", "MAX_ID_RANGE", "MESSAGE_OVERHEAD",
            "OVERFLOW_UNKNOWN_SHARE", "PAGE_CACHE_SIZE", "PAGE_IMAGE_SHARE", "PROTECT_LAST", "RELAY_KEEP_BYTES",
-           "SERVE_MARGIN", "SMALL_DOCUMENT", "SPLIT", "SUMMARY_ROUNDS", "TOOL_PART_OVERHEAD", "TRIM_PAGES",
+           "SERVE_MARGIN", "SPLIT", "SUMMARY_ROUNDS", "TOOL_PART_OVERHEAD", "TRIM_PAGES",
            "UPSTREAM_READ_TIMEOUT", "USER_SHARE", "USER_TEXT_MAX", "ZLIB_LEVEL"]
 
 # --- compaction -----------------------------------------------------------------------------------------------
@@ -78,15 +78,6 @@ bytes (three rounds); Pillow's WebP reader takes only the whole file."""
 INLINE_MAX = 120
 """Longest one-line string argument (in characters) drawn inline on a tool call's line; longer ones get their own
 text (a page row at 6x12 on the claude profile holds 182 cells, so the call line stays one row)."""
-
-SMALL_DOCUMENT = 20_000
-"""Documents of at most this many characters are laid out in plain Python when numba is not loaded yet: a
-one-page render then starts without importing numba (about 0.5 s of start-up on an idle machine). Measured
-2026-12-01 in fresh processes rendering a SWE-agent trajectory's text to claude pages, median of 3, on 2 shared
-cores at load average 12-14: plain Python 1.5 / 2.3 / 3.4 / 4.9 / 6.9 s against numba (import, cached kernels)
-5.9 / 10.8 / 10.2 / 10.8 / 9.2 s for 2k / 10k / 20k / 40k / 80k characters. Under that load the cross-over lies
-above 80k; 20k is kept as the conservative bound where the twin wins on any machine (its cost grows with the
-text, numba's start-up does not)."""
 
 CHUNK = 1 << 16
 """Stream elements gathered into one chunk before the layout kernel runs over it (codes int32, styles and weights

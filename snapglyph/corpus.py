@@ -186,7 +186,7 @@ def _warm(profiles: Sequence[str], mode: str) -> bool:
     for name in profiles:
         prof = get_profile(name)
         TokenCosts(prof).text("warm up the tokenizer")
-        for _ in iter_pages(Document.from_text("warm up x" * 3000), profile=prof, mode=mode, engine="numba"):
+        for _ in iter_pages(Document.from_text("warm up x" * 3000), profile=prof, mode=mode):
             pass
     return True
 
