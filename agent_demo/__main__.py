@@ -1,6 +1,6 @@
 """``python -m snapglyph_agent_demo``: run the agent loop against the local simulator or any OpenAI-compatible server.
 
-``--simulate`` starts :class:`snapglyph_agent_demo.simulator.Simulator` on 127.0.0.1 (a free port), writes a small project
+``--simulate`` starts :class:`snapglyph.testing.Simulator` on 127.0.0.1 (a free port), writes a small project
 into a temporary workspace and runs a scripted session whose context overflows; the loop recovers with snapglyph
 pages, offline, and prints each round, each compaction and the final answer. Every simulated provider overflows
 (or, for ``ollama``, silently truncates) at the defaults; after the first compaction the scripted model calls
@@ -19,13 +19,15 @@ import tempfile
 import time
 from pathlib import Path
 
-from snapglyph.errors import ProviderError, SnapglyphError
+from snapglyph.errors import SnapglyphError
+from snapglyph.testing import PROVIDERS, Simulator, answer, call
 
-from .clients import AnthropicClient, CallFailed, OpenAIClient
+from .clients import AnthropicClient, OpenAIClient, Reply
 from .loop import Agent, AgentStop, LoopConfig
-from .sim_errors import PROVIDERS
 from .tools import Workspace
 from .transcript import Transcript
+
+PROG = "python -m snapglyph_agent_demo"
 
 TASK = ("Find out why the build of this small project fails and what to change. Look at the files, the build "
         "log and the tests, then answer in a few lines.")
@@ -67,9 +69,8 @@ def demo_script(kind: str = "demo"):
     Returns
     -------
     callable
-        ``script(dialect, body) -> Step`` for :class:`snapglyph_agent_demo.simulator.Simulator`.
+        ``script(dialect, body) -> Step`` for :class:`snapglyph.testing.Simulator`.
     """
-    from .simulator import answer, call
     first = [call(("list_dir", {"path": "."})), call(("read_file", {"path": "logs/build.log"})),
              call(("read_file", {"path": "logs/test.log"})), call(("read_file", {"path": "src/calc.py"})),
              call(("read_file", {"path": "tests/test_calc.py"})), call(("read_file", {"path": "NOTES.md"})),
@@ -136,12 +137,13 @@ def main(argv: list[str] | None = None) -> int:
     Returns
     -------
     int
-        The process exit code: 0 on success; 1 when the provider fails (unreachable, or an error that is not an
-        overflow, after retries); 2 for an unknown ``--provider`` (one line on stderr naming the known ones), a
-        ``--transcript`` that is not a transcript, or when the loop had to stop
-        (:class:`~snapglyph_agent_demo.loop.AgentStop`). Bad options exit 2 through argparse. Every error is one line.
+        The process exit code: 0 on success; 1 when a turn fails (the provider is unreachable or answers an
+        error that is not an overflow, after the SDK's retries, or an overflow cannot be recovered from); 2 for an
+        unknown ``--provider`` (one line on stderr naming the known ones), a ``--transcript`` that is not a
+        transcript, or the turn cap (:class:`~snapglyph_agent_demo.loop.AgentStop`). Bad options exit 2 through
+        argparse. Every error is one line.
     """
-    ap = argparse.ArgumentParser(prog="python -m snapglyph_agent_demo", description=_plain(__doc__))
+    ap = argparse.ArgumentParser(prog=PROG, description=_plain(__doc__))
     ap.add_argument("--simulate", action="store_true", help="run against the local simulator (no key, no network)")
     ap.add_argument("--provider", default=None, metavar="NAME",
                     help="--simulate: the provider whose overflow bodies are sent (ollama truncates silently "
@@ -197,7 +199,6 @@ def main(argv: list[str] | None = None) -> int:
     transcript = Transcript(a.transcript or tmp / "transcript.jsonl")
     sim = None
     if a.simulate:
-        from .simulator import Simulator
         sim = Simulator(demo_script(a.script), provider=a.provider, context_window=a.sim_window).start()
         base = sim.base_url + ("/v1" if a.dialect == "openai" else "")
         key = "sk-simulated"
@@ -216,16 +217,16 @@ def main(argv: list[str] | None = None) -> int:
     t0 = time.perf_counter()
     try:
         return _run(a, agent, sim, transcript, t0)
-    except (SnapglyphError, CallFailed) as e:  # a transcript that is not one, a provider that fails or is down
-        print(f"{ap.prog}: error: {_one_line(e)}", file=sys.stderr)
-        return 1 if isinstance(e, (ProviderError, CallFailed)) else 2
+    except SnapglyphError as e:  # a transcript that is not one
+        print(f"{ap.prog}: error: {' '.join(str(e).split())}", file=sys.stderr)
+        return 2
     except KeyboardInterrupt:
         return 130
 
 
-def _one_line(e: BaseException) -> str:
-    text = " ".join(str(e).split())
-    if "Connection error" in text or (isinstance(e, CallFailed) and e.status is None):
+def _one_line(reply: Reply) -> str:
+    text = " ".join(str(reply.error).split())
+    if "Connection error" in text or (reply.status is None and text.startswith("provider error")):
         text += " (is the server at --base-url running and reachable?)"
     return text
 
@@ -243,8 +244,11 @@ def _run(a, agent, sim, transcript, t0) -> int:
                                if a.simulate else None)
         for text in prompts if prompts is not None else _stdin_lines():
             print(f"turn {agent.counters.turns + 1}: user: {text}", flush=True)
-            answer = agent.run_turn(text)
-            print(f"turn {agent.counters.turns}: answer: {answer}", flush=True)
+            reply = agent.run_turn(text)
+            if reply.error is not None:
+                print(f"{PROG}: error: {_one_line(reply)}", file=sys.stderr)
+                return 1
+            print(f"turn {agent.counters.turns}: answer: {reply.text}", flush=True)
     except AgentStop as e:
         print(f"stopped: {e}", file=sys.stderr)
         return 2

@@ -12,14 +12,13 @@ from pathlib import Path
 
 import pytest
 from snapglyph_agent_demo.clients import AnthropicClient, OpenAIClient
-from snapglyph_agent_demo.context import strip_reasoning, trim_to_boundary
+from snapglyph_agent_demo.context import strip_reasoning
 from snapglyph_agent_demo.loop import WRAP_UP, Agent, AgentStop, LoopConfig
-from snapglyph_agent_demo.sim_errors import anthropic_grammar_error, openai_grammar_error
-from snapglyph_agent_demo.simulator import Simulator, answer, call
 from snapglyph_agent_demo.tools import Workspace
 from snapglyph_agent_demo.transcript import Transcript
 
 import snapglyph
+from snapglyph.testing import PROVIDERS, Simulator, anthropic_grammar_error, answer, call, openai_grammar_error
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -63,8 +62,8 @@ def test_tools_confined_capped_and_errors(ws, tmp_path):
     assert w.run("read_file", {"wrong": 1}).is_error
     assert "f3.txt:5:" in Workspace(ws).run("search", {"pattern": "value=12$"}).text
     t0 = time.perf_counter()
-    r = w.run("run_command", {"command": "sleep 5"})
-    assert r.is_error and "timed out" in r.text and time.perf_counter() - t0 < 3
+    r = w.run("run_command", {"command": "sleep 60"})
+    assert r.is_error and "timed out" in r.text and time.perf_counter() - t0 < 60      # killed, not waited out
     assert "exit code 0" in Workspace(ws).run("run_command", {"command": "ls"}).text
 
 
@@ -97,9 +96,11 @@ def test_transcript_torn_tail_every_offset(tmp_path):
 def test_overflow_recovers_with_pages(dialect, provider, ws, tmp_path):
     with Simulator(_reads(6), provider=provider, context_window=4000) as sim:
         agent, logs = _agent(sim, dialect, ws, tmp_path)
-        assert agent.run_turn("read the files") == "final answer"
+        assert agent.run_turn("read the files").text == "final answer"
         kinds = [e["kind"] for e in sim.log]
         assert "overflow" in kinds and "grammar" not in kinds, kinds
+        # every overflow is recovered on the first retry: the request after an overflow is answered
+        assert all(kinds[i + 1] == "ok" for i, k in enumerate(kinds) if k == "overflow"), kinds
         assert kinds[-1] == "ok" and agent.counters.overflows >= 1 and agent.counters.compactions >= 1
         assert any("pages" in line for line in logs)
         assert agent.counters.history[0]["after"] < agent.counters.history[0]["before"]
@@ -128,7 +129,7 @@ def test_wrap_up_without_tools_never_stored(ws, tmp_path):
     for dialect in ("openai", "anthropic"):
         with Simulator([call(("list_dir", {}))] * 5, provider=dialect) as sim:
             agent, logs = _agent(sim, dialect, ws, tmp_path / dialect, max_rounds=2)
-            text = agent.run_turn("loop forever")
+            text = agent.run_turn("loop forever").text
             assert text.startswith("Wrap-up") and agent.counters.rounds == 3
             assert sim.log[-1]["tool_calls"] == []
             stored = json.dumps(Transcript(tmp_path / dialect / "t.jsonl").load().messages)
@@ -146,7 +147,7 @@ def test_turn_cap_resume_and_system_prompt_not_stored(ws, tmp_path):
         again, logs = _agent(sim, "openai", ws, tmp_path)
         again.start(resume=True)
         assert again.context == context and again.counters.sessions == 2 and again.counters.turns == 2
-        assert again.run_turn("three") == "final answer"
+        assert again.run_turn("three").text == "final answer"
         assert agent.system_prompt not in (tmp_path / "t.jsonl").read_text()
 
 
@@ -165,22 +166,26 @@ def test_reasoning_kept_only_in_turn_in_progress():
     assert "reasoning_content" not in strip_reasoning(oai, "openai")[1]
 
 
-def test_trim_to_boundary_never_starts_with_tool_result():
-    msgs = [{"role": "user", "content": "task"}]
-    for i in range(5):
-        msgs += [{"role": "assistant", "tool_calls": [{"id": f"c{i}", "type": "function",
-                                                        "function": {"name": "f", "arguments": "{}"}}]},
-                 {"role": "tool", "tool_call_id": f"c{i}", "content": "x" * 100}]
-    kept = trim_to_boundary(msgs, "openai", lambda m: len(json.dumps(m)) < 600)
-    assert kept[0] == msgs[0] and kept[1]["role"] == "assistant" and openai_grammar_error(kept) is None
-    assert trim_to_boundary(msgs, "openai", lambda m: False) is None
-
-
-def test_no_valid_cut_stops_clearly(ws, tmp_path):
+def test_no_valid_cut_is_an_error_reply_that_leaves_nothing_behind(ws, tmp_path):
     with Simulator(_reads(3), provider="anthropic", context_window=400) as sim:
         agent, _ = _agent(sim, "anthropic", ws, tmp_path, max_tokens=100)
-        with pytest.raises(AgentStop, match="no valid cut remains|still overflows"):
-            agent.run_turn("read")
+        reply = agent.run_turn("read")
+        assert reply.message is None and re.match("cannot recover from the overflow|the request still overflows",
+                                                  reply.error), reply.error
+        assert agent.context == [] and agent.counters.turns == 0
+        assert Transcript(tmp_path / "t.jsonl").load().messages == []
+
+
+def test_a_provider_error_is_data_and_the_next_turn_goes_on(ws, tmp_path):
+    with Simulator(_reads(1), provider="openai") as sim:
+        agent, _ = _agent(sim, "openai", ws, tmp_path)
+        sim.inject(400, {"error": {"message": "The model `sim` does not exist", "type": "invalid_request_error"}})
+        failed = agent.run_turn("first try")
+        assert failed.status == 400 and "does not exist" in failed.error and failed.message is None
+        assert agent.context == [] and agent.counters.overflows == 0
+        assert agent.run_turn("second try").text == "final answer"
+        stored = Transcript(tmp_path / "t.jsonl").load().messages
+        assert stored[0] == {"role": "user", "content": "second try"} and len(stored) == 4
 
 
 def test_every_request_passes_the_simulators_grammar(ws, tmp_path):
@@ -196,14 +201,14 @@ def test_silent_truncation_detected_not_calibrated_and_recovered(ws, tmp_path):
     # The loop assumes 32768 tokens; the server truncates at 4000 and reports at most 4000 prompt tokens.
     with Simulator(_reads(8), provider="ollama", context_window=4000) as sim:
         agent, logs = _agent(sim, "openai", ws, tmp_path, check_truncation=True)
-        assert agent.run_turn("read the files") == "final answer"
+        assert agent.run_turn("read the files").text == "final answer"
         c = agent.counters
         truncated = [e for e in sim.log if e.get("truncated")]
         assert truncated and c.truncations >= 1 and c.overflows == 0
         assert any(h["reason"].startswith("silent truncation") for h in c.history)
         assert len(truncated) - c.truncations <= 1          # at most one marginal truncation goes unnoticed
         assert not sim.log[-1].get("truncated")              # the answer was made from a whole prompt
-        assert agent.config.context_window <= 4000           # the window learned from the reported count
+        assert agent.window <= 4000                          # the window learned from the reported count
         assert any("silent truncation" in line for line in logs)
         # calibration only saw whole prompts: the estimate tracks the simulator's own count
         whole = [e for e in sim.log if e["kind"] == "ok" and not e.get("truncated")]
@@ -215,7 +220,7 @@ def test_silent_truncation_detected_not_calibrated_and_recovered(ws, tmp_path):
 def test_truncation_check_quiet_on_providers_that_do_not_truncate(dialect, ws, tmp_path):
     with Simulator(_reads(8), provider=dialect, context_window=4000) as sim:
         agent, _ = _agent(sim, dialect, ws, tmp_path, check_truncation=True)
-        assert agent.run_turn("read") == "final answer"
+        assert agent.run_turn("read").text == "final answer"
         assert agent.counters.truncations == 0 and agent.counters.overflows >= 1
 
 
@@ -241,7 +246,7 @@ def test_recall_tool_offered_after_compaction_and_answered(dialect, ws, tmp_path
     with Simulator(script, provider=dialect, context_window=4000) as sim:
         agent, logs = _agent(sim, dialect, ws, tmp_path)
         assert agent.run_tool("recall_messages", {"ids": "1"}).text.startswith("error: unknown tool")
-        assert agent.run_turn("read the files") == "final answer"
+        assert agent.run_turn("read the files").text == "final answer"
         assert agent.counters.compactions >= 1 and agent.counters.recalls == 3
         assert "recall_messages" not in seen[0] and "recall_messages" in seen[-1]
         assert state["recalled"] and all(e["kind"] in ("ok", "overflow") for e in sim.log)
@@ -253,7 +258,7 @@ def test_recall_tool_offered_after_compaction_and_answered(dialect, ws, tmp_path
             results.append((m["content"], m["content"].startswith("error:")))
         elif m["role"] == "user" and isinstance(m["content"], list):
             results += [(b["content"], bool(b.get("is_error"))) for b in m["content"] if b["type"] == "tool_result"]
-    assert ("#3\n" + (ws / "f0.txt").read_text(), False) in results            # the exact source text
+    assert ("#3 tool\n" + (ws / "f0.txt").read_text(), False) in results       # the exact source text
     unknown = [t for t, err in results if err and "9999" in t]
     assert unknown and unknown[0].startswith("error:")
     assert any(err and "not an id" in t for t, err in results)
@@ -266,10 +271,8 @@ def _cli(*args, timeout=60):
 
 
 def test_cli_simulate_overflows_and_recovers(tmp_path):
-    t0 = time.perf_counter()
     r = _cli("--simulate", "--transcript", str(tmp_path / "t.jsonl"))
     assert r.returncode == 0, r.stderr
-    assert time.perf_counter() - t0 < 60
     out = r.stdout
     assert "overflow:" in out and "compaction (overflow)" in out
     pages = [int(n) for n in re.findall(r"compaction \(overflow\): .*?, (\d+) pages", out)]
@@ -280,7 +283,6 @@ _DONE = re.compile(r"(\d+) overflows, (\d+) truncations, (\d+) compactions, (\d+
 
 
 def _cases():
-    from snapglyph_agent_demo.sim_errors import PROVIDERS
     cases = [["--provider", p, "--dialect", d] for p in PROVIDERS for d in ("openai", "anthropic")]
     return cases + [["--dialect", "anthropic"], ["--dialect", "openai"], ["--provider", "anthropic"],
                     ["--provider", "ollama", "--check-truncation", "--turns", "4"]]
