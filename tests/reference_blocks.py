@@ -1,15 +1,18 @@
 """Slow reference of the ``auto`` layout's block planning: the line rule of :mod:`snapglyph.raster.blocks` written
 the plain way (one regex search per line, tabs expanded character by character, columns counted in Python).
 
-The module itself classifies with one combined regex per line and counts with numpy; tests hold the two equal.
+The package's one implementation is compiled (:mod:`snapglyph.raster._line_kernels`); tests hold it equal to this,
+letter by letter and plan by plan, and the reference renderer plans its blocks with this. Only the tuning
+constants (the tab stops, ``KMAX`` and the block sizes, read at each call so that tests may change them) come from
+the package.
 """
 
 from __future__ import annotations
 
 import re
 
+from snapglyph.raster import blocks
 from snapglyph.raster._codes import INDENT_TAB_STOP, KMAX, TAB_STOP
-from snapglyph.raster.blocks import MAX_WRAP_SHARE, MIN_BLOCK_LINES, MIN_COLW, MIN_ROWS_PER_COLUMN
 
 _FENCE = re.compile(r"^\s{0,3}(```|~~~)")
 _CODE = re.compile(
@@ -87,11 +90,11 @@ def classify_lines(lines: list[str], style: int = 0) -> str:
 def choose_columns(widths: list[int], cols: int) -> tuple[int, int]:
     nonblank = sum(1 for w in widths if w > 0)
     best_h, best_k = -1, 1
-    for k in range(1, min(KMAX, max(1, len(widths) // MIN_ROWS_PER_COLUMN)) + 1):
+    for k in range(1, min(KMAX, max(1, len(widths) // blocks.MIN_ROWS_PER_COLUMN)) + 1):
         colw = (cols - (k - 1)) // k
-        if k > 1 and colw < MIN_COLW:
+        if k > 1 and colw < blocks.MIN_COLW:
             break
-        if k > 1 and sum(1 for w in widths if w > colw) > MAX_WRAP_SHARE * nonblank:
+        if k > 1 and sum(1 for w in widths if w > colw) > blocks.MAX_WRAP_SHARE * nonblank:
             continue
         rows = len(widths) + sum(-(-(w - colw) // (colw - 1)) for w in widths if w > colw)
         if best_h < 0 or -(-rows // k) < best_h:
@@ -107,6 +110,6 @@ def plan_blocks(text: str, style: int, cols: int) -> list[tuple[int, int, int, i
     out = []
     for m in re.finditer(r"C(?:[CBN]*C)?", kinds):
         a, b = m.span()
-        if b - a >= MIN_BLOCK_LINES:
+        if b - a >= blocks.MIN_BLOCK_LINES:
             out.append((a, b, *choose_columns([len(expand_tabs(x).rstrip()) for x in lines[a:b]], cols)))
     return out

@@ -1,8 +1,11 @@
 """A slow, obviously correct renderer in plain Python, for pixel-exact comparison with the numba kernels.
 
-It shares only the inputs with the fast path (text normalization, the glyph atlas, the table of symbol labels,
-the block plan of the ``auto`` layout and the profile geometry) and imports nothing from
-``snapglyph.raster._kernels``, ``snapglyph.raster._twin`` or ``snapglyph.raster.render``: layout, wrapping, block
+It is the package's one plain-Python layout: the kernels (:mod:`snapglyph.raster._kernels`, the ahead-of-time build
+and the JIT alike) are held pixel-equal to it. It shares only the inputs with the package (text normalization in
+plain Python, the glyph atlas, the table of symbol labels and the profile geometry), plans the blocks of the
+``auto`` layout with the plain reference of the line rule (reference_blocks.py: only its tuning constants come
+from ``snapglyph.raster.blocks``), and imports nothing from ``snapglyph.raster._kernels`` or
+``snapglyph.raster.render``: layout, wrapping, block
 bands and their columns, paging, styles, label substitution and blitting are written again here, one character and
 one pixel at a time. It also writes each page's text (rows in reading order) for comparison with ``Page.text``.
 """
@@ -11,10 +14,11 @@ from __future__ import annotations
 
 import numpy as np
 
+from reference_blocks import plan_blocks
+
 from snapglyph.model.document import STYLE_HEADER, Document
 from snapglyph.providers.profiles import profile as get_profile
 from snapglyph.raster.atlas import MARKER, SYMBOL_LABELS, atlas
-from snapglyph.raster.blocks import plan_blocks
 from snapglyph.raster.text import normalize
 
 # Pixel value of each atlas level for each style, written out independently of render.STYLE_LUT.

@@ -83,7 +83,7 @@ def test_kernels_under_boundscheck(tmp_path):
         "for cell in ('5x8', '6x12', '8x16'):\n"
         "    for mode in ('dense', 'lines'):\n"
         "        for t in ('x' * 5000, '漢' * 3000, 'a\\n' * 2000, '\\t\\x1b[31m' * 50 + '\\U0001F600' * 900):\n"
-        "            for p in iter_pages(Document.from_text(t), cell=cell, mode=mode, engine='numba'):\n"
+        "            for p in iter_pages(Document.from_text(t), cell=cell, mode=mode):\n"
         "                p.png\n"
     )
     env = dict(os.environ, NUMBA_BOUNDSCHECK="1", NUMBA_CACHE_DIR=str(tmp_path), SNAPGLYPH_KERNELS="jit")

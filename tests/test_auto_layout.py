@@ -101,16 +101,15 @@ def narrow_doc() -> Document:
 
 
 @pytest.mark.parametrize("min_colw", [8, 9, 10, 12, 28])
-@pytest.mark.parametrize("engine", ["numba", "python"])
-def test_narrow_columns_match_reference(min_colw, engine, monkeypatch):
-    """Any MIN_COLW from 8 up: the kernel (or its twin) lays out narrow columns pixel-equal to the reference
-    renderer, never stalls, and every block line starts a row."""
+def test_narrow_columns_match_reference(min_colw, monkeypatch):
+    """Any MIN_COLW from 8 up: the kernel lays out narrow columns pixel-equal to the reference renderer, never
+    stalls, and every block line starts a row."""
     monkeypatch.setattr(blocks_mod, "MIN_COLW", min_colw)
     small = dataclasses.replace(profile("claude"), name="small", page_size=(224, 112), patch=28)  # 37 x 9 cells
     d = narrow_doc()
     narrowest = min(colw for s in d.segments for _, _, _, colw in plan_blocks(s.text, s.style, 37))
     assert narrowest == {8: 8, 9: 11, 10: 11, 12: 18, 28: 37}[min_colw]  # 4, 3, 3, 2 and 1 columns
-    fast = list(iter_pages(d, profile=small, cell=(6, 12), mode="auto", engine=engine))
+    fast = list(iter_pages(d, profile=small, cell=(6, 12), mode="auto"))
     slow, texts = reference_render(d, profile=small, cell=(6, 12), mode="auto")
     assert len(fast) == len(slow) >= 4
     for f, s, t in zip(fast, slow, texts):
@@ -128,20 +127,11 @@ _PIECES = ["    x = 1", "\tif (a) {", "}", "| a | b |", "2024-01-01 12:00 INFO x
            "drwxr-xr-x 2 a", "$ ls", ">>> 1", "def f():", "a => b", "a\tb\tc", "\u00a0x,", "x ;\u3000",
            "ERROR boom", "12: line", "12  x", "return", "Here is some prose that goes on and on " * 3, "\r", "a\rb\t",
            "  - nested item {", "diff --git a b", "[10:00:00] ok", "\u2028", "\t\t  \tdeep\tx",
-           "    x = '\U0001F600'", "\U0001F680 launched: it works, and the words go on"]  # beyond U+FFFF: Python features
+           "    x = '\U0001F600'", "\U0001F680 launched: it works, and the words go on"]  # beyond U+FFFF: stand-ins of their class
 
 
-@pytest.fixture(params=["python", "numba"])
-def engine(request, monkeypatch):
-    """plan_blocks by the patterns and numpy (no compiled kernels ready), then by the line kernels."""
-    from snapglyph.raster import native
-    native.kernels()
-    monkeypatch.setattr(native, "ready", lambda: request.param == "numba")
-    return request.param
-
-
-def test_plan_blocks_equals_reference_on_line_soups(engine):
-    """Both engines' classifier and column count give the reference's plan, line soup by line soup."""
+def test_plan_blocks_equals_reference_on_line_soups():
+    """The line kernels' classifier and column count give the reference's plan, line soup by line soup."""
     import random
 
     import reference_blocks as ref
@@ -161,7 +151,7 @@ def test_plan_blocks_equals_reference_on_line_soups(engine):
 
 
 @pytest.mark.parametrize("name", FILES + ["aider-chat-history/chat-history.md", "codex-rollout"])
-def test_plan_blocks_equals_reference_on_transcripts(name, engine):
+def test_plan_blocks_equals_reference_on_transcripts(name):
     import reference_blocks as ref
     path = shared_path("data", name)
     if path.is_dir():
@@ -182,14 +172,14 @@ _UNICODE_PIECES = ["def", "INFO", "x", "12", "\u0661\u0662", ":", "|", " ", "  "
 @given(st.lists(st.lists(st.sampled_from(_UNICODE_PIECES), max_size=30).map("".join), min_size=1, max_size=12),
        st.sampled_from([0, 1, 3]))
 @settings(max_examples=400, deadline=None)
-def test_line_kernel_equals_patterns(lines, style):
-    """The compiled line classifier and widths equal the patterns' and expand_tabs', Unicode spaces, digits, word
-    characters and code points beyond U+FFFF included."""
-    from snapglyph.raster._codes import expand_tabs
+def test_line_kernel_equals_reference(lines, style):
+    """The compiled line classifier and widths equal the reference's patterns and tab expansion, Unicode spaces,
+    digits, word characters and code points beyond U+FFFF included."""
+    import reference_blocks as ref
 
     kinds, widths = blocks_mod.line_kinds(lines, style)
-    assert kinds == blocks_mod.classify_lines(lines, style)
-    assert widths.tolist() == [len(expand_tabs(x).rstrip()) for x in lines]
+    assert kinds == ref.classify_lines(lines, style)
+    assert widths.tolist() == [len(ref.expand_tabs(x).rstrip()) for x in lines]
 
 
 def test_char_classes_are_the_patterns_classes():
@@ -208,13 +198,14 @@ def test_char_classes_are_the_patterns_classes():
 
 
 @pytest.mark.parametrize("name", FILES + ["aider-chat-history/chat-history.md"])
-def test_line_kernel_equals_patterns_on_transcripts(name):
-    """Every line of real transcripts, in every style: the kernel's letters are the patterns'."""
+def test_line_kernel_equals_reference_on_transcripts(name):
+    """Every line of real transcripts, in every style: the kernel's letters are the reference's."""
+    import reference_blocks as ref
     path = shared_path("data", name)
     doc = build_document(load(path).messages)
     lines = split_lines("\n".join(s.text for s in doc.segments))
     assert len(lines) > 500
     for style, met in ((0, "BCNP"), (1, "BCP")):  # in tool output a neutral line counts as code-like
         kinds, _ = blocks_mod.line_kinds(lines, style)
-        assert kinds == blocks_mod.classify_lines(lines, style)
+        assert kinds == ref.classify_lines(lines, style)
         assert "".join(sorted(set(kinds))) == met

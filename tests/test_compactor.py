@@ -400,7 +400,7 @@ def test_plans_from_layout_alone_equal_plans_from_encoded_pages(budget):
     from snapglyph.compaction.compactor import _Middles
     from snapglyph.compaction.conversation import prepare
     from snapglyph.compaction.plan import plan_cut
-    from snapglyph.raster.pool import render_packed
+    from snapglyph.raster.lazy import render_packed
     prof = profile("claude")
     settings = {"profile": prof, "cell": None, "mode": "auto", "family": None}
     middles = _Middles(dict(settings, encoded={}, segments={}))

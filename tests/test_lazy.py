@@ -11,7 +11,7 @@ import pytest
 from snapglyph import load
 from snapglyph.raster import lazy
 from snapglyph.raster.lazy import render_lazy
-from snapglyph.raster.pool import render_packed
+from snapglyph.raster.lazy import render_packed
 
 ROOT = Path(__file__).resolve().parent.parent
 _FIELDS = ("index", "chars", "replaced", "zero_width", "removed", "first_id", "last_id", "fill", "cell", "rows",

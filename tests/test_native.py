@@ -36,7 +36,7 @@ def build():
 
 def _pages(monkeypatch, kernels, doc, **kw):
     monkeypatch.setattr(native, "_loaded", kernels)
-    return [(p.png, p.text, p.chars, p.first_id, p.last_id) for p in iter_pages(doc, engine="numba", **kw)]
+    return [(p.png, p.text, p.chars, p.first_id, p.last_id) for p in iter_pages(doc, **kw)]
 
 
 @pytest.mark.parametrize("mode", ["auto", "dense", "lines"])
@@ -135,11 +135,17 @@ def test_no_build_in_the_folder_means_the_jit(monkeypatch, tmp_path):
     assert native._load_build() is None  # a folder without a module (a build that failed part way)
 
 
+def _count_span(codes, srcw, a, b, narrow, wide):
+    """count_span's counts by numpy: source characters, and those replaced (a replacement glyph or a label's first
+    letter)."""
+    w, c = srcw[a:b], codes[a:b]
+    return int(np.count_nonzero(w)), int(np.count_nonzero(((c == narrow) | (c == wide)) & (w > 0)) + (w == 2).sum())
+
+
 def test_a_pages_counts_by_kernel_equal_numpy(build):
-    """count_span (the build's and the JIT's) against the plain-Python engine's numpy counts on random spans of
-    codes with replacement glyphs and label letters."""
+    """count_span (the build's and the JIT's) against numpy's counts on random spans of codes with replacement
+    glyphs and label letters."""
     from snapglyph.raster.atlas import REPL_NARROW, REPL_WIDE
-    from snapglyph.raster.render import _count_span
     made, jit = build
     rng = np.random.default_rng(5)
     codes = rng.choice(np.array([REPL_NARROW, REPL_WIDE, -1, 0, 5, 77], np.int32), 5000)
@@ -152,11 +158,39 @@ def test_a_pages_counts_by_kernel_equal_numpy(build):
     assert _count_span(codes, srcw, 0, 5000, REPL_NARROW, REPL_WIDE)[1] > 1000  # both kinds of replaced counted
 
 
-def test_without_a_build_a_short_text_is_drawn_in_plain_python_without_numba(tmp_path):
+def test_without_a_build_the_kernels_are_the_jits(tmp_path):
     code = ("import sys; from snapglyph.raster import native; import snapglyph as s; "
             "pages = s.render('hello\\n' * 50, workers=1); "
-            "print(len(pages), native.ready(), 'numba' in sys.modules)")
-    assert _fresh(code, SNAPGLYPH_KERNEL_DIR=str(tmp_path)) == ["1", "False", "False"]
+            "print(len(pages), native.kernels().source, 'numba' in sys.modules)")
+    assert _fresh(code, SNAPGLYPH_KERNEL_DIR=str(tmp_path)) == ["1", "jit", "True"]
+
+
+def test_a_numba_without_pycc_falls_back_to_the_jit_and_says_so_once(monkeypatch, tmp_path):
+    import warnings
+    monkeypatch.setenv("SNAPGLYPH_KERNEL_DIR", str(tmp_path))  # no build here
+    monkeypatch.delenv("SNAPGLYPH_KERNELS", raising=False)
+    monkeypatch.setattr(native, "_pycc_present", lambda: False)
+    monkeypatch.setattr(native, "_warned", False)
+    for _ in range(3):
+        monkeypatch.setattr(native, "_loaded", None)
+        with warnings.catch_warnings(record=True) as seen:
+            warnings.simplefilter("always")
+            assert native.kernels().source == "jit"
+        said = [w for w in seen if issubclass(w.category, RuntimeWarning) and "no numba.pycc" in str(w.message)]
+        assert len(said) == (1 if _ == 0 else 0)
+    monkeypatch.setattr(native, "_warned", False)
+    monkeypatch.setattr(native, "_loaded", None)
+    monkeypatch.setenv("SNAPGLYPH_KERNELS", "jit")  # the JIT asked for: nothing to say
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
+        assert native.kernels().source == "jit"
+    assert not [w for w in seen if "no numba.pycc" in str(w.message)]
+
+
+def test_this_numba_has_pycc():
+    """The installed numba (pyproject.toml pins the versions the build is tested with) has its ahead-of-time
+    compiler, found without importing numba."""
+    assert native._pycc_present()
 
 
 def test_a_build_that_cannot_be_made_is_a_render_error_and_warm_says_why(monkeypatch, tmp_path, capsys):

@@ -59,13 +59,12 @@ def labelled_doc() -> Document:
 @pytest.mark.parametrize("mode", ["dense", "lines"])
 @pytest.mark.parametrize("cell", [(5, 8), (6, 12), (8, 16)])
 @pytest.mark.parametrize("family", ["outline", "bitmap"])
-@pytest.mark.parametrize("engine", ["numba", "python"])
-def test_kernel_matches_reference(mode, cell, family, engine):
+def test_kernel_matches_reference(mode, cell, family):
     d = labelled_doc()
     if cell == (5, 8):  # no wide glyphs at 5x8: the fast path would switch cells; compare on text without CJK
         d = Document([dataclasses.replace(s, text=s.text.replace("漢", "K").replace("字", "J")
                                           .replace("한", "H").replace("글", "G")) for s in d.segments])
-    fast = list(iter_pages(d, profile=SMALL, cell=cell, mode=mode, family=family, engine=engine))
+    fast = list(iter_pages(d, profile=SMALL, cell=cell, mode=mode, family=family))
     slow = reference_pages(d, profile=SMALL, cell=cell, mode=mode, family=family)
     assert len(fast) == len(slow) >= 2
     for f, s in zip(fast, slow):
@@ -75,8 +74,7 @@ def test_kernel_matches_reference(mode, cell, family, engine):
 
 
 @pytest.mark.parametrize("mode", ["dense", "auto", "lines"])
-@pytest.mark.parametrize("engine", ["numba", "python"])
-def test_chunk_that_fills_the_page(mode, engine):
+def test_chunk_that_fills_the_page(mode):
     """A chunk whose last glyph fills the page's last cell: the next chunk starts on a full page, places nothing
     there and goes on on the next page (the renderer took that for a layout stuck on an empty page and raised)."""
     cells = (224 // 6) * (112 // 12)
@@ -85,7 +83,7 @@ def test_chunk_that_fills_the_page(mode, engine):
     assert half <= SPLIT and half < CHUNK <= n
     d = Document([Segment("a" * half, STYLE_TEXT, 0), Segment("a" * half, STYLE_TEXT, 0), Segment("b", STYLE_TEXT, 1)])
     assert [len(ck.codes) for ck in chunks(d, atlas((6, 12)))] == [n, 1]
-    pages = list(iter_pages(d, profile=SMALL, cell=(6, 12), mode=mode, engine=engine))
+    pages = list(iter_pages(d, profile=SMALL, cell=(6, 12), mode=mode))
     assert len(pages) == n // cells + 1
     assert pages[-2].text == ("a" * 37 + "\n") * 8 + "a" * 37 and pages[-2].last_id == 0
     assert pages[-1].text == "b" and (pages[-1].first_id, pages[-1].chars) == (1, 1)
@@ -127,37 +125,31 @@ def test_accounting_and_ids():
     assert all(0 < p.fill <= 1 for p in pages)
 
 
-def test_stray_codes_are_no_ops_in_kernel_and_twin():
-    """A code below -2 outside a block (a stray ``CODE_BLOCK_END``, ``CODE_NOP``, -6) is skipped by the kernel and
-    by its twin alike (the twin used to loop forever on -5 and -6 in prose)."""
+def test_stray_codes_are_no_ops_in_the_kernel():
+    """A code below -2 outside a block (a stray ``CODE_BLOCK_END``, ``CODE_NOP``, -6) is skipped by the kernel (a
+    plain-Python twin of the kernel once looped forever on -5 and -6 in prose)."""
     from snapglyph.raster._kernels import layout_blit
-    from snapglyph.raster._twin import layout_blit_py
 
     glyphs = np.zeros((4, 2, 4), np.uint8)
     glyphs[1] = 3
     lut = np.array([[255, 170, 85, 0]] * 5, np.uint8)
     ink = (np.array([0, 0, 4, 4, 4], np.int32), np.array([0, 1, 8, 9], np.int32), np.full(4, 3, np.uint8))
     codes = np.array([1, -5, 1, -6, 1, -3, 1], np.int32)
-    results = []
-    for fn in (layout_blit, layout_blit_py):
-        page, state = np.full((4, 8), 255, np.uint8), np.zeros(16, np.int64)
-        out_line, out_col = np.full(7, -1, np.int32), np.full(7, -1, np.int32)
-        j = fn(codes, np.zeros(7, np.uint8), 0, 7, state, page, glyphs, np.ones(4, np.uint8), lut, 2, 2, 4, 2, True,
-               1, *ink, out_line, out_col, np.zeros(16, np.int8), 2)
-        results.append((j, out_line.tolist(), out_col.tolist(), state.tolist(), page.tolist()))
-    assert results[0] == results[1]
-    assert results[0][:3] == (7, [0, -1, 0, -1, 0, -1, 0], [0, -1, 1, -1, 2, -1, 3])
-    assert results[0][4][0] == [0, 0, 0, 0, 0, 0, 0, 0]
+    page, state = np.full((4, 8), 255, np.uint8), np.zeros(16, np.int64)
+    out_line, out_col = np.full(7, -1, np.int32), np.full(7, -1, np.int32)
+    j = layout_blit(codes, np.zeros(7, np.uint8), 0, 7, state, page, glyphs, np.ones(4, np.uint8), lut, 2, 2, 4, 2,
+                    True, 1, *ink, out_line, out_col, np.zeros(16, np.int8), 2)
+    assert (j, out_line.tolist(), out_col.tolist()) == (7, [0, -1, 0, -1, 0, -1, 0], [0, -1, 1, -1, 2, -1, 3])
+    assert page.tolist()[0] == [0, 0, 0, 0, 0, 0, 0, 0] and page.tolist()[2] == [255] * 8
 
 
-@pytest.mark.parametrize("engine", ["numba", "python"])
 @pytest.mark.parametrize("cell", [(5, 8), (6, 12), (8, 16)])
-def test_symbols_without_glyph_read_as_labels(engine, cell):
+def test_symbols_without_glyph_read_as_labels(cell):
     """✅ and ❌ (no glyph in any bundled font) are drawn as their labels [ok] and [x], pixel for pixel, and count as
-    replaced; the compiled normalization pass (the numba engine's) gives the same pixels."""
+    replaced."""
 
     def page(text):
-        pages = list(iter_pages(Document.from_text(text), profile=SMALL, cell=cell, engine=engine))
+        pages = list(iter_pages(Document.from_text(text), profile=SMALL, cell=cell))
         assert len(pages) == 1
         return pages[0]
 
@@ -270,11 +262,10 @@ def auto_doc() -> Document:
 
 @pytest.mark.parametrize("cell", [(6, 12), (8, 16)])
 @pytest.mark.parametrize("family", ["outline", "bitmap"])
-@pytest.mark.parametrize("engine", ["numba", "python"])
-def test_auto_matches_reference(cell, family, engine):
+def test_auto_matches_reference(cell, family):
     d = auto_doc()
     medium = dataclasses.replace(SMALL, name="medium", page_size=(448, 224))  # room for 2 columns of 24+ cells
-    fast = list(iter_pages(d, profile=medium, cell=cell, mode="auto", family=family, engine=engine))
+    fast = list(iter_pages(d, profile=medium, cell=cell, mode="auto", family=family))
     slow, texts = reference_render(d, profile=medium, cell=cell, mode="auto", family=family)
     assert len(fast) == len(slow) >= 3
     for f, s, t in zip(fast, slow, texts):

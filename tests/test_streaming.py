@@ -126,7 +126,8 @@ def test_cli_render_streams_a_text_file_with_any_workers(tmp_path, text_file):
 
 
 def test_progress_ticks_once_per_kept_page_and_stays_quiet_off_a_terminal(tmp_path):
-    from snapglyph.raster.pool import PROGRESS, render_packed
+    from snapglyph.raster.lazy import render_packed
+    from snapglyph.raster.pool import PROGRESS
 
     ticks = []
     token = PROGRESS.set(ticks.append)
@@ -226,7 +227,8 @@ def test_page_buffers_reused_and_pages_unchanged(tmp_path):
     """Pages drawn into buffers given back (write_pages, render_packed) are byte-identical to pages drawn into
     fresh ones, and a buffer is taken again once its page is written."""
     from snapglyph.raster.page_folder import write_pages
-    from snapglyph.raster.pool import PageBuffers, render_packed
+    from snapglyph.raster.lazy import render_packed
+    from snapglyph.raster.pool import PageBuffers
 
     text = "".join(f"row {i}: the quick brown fox jumps over the lazy dog {i * 7919 % 1000}\n" for i in range(9000))
     buffers = PageBuffers()
@@ -253,14 +255,14 @@ def test_layout_without_drawing_gives_the_drawn_pages_breaks_and_counts(mode):
     doc = document_for(load(__import__("conftest").ROOT / "examples" / "pi-session" / "large-session.jsonl").messages,
                        mode)
     fields = ("index", "rows", "chars", "replaced", "zero_width", "removed", "first_id", "last_id", "fill")
-    drawn = list(iter_pages(doc, mode=mode, engine="numba"))
-    laid = list(iter_pages(doc, mode=mode, engine="numba", draw=False))
+    drawn = list(iter_pages(doc, mode=mode))
+    laid = list(iter_pages(doc, mode=mode, draw=False))
     assert len(drawn) > 3 and [tuple(getattr(p, f) for f in fields) for p in drawn] == [
         tuple(getattr(p, f) for f in fields) for p in laid]
     assert all(p.text for p in drawn) and not any(p.text for p in laid)
     assert len({id(p.pixels) for p in laid[:-1]}) == 1  # one scratch buffer (the last page is trimmed: a copy)
     some = set(range(1, len(drawn), 2))  # a set: those pages drawn, white where nothing was drawn, the others not
-    mixed = list(iter_pages(doc, mode=mode, engine="numba", draw=some))
+    mixed = list(iter_pages(doc, mode=mode, draw=some))
     for p, q in zip(drawn, mixed):
         assert (p.index in some) == bool(q.text)
         if p.index in some:

@@ -8,14 +8,15 @@
 - :mod:`.atlas`     the glyph atlas: glyphs of one family and cell size in one array, grown on demand, per process.
 - :mod:`.font_report` the text ``snapglyph fonts`` prints.
 - :mod:`.stream`    document -> stream codes (normalized, glyph indices, blocks marked), in chunks.
-- :mod:`._codes`    the stream codes and the layout state shared by the kernels, their twin and the renderer.
-- :mod:`._kernels`  numba kernels (layout and blit), arrays and scalars only; :mod:`._twin` their plain-Python twin;
-                    :mod:`._text_kernels` (normalization), :mod:`._line_kernels` (block planning), :mod:`._pack_kernels`.
+- :mod:`._codes`    the stream codes and the layout state shared by the kernels and the renderer.
+- :mod:`._kernels`  numba kernels (layout and blit), arrays and scalars only; :mod:`._text_kernels` (normalization),
+                    :mod:`._line_kernels` (block planning, its constants in :mod:`._line_rule`), :mod:`._pack_kernels`.
+                    Their plain-Python reference is the tests' (tests/reference_renderer.py, tests/reference_blocks.py).
 - :mod:`.native`    the compiled kernels the renderer calls: a build made ahead of time (``numba.pycc``), else the JIT.
 - :mod:`.render`    :func:`render` and :func:`iter_pages`: the orchestration over the kernels.
 - :mod:`.page`      ``Page``, what a render yields (also exported by :mod:`.render`).
 - :mod:`.encode`    deterministic PNG bytes and data URLs.
 - :mod:`.pool`      PNG encoding on threads beside layout; pages kept as PNG bytes.
-- :mod:`.lazy`      pages laid out now, drawn when first looked at (compaction's).
+- :mod:`.lazy`      pages laid out now, drawn when first looked at (compaction's), and ``render_packed``.
 - :mod:`.warm`      compile every kernel once (``python -m snapglyph.raster.warm``).
 """

@@ -1,6 +1,6 @@
-"""Stream codes and the layout state, shared by the kernels, their plain-Python twin and the renderer.
+"""Stream codes and the layout state, shared by the kernels and the renderer.
 
-Plain Python: importing this module does not load numba (the renderer and the twin import it; only
+Plain Python: importing this module does not load numba (the renderer imports it; only
 :mod:`snapglyph.raster._kernels` compiles).
 
 Stream codes (the ``codes`` array of :func:`snapglyph.raster._kernels.layout_blit`): a value ``>= 0`` is a glyph

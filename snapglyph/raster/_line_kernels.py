@@ -3,12 +3,13 @@
 A module of kernels like :mod:`snapglyph.raster._kernels` (compiled through its one :data:`~._kernels.jit`), kept
 apart because it is a stage of its own: it reads a segment's source text (code points), not stream codes.
 
-:func:`line_kinds` gives each line's letter (``C``, ``P``, ``B``, ``N``) by the rule of
-:func:`snapglyph.raster.blocks.classify_lines` and each line's width (tabs expanded, trailing space dropped);
-:func:`choose_band` is :func:`snapglyph.raster.blocks.choose_columns` over a block's widths. Python's ``\\s``,
-``\\w`` and ``\\d`` come in as a table of the Basic Multilingual Plane made from the patterns themselves
-(:func:`snapglyph.raster.blocks.char_classes`); a line with a code point above U+FFFF comes with its features
-computed by Python. Tests hold both kernels equal to the Python functions on every line of ../shared/data.
+:func:`line_kinds` gives each line's letter (``C``, ``P``, ``B``, ``N``) by the line rule of
+:mod:`snapglyph.raster.blocks` and each line's width (tabs expanded, trailing space dropped); :func:`choose_band`
+is the column count of a block (:func:`snapglyph.raster.blocks.choose_columns`). Python's ``\\s``, ``\\w`` and
+``\\d`` come in as a table of the Basic Multilingual Plane (:func:`snapglyph.raster.blocks.char_classes`); a code
+point above U+FFFF comes in as a character of the plane of the same class. These kernels are the rule's one
+implementation in the package; tests hold them equal to the plain-Python reference (tests/reference_blocks.py) on
+every line of ../shared/data and on generated lines.
 """
 
 from __future__ import annotations
@@ -16,13 +17,12 @@ from __future__ import annotations
 import numpy as np
 
 from ._kernels import jit
-from .blocks import (CLASS_DIGIT, CLASS_SPACE, CLASS_WORD, CODE_END, CODE_KEYWORDS, F_DIFF_LINE,  # noqa: F401
-                     F_ENDS_CODE, F_PROSE, F_TOKENS, KIND_BITS, LOG_LEVELS)
+from ._line_rule import (CLASS_DIGIT, CLASS_SPACE, CLASS_WORD, CODE_END, CODE_KEYWORDS, F_DIFF_LINE, F_ENDS_CODE,
+                         F_PROSE, F_TOKENS, KIND_BITS, LOG_LEVELS)
 
-BLOCKS_DIGEST = "34a5febb398a4751"  # SHA-256 of blocks.py, whose constants and tables the kernels bake in
+RULE_DIGEST = "cbe2572411d9db99"  # SHA-256 of _line_rule.py, whose constants and tables the kernels bake in
 
-__all__ = ["CLASS_DIGIT", "CLASS_SPACE", "CLASS_WORD", "F_DIFF_LINE", "F_ENDS_CODE", "F_PROSE", "F_TOKENS",
-           "KIND_BITS", "choose_band", "line_kinds"]
+__all__ = ["RULE_DIGEST", "choose_band", "line_kinds"]
 
 _FENCE, _BLANK, _DIFF, _ITEM, _CODE = 1, 2, 3, 4, 5
 
@@ -151,7 +151,8 @@ def _after_space(cps, b, p, q, cls):
 
 @jit
 def _code_start(cps, a, b, p, q, cls):
-    """Whether line ``cps[a:b]`` is code-like at its start (the alternatives of ``blocks._CODE_START``)."""
+    """Whether line ``cps[a:b]`` is code-like at its start (the alternatives of the rule in
+    :mod:`snapglyph.raster.blocks`)."""
     if p - a >= 2 and p < b:  # two or more spaces (U+0020 only), then a non-space
         spaces = True
         for k in range(a, p):
@@ -204,8 +205,8 @@ def _scan(cps, a, n, cls, tab_stop, indent_stop):
     ``end``: the index of its newline (or ``n``); ``width``: its cells with tabs expanded (``_codes.expand_tabs``)
     and trailing space dropped; ``tokens``: whether it holds a code token (``=>``, ``->``, ``==``, ``!=``, ``::``,
     ``&&``, ``||``); ``words`` and ``letters``: the runs of two or more ASCII letters, and their letters plus the
-    spaces (the counts of ``blocks._prose``). One loop instead of three (no faster by itself: 44.7 against 44.1 ms
-    for 4 M characters, measured 2026-12-03; the speed came from compiling without reference counting)."""
+    spaces (the counts of the prose test, :data:`~snapglyph.raster._line_rule.F_PROSE`). One loop instead of
+    three."""
     col = 0
     last = 0
     indent = True
@@ -250,8 +251,8 @@ def _scan(cps, a, n, cls, tab_stop, indent_stop):
 
 @jit
 def _features(cps, a, b, listing, cls, tokens, words, letters):
-    """The feature bits of line ``cps[a:b]`` (as ``blocks._features`` computes them; ``tokens``, ``words``,
-    ``letters``: from :func:`_scan`)."""
+    """The feature bits of line ``cps[a:b]`` (:data:`~snapglyph.raster._line_rule.KIND_BITS` and the ``F_`` bits;
+    ``tokens``, ``words``, ``letters``: from :func:`_scan`)."""
     p = _run(cps, a, b, cls, CLASS_SPACE)
     if p == b:
         return _BLANK
@@ -280,16 +281,14 @@ def _features(cps, a, b, listing, cls, tokens, words, letters):
 
 
 @jit
-def line_kinds(cps, feats, listing, cls, tab_stop, indent_stop, out, widths):
+def line_kinds(cps, listing, cls, tab_stop, indent_stop, out, widths):
     """Classify each line of a segment for block planning and measure it.
 
     Parameters
     ----------
     cps : uint32 array (n,)
-        The segment's code points, its newlines as 10 (CRLF, U+2028 and U+2029 made newlines).
-    feats : int32 array (lines,)
-        Per line (one more than the newlines): its feature bits where Python computed them (a line with a code
-        point above U+FFFF), else -1.
+        The segment's code points, its newlines as 10 (CRLF, U+2028 and U+2029 made newlines), each above U+FFFF
+        replaced by one of the plane of the same class.
     listing : bool
         Tool output or a tool call: no list items, and a neutral line counts as code-like.
     cls : uint8 array (0x10000,)
@@ -298,7 +297,8 @@ def line_kinds(cps, feats, listing, cls, tab_stop, indent_stop, out, widths):
     tab_stop, indent_stop : int
         Tab stops after text and in indentation (``_codes.TAB_STOP``, ``_codes.INDENT_TAB_STOP``).
     out : uint8 array (lines,)
-        Each line's letter as its ASCII code: ``C`` code-like, ``P`` prose, ``B`` blank, ``N`` neutral.
+        Per line (one more than the newlines): its letter as its ASCII code: ``C`` code-like, ``P`` prose, ``B``
+        blank, ``N`` neutral.
     widths : int32 array (lines,)
         Each line's width in cells, one a character (modified in place, like ``out``).
     """
@@ -306,9 +306,9 @@ def line_kinds(cps, feats, listing, cls, tab_stop, indent_stop, out, widths):
     diff = False
     a = 0
     n = len(cps)
-    for i in range(len(feats)):
+    for i in range(len(out)):
         b, width, tokens, words, letters = _scan(cps, a, n, cls, tab_stop, indent_stop)
-        f = feats[i] if feats[i] >= 0 else _features(cps, a, b, listing, cls, tokens, words, letters)
+        f = _features(cps, a, b, listing, cls, tokens, words, letters)
         widths[i] = width
         kind = f & KIND_BITS
         if kind == _FENCE:
@@ -333,7 +333,8 @@ def line_kinds(cps, feats, listing, cls, tab_stop, indent_stop, out, widths):
 
 @jit
 def choose_band(widths, a, b, cols, kmax, min_colw, min_rows, max_share):
-    """:func:`snapglyph.raster.blocks.choose_columns` of ``widths[a:b]``: returns ``(k, colw)``."""
+    """The columns of a block band from the widths of its lines ``widths[a:b]`` (int32, cells): returns
+    ``(k, colw)``, by the rule of :func:`snapglyph.raster.blocks.choose_columns`."""
     n = b - a
     nonblank = 0
     for i in range(a, b):

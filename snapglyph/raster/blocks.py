@@ -21,9 +21,10 @@ counts as code-like (a listing of names keeps one name per row). A block is a ma
 The column count of a block (:func:`choose_columns`) follows from its line widths: the lowest band, with columns of
 at least :data:`MIN_COLW` cells that wrap at most :data:`MAX_WRAP_SHARE` of the lines.
 
-Where numba is loaded (the renderer's numba engine), the same letters, widths and columns come from compiled
-kernels (:func:`line_kinds`, :mod:`snapglyph.raster._line_kernels`); the patterns here define them, and tests hold
-the kernels equal to them.
+The letters, widths and columns come from compiled kernels (:mod:`snapglyph.raster._line_kernels`, called through
+:func:`snapglyph.raster.native.kernels`), the rule's one implementation here; its constants are in
+:mod:`snapglyph.raster._line_rule`. The rule written the plain way, one regex search a line, is the tests'
+reference (tests/reference_blocks.py), which the kernels are held equal to on every line of ../shared/data.
 
 Deterministic: the same text and page width give the same blocks and columns. Nothing here reads pixels.
 """
@@ -36,8 +37,10 @@ import re
 import numpy as np
 
 from . import native
-from ._codes import INDENT_TAB_STOP, TAB_STOP, expand_tabs
+from ._codes import INDENT_TAB_STOP, TAB_STOP
 from ._codes import KMAX as _KMAX
+from ._line_rule import (CLASS_DIGIT, CLASS_SPACE, CLASS_WORD, CODE_END, CODE_KEYWORDS, F_DIFF_LINE, F_ENDS_CODE,
+                         F_PROSE, F_TOKENS, KIND_BITS, LOG_LEVELS)
 
 __all__ = ["CLASS_DIGIT", "CLASS_SPACE", "CLASS_WORD", "CODE_END", "CODE_KEYWORDS", "F_DIFF_LINE", "F_ENDS_CODE",
            "F_PROSE", "F_TOKENS", "KIND_BITS", "LOG_LEVELS", "MAX_WRAP_SHARE", "MIN_BLOCK_LINES", "MIN_COLW",
@@ -63,47 +66,6 @@ per image token as a share of ``dense``'s, block lines wrapped): 0.5 with 32-cel
 
 _STYLE_HEADER = 2
 _LISTING_STYLES = (1, 3)  # STYLE_DIM (tool output), STYLE_CALL (tool calls)
-
-CODE_KEYWORDS = ("def", "class", "import", "from", "return", "if", "elif", "else", "for", "while", "try", "except",
-                 "finally", "with", "async", "await", "const", "let", "var", "function", "fn", "pub", "use", "package",
-                 "func", "struct", "impl", "enum", "type", "interface", "export", "public", "private", "static",
-                 "#include", "#define")
-"""Words that make a line code-like where it starts with one (after indentation), as a whole word."""
-LOG_LEVELS = ("DEBUG", "INFO", "WARN", "WARNING", "ERROR", "TRACE", "FATAL", "CRITICAL")
-"""Level words that make a line a log line where it starts with one (after indentation and an optional ``[``)."""
-
-_CODE_START = (  # the code-like rule, matched at the line start; also code-like: a line ending in CODE_END
-    r"(?:[ ]{2,}|\t)\S"                                   # indented
-    r"|(?:@@ |\+\+\+ |--- |diff --git |index [0-9a-f]{7})"  # diff headers
-    r"|[\w./-]+:\d+[:\s]"                                 # grep hit: path:line:
-    r"|[dlcbps-][rwxsStT-]{9}[.+@]?\s"                    # ls -l
-    r"|(?:\$|>>>|\.\.\.|#!|%) "                           # prompts, shebang
-    r"|\s*(?:\|.*\|\s*$"                                  # table row
-    r"|\[?\d{4}-\d\d-\d\d[ T]\d|\[?\d\d:\d\d:\d\d"          # log time stamps
-    r"|\[?(?:" + "|".join(LOG_LEVELS) + r")\b"
-    r"|\d+\s*(?:[:\t|\u2192]|\s{2})"                      # numbered listing line
-    r"|[})\]]"                                            # starts like code
-    r"|(?:" + "|".join(CODE_KEYWORDS) + r")\b)"
-)
-CODE_END = "{};([,"
-"""A line whose last non-space character is one of these reads as code (checked with ``str.rstrip``: a regex
-ending in ``\\s*$`` backtracks over the whole line)."""
-_CODE_TOKENS = re.compile(r"=>|->|::|==|!=|&&|\|\|")  # code-like in tool output and calls only
-
-
-def _kinds(item: str) -> re.Pattern:
-    """What a line's own text is, matched at its start, the first alternative that matches wins: group 1 a fence,
-    2 blank, 3 a diff start, 4 a list item (``item``), 5 code-like (:data:`_CODE_START`)."""
-    return re.compile(r"(\s{0,3}(?:```|~~~))|(\s*$)|(@@ |diff --git )|(" + item + ")|(" + _CODE_START + ")")
-
-
-_KIND = _kinds(r"\s*(?:[-*+]|\d+[.)])\s")
-"""Conversation text: a markdown list item (``- x``, ``1. x``) is prose, never code-like."""
-_KIND_LISTING = _kinds(r"(?!)")
-"""Tool output and calls: no list item exception (``(?!)`` never matches; :data:`_CODE_TOKENS` make a line
-code-like too)."""
-_FENCE, _BLANK, _DIFF, _ITEM, _CODE = 1, 2, 3, 4, 5
-_WORD = re.compile(r"[A-Za-z]{2,}")
 
 
 def split_lines(text: str) -> list[str]:
@@ -131,16 +93,6 @@ def split_lines(text: str) -> list[str]:
     return text.split("\n")
 
 
-def _prose(line: str) -> bool:
-    if len(line) < 80:
-        return False
-    words = _WORD.findall(line)
-    if len(words) < 10:
-        return False
-    letters = sum(len(w) for w in words) + line.count(" ")
-    return letters >= 0.8 * len(line)
-
-
 def classify_lines(lines: list[str], style: int = 0) -> str:
     """Classify each line as ``C`` (code-like), ``P`` (prose), ``B`` (blank) or ``N`` (neutral); see the module.
 
@@ -164,50 +116,13 @@ def classify_lines(lines: list[str], style: int = 0) -> str:
     >>> classify_lines(["README.md", "setup.py"], style=1)
     'CC'
     """
-    out = []
-    fenced = False
-    diff = False
-    listing = style in _LISTING_STYLES
-    kind_of = (_KIND_LISTING if listing else _KIND).match
-    for line in lines:
-        m = kind_of(line)
-        kind = m.lastindex if m else 0
-        if kind == _FENCE:
-            fenced = not fenced
-            out.append("C")
-        elif fenced:
-            out.append("C")
-        elif kind == _BLANK:
-            out.append("B")
-        else:
-            diff = kind == _DIFF or diff and line[0] in "+ -"
-            if diff or kind == _CODE or line.rstrip()[-1] in CODE_END and kind != _ITEM:
-                out.append("C")
-            elif kind == _ITEM:
-                out.append("N")
-            elif listing:  # a neutral line of a listing counts as code-like; prose only without code tokens
-                out.append("P" if _prose(line) and not _CODE_TOKENS.search(line) else "C")
-            elif len(line) >= 80 and _prose(line):  # _prose itself starts with this test: a call saved per line
-                out.append("P")
-            else:
-                out.append("N")
-    return "".join(out)
-
-
-CLASS_SPACE, CLASS_WORD, CLASS_DIGIT = 1, 2, 4
-"""Bits of the character class table: ``\\s``, ``\\w``, ``\\d``."""
-KIND_BITS = 7
-"""The low bits of a line's features: its kind (0 none, then fence, blank, diff, list item, code-like: the groups
-of ``blocks._kinds``)."""
-F_ENDS_CODE, F_DIFF_LINE, F_PROSE, F_TOKENS = 8, 16, 32, 64
-"""Feature bits: the last non-space character is one of ``{};([,``; the first is one of ``+ -``; the line reads as
-prose (``_prose``); it holds a code token (``=>``, ``->``, ``::``, ``==``, ``!=``, ``&&``, ``||``)."""
+    return line_kinds(lines, style)[0]
 
 
 @functools.lru_cache(maxsize=1)
 def char_classes() -> np.ndarray:
     """The class of each code point of the Basic Multilingual Plane under Python's own ``\\s``, ``\\w`` and ``\\d``
-    (the running Python's Unicode tables, as the patterns here use them), for
+    (the running Python's Unicode tables, as the rule's patterns use them), for
     :func:`snapglyph.raster._line_kernels.line_kinds`.
 
     For a ``str`` pattern, ``\\s`` is a character for which ``str.isspace()`` holds, ``\\w`` one for which
@@ -234,23 +149,47 @@ def char_classes() -> np.ndarray:
             | np.char.isdecimal(plane) * np.uint8(CLASS_DIGIT)).astype(np.uint8)
 
 
-def _features(line: str, listing: bool) -> int:
-    """A line's feature bits (:mod:`snapglyph.raster._line_kernels`) by the patterns here: the kernel takes them
-    for a line with a code point above U+FFFF, which its class table does not cover."""
-    m = (_KIND_LISTING if listing else _KIND).match(line)
-    kind = m.lastindex if m else 0
-    if kind == _BLANK:
-        return kind
-    return (kind | F_ENDS_CODE * (line.rstrip()[-1] in CODE_END) | F_DIFF_LINE * (line[0] in "+ -")
-            | F_PROSE * _prose(line) | F_TOKENS * bool(_CODE_TOKENS.search(line)))
+@functools.lru_cache(maxsize=1)
+def _stand_ins() -> np.ndarray:
+    """For each class value (``CLASS_`` bits, 0-7), a code point of the plane with that class that no part of the
+    rule names by itself (above U+00FF, not U+2192), or 0 where the plane has none: what a code point above U+FFFF
+    of that class is read as (the rule looks at such a character only through its class)."""
+    cls = char_classes()
+    out = np.zeros(8, np.uint32)
+    for v in range(8):
+        found = np.flatnonzero(cls[0x100:] == v) + 0x100
+        found = found[found != 0x2192]
+        out[v] = found[0] if len(found) else 0
+    return out
+
+
+def _in_plane(cps: np.ndarray) -> np.ndarray:
+    """``cps`` with each code point above U+FFFF replaced by its class's stand-in (:func:`_stand_ins`); a new array.
+
+    Raises
+    ------
+    InternalError
+        A class of such a code point that no character of the plane has (none in Unicode 15).
+    """
+    cps = cps.copy()
+    astral = cps > 0xFFFF
+    found = np.unique(cps[astral])
+    classes = np.array([(chr(c).isspace() * CLASS_SPACE) | ((chr(c).isalnum() or c == 0x5F) * CLASS_WORD)
+                        | (chr(c).isdecimal() * CLASS_DIGIT) for c in found.tolist()], np.uint32)
+    stand = _stand_ins()[classes]
+    if not stand.all():
+        from ..errors import InternalError
+        raise InternalError(f"no character of the plane has the class of U+{int(found[stand == 0][0]):X}")
+    cps[astral] = stand[np.searchsorted(found, cps[astral])]
+    return cps
 
 
 def line_kinds(lines: list[str], style: int = 0) -> tuple[str, np.ndarray]:
     """:func:`classify_lines` of ``lines``, and each line's width, by the compiled
     :func:`snapglyph.raster._line_kernels.line_kinds` (through :func:`snapglyph.raster.native.kernels`).
 
-    Equal to :func:`classify_lines` and to ``len(expand_tabs(line).rstrip())`` (tested on every line of
-    ../shared/data and on generated lines): a line with a code point above U+FFFF has its features from Python.
+    The widths are ``len(expand_tabs(line).rstrip())`` (:func:`snapglyph.raster._codes.expand_tabs`); both are
+    tested equal to the reference's on every line of ../shared/data and on generated lines.
 
     Returns
     -------
@@ -272,16 +211,12 @@ def line_kinds(lines: list[str], style: int = 0) -> tuple[str, np.ndarray]:
 
 def _line_kinds(text: str, cps: np.ndarray, n: int, style: int) -> tuple[str, np.ndarray]:
     """:func:`line_kinds` of the ``n`` lines of ``text`` (newlines between them), whose code points are ``cps``."""
-    listing = style in _LISTING_STYLES
-    feats = np.full(n, -1, np.int32)
-    if not text.isascii() and cps.max() > 0xFFFF:  # lines beyond the class table: their features from Python
-        nl = np.flatnonzero(cps == 10)
-        for i in np.unique(np.searchsorted(nl, np.flatnonzero(cps > 0xFFFF))).tolist():
-            feats[i] = _features(text[int(nl[i - 1]) + 1 if i else 0:int(nl[i]) if i < len(nl) else len(text)],
-                                 listing)
+    if not text.isascii() and cps.max() > 0xFFFF:  # beyond the class table: a stand-in of the same class
+        cps = _in_plane(cps)
     out = np.empty(n, np.uint8)
     widths = np.empty(n, np.int32)
-    native.kernels().line_kinds(cps, feats, listing, char_classes(), TAB_STOP, INDENT_TAB_STOP, out, widths)
+    native.kernels().line_kinds(cps, style in _LISTING_STYLES, char_classes(), TAB_STOP, INDENT_TAB_STOP, out,
+                                widths)
     return out.tobytes().decode("ascii"), widths
 
 
@@ -359,21 +294,10 @@ def choose_columns(widths: list[int], cols: int) -> tuple[int, int]:
     >>> choose_columns([120, 10], 182)
     (1, 182)
     """
-    w = np.asarray(widths, np.int64)
-    nonblank = int(np.count_nonzero(w))
-    best_h, best_k = -1, 1
-    for k in range(1, min(_KMAX, max(1, len(w) // MIN_ROWS_PER_COLUMN)) + 1):
-        colw = (cols - (k - 1)) // k
-        if k > 1 and colw < MIN_COLW:
-            break
-        over = w[w > colw]
-        if k > 1 and len(over) > MAX_WRAP_SHARE * nonblank:
-            continue
-        rows = len(w) + int(((over - colw + colw - 2) // (colw - 1)).sum())  # + ceil((w - colw) / (colw - 1))
-        h = -(-rows // k)
-        if best_h < 0 or h < best_h:
-            best_h, best_k = h, k
-    return best_k, (cols - (best_k - 1)) // best_k
+    w = np.ascontiguousarray(widths, np.int32)
+    k, colw = native.kernels().choose_band(w, 0, len(w), int(cols), _KMAX, MIN_COLW, MIN_ROWS_PER_COLUMN,
+                                           MAX_WRAP_SHARE)
+    return int(k), int(colw)
 
 
 def plan_blocks(text: str, style: int, cols: int, cps: np.ndarray | None = None) -> list[tuple[int, int, int, int]]:
@@ -394,12 +318,8 @@ def plan_blocks(text: str, style: int, cols: int, cps: np.ndarray | None = None)
     Returns
     -------
     list of tuple of int
-        See :func:`find_blocks` and :func:`choose_columns`: by the patterns and numpy where numba is not loaded
-        (a short text's render), else by :func:`line_kinds` and
-        :func:`snapglyph.raster._line_kernels.choose_band` (the same plans, tested). Measured on the 39 pieces of
-        the 10 M-character bench text, 2026-12-02, four interleaved rounds, load under 1.5: 0.29-0.34 s by the
-        patterns, 0.16-0.17 s compiled (the first round 0.34: the kernels' load); in the renderer it holds the
-        GIL either way, so the page pipeline waits on it less.
+        See :func:`find_blocks` and :func:`choose_columns` (by :func:`line_kinds` and
+        :func:`snapglyph.raster._line_kernels.choose_band`).
 
     Examples
     --------
@@ -424,14 +344,6 @@ def plan_with_newlines(text: str, style: int, cols: int, cps: np.ndarray | None 
     """
     if not _may_have_blocks(text, style):
         return [], 0
-    if not native.ready():
-        lines = split_lines(text)
-        out = []  # the Python engine (numba not loaded): the patterns, line by line
-        for a, b in find_blocks(text, style, lines):
-            block = lines[a:b]
-            shown = map(expand_tabs, block) if any("\t" in x for x in block) else block
-            out.append((a, b, *choose_columns(list(map(len, map(str.rstrip, shown))), cols)))
-        return out, len(lines) - 1
     if "\r\n" in text or (not text.isascii() and ("\u2028" in text or "\u2029" in text)):  # as split_lines
         kinds, widths = line_kinds(split_lines(text), style)
     else:
@@ -439,5 +351,5 @@ def plan_with_newlines(text: str, style: int, cols: int, cps: np.ndarray | None 
             cps = np.frombuffer(text.encode("utf-32-le", "surrogatepass"), np.uint32)
         kinds, widths = _line_kinds(text, cps, int(np.count_nonzero(cps == 10)) + 1, style)
     choose_band = native.kernels().choose_band
-    return [(a, b, *choose_band(widths, a, b, cols, _KMAX, MIN_COLW, MIN_ROWS_PER_COLUMN, MAX_WRAP_SHARE))
+    return [(a, b, *choose_band(widths, a, b, int(cols), _KMAX, MIN_COLW, MIN_ROWS_PER_COLUMN, MAX_WRAP_SHARE))
             for a, b in _runs(kinds)], len(widths) - 1

@@ -6,7 +6,8 @@ keeps the few that fit the budget (17 of the aider history's 329 at a 100,000-to
 and ids exact, tested) and returns :class:`LazyPage` objects. The first time a page's PNG, pixels or text is read,
 the document is laid out again and that page and every later one are drawn and encoded in one pass (kept pages are
 the newest, so that pass draws what is kept and little else); a page is a pure function of the document and the
-settings, so its bytes are those :func:`snapglyph.raster.pool.render_packed` gives (tested page by page).
+settings, so its bytes are those :func:`render_packed` gives (tested page by page). :func:`render_packed` is the
+eager render beside it: every page drawn and kept as its PNG.
 """
 
 from __future__ import annotations
@@ -16,10 +17,10 @@ import functools
 import threading
 
 from .pool import PROGRESS, PackedPage, PageBuffers, _SizedPage, encode_ahead
-from .render import Mark, Page, _as_document, _check, _engine, iter_pages
+from .render import Mark, Page, _as_document, _check, iter_pages
 from .stream import segments
 
-__all__ = ["LazyPage", "render_lazy"]
+__all__ = ["LazyPage", "render_lazy", "render_packed"]
 
 
 class _Peek:
@@ -113,15 +114,59 @@ class LazyPage(_SizedPage):
         return self._page().reading
 
 
+def render_packed(text_or_messages, *, profile="claude", cell=None, mode: str = "auto", family: str | None = None,
+                  workers: int | None = None, encoded: dict | None = None, segments: dict | None = None) -> list:
+    """Render like :func:`snapglyph.raster.render.render`, keeping each page as its PNG (:class:`PackedPage`).
+
+    At most ``2 * workers`` drawn pages are held as pixels at a time, so memory grows with the PNG bytes only.
+
+    Parameters
+    ----------
+    text_or_messages, profile, cell, mode, family, workers
+        As :func:`snapglyph.raster.render.render`.
+    encoded : dict or None
+        A memo of encoded segments shared with other renders (:func:`snapglyph.raster.render.iter_pages`).
+    segments : dict or None
+        A memo of the messages' segments shared with other renders
+        (:func:`snapglyph.model.document.build_document`).
+
+    Returns
+    -------
+    list of PackedPage
+
+    Raises
+    ------
+    InputError, FontError
+        As :func:`snapglyph.raster.render.render`.
+
+    Examples
+    --------
+    >>> pages = render_packed("abc " * 9000, workers=2)
+    >>> [type(p).__name__ for p in pages], pages[0].png[1:4]
+    (['PackedPage', 'PackedPage', 'PackedPage'], b'PNG')
+    """
+    doc = _as_document(text_or_messages, mode, segments)
+    buffers = PageBuffers()
+    drawn = iter_pages(doc, profile=profile, cell=cell, mode=mode, family=family, buffers=buffers, encoded=encoded)
+    tick = PROGRESS.get()
+    pages = []
+    for page in encode_ahead(drawn, workers):
+        pages.append(PackedPage(page))
+        buffers.give(page.pixels)  # nothing reads the drawn page again: the packed one decodes its PNG
+        if tick is not None:
+            tick(1)
+    return pages
+
+
 def render_lazy(text_or_messages, *, profile="claude", cell=None, mode: str = "auto", family: str | None = None,
                 workers: int | None = None, encoded: dict | None = None, segments: dict | None = None,
                 like: list | None = None) -> list:
-    """Lay out like :func:`snapglyph.raster.pool.render_packed` and return its pages undrawn (:class:`LazyPage`).
+    """Lay out like :func:`render_packed` and return its pages undrawn (:class:`LazyPage`).
 
     Parameters
     ----------
     text_or_messages, profile, cell, mode, family, workers, encoded, segments
-        As :func:`snapglyph.raster.pool.render_packed` (``encoded``: the layout pass leaves each segment in the
+        As :func:`render_packed` (``encoded``: the layout pass leaves each segment in the
         memo, the drawing pass takes it out).
     like : list of LazyPage, optional
         The pages of an earlier ``render_lazy`` with the same settings of a document that this one begins
@@ -142,7 +187,6 @@ def render_lazy(text_or_messages, *, profile="claude", cell=None, mode: str = "a
 
     Examples
     --------
-    >>> from snapglyph.raster.pool import render_packed
     >>> [p.png for p in render_lazy("abc " * 9000)] == [p.png for p in render_packed("abc " * 9000)]
     True
     """
@@ -169,9 +213,9 @@ def render_lazy(text_or_messages, *, profile="claude", cell=None, mode: str = "a
 def _layout_key(doc, settings: dict) -> tuple:
     """What every page of a layout of ``doc`` depends on beside the text: the profile, the atlas and note the cell
     resolves to (a document with wide characters may switch to a larger cell: :func:`snapglyph.raster.render._check`),
-    the mode and the engine's stream path."""
+    and the mode."""
     prof, at, note = _check(doc, settings["profile"], settings["cell"], settings["mode"], settings["family"])
-    return prof, at, note, settings["mode"], _engine(doc, "auto")[1]
+    return prof, at, note, settings["mode"]
 
 
 def _reusable(owner: _Pages, like: list | None) -> int:

@@ -15,7 +15,8 @@ pages are byte-identical (tested against the JIT); the module's wrappers release
 A build is named by :func:`build_key` (the kernels' sources, the numba, numpy and Python versions, the machine)
 and lives in :func:`build_dir`; a build of other sources is never loaded. Where there is none (no C compiler, a
 numba without ``pycc``, a build not made yet), :func:`kernels` returns numba's JIT dispatchers: the same functions,
-the same results. ``SNAPGLYPH_KERNELS=jit`` forces the JIT (to run the kernels under ``NUMBA_BOUNDSCHECK=1``,
+the same results; where numba has no ``numba.pycc`` (deprecated upstream; pyproject.toml pins the numba versions
+the build is tested with), it says so once a process, in a :class:`RuntimeWarning`. ``SNAPGLYPH_KERNELS=jit`` forces the JIT (to run the kernels under ``NUMBA_BOUNDSCHECK=1``,
 say; ``auto``, the default, takes the build where there is one); ``python -m snapglyph.raster.warm`` makes the
 build, and replaces one that is not whole (``build.json`` records the module's size and SHA-256, checked before it
 is loaded: a truncated module would end the process with a bus error).
@@ -45,16 +46,17 @@ KERNELS = ("layout_blit", "count_span", "pack_rows", "text_flags", "expand_codes
 _MODULE = "_snapglyph_kernels"
 _RECORD = "build.json"
 _CHOICES = ("auto", "jit")
-_SOURCES = ("_kernels.py", "_pack_kernels.py", "_text_kernels.py", "_line_kernels.py", "_codes.py", "blocks.py",
+_SOURCES = ("_kernels.py", "_pack_kernels.py", "_text_kernels.py", "_line_kernels.py", "_codes.py", "_line_rule.py",
             "native.py")
 """The files whose text the build's machine code depends on (its name hashes them)."""
 _loaded: SimpleNamespace | None = None
 _searched = False
+_warned = False
 
 
 def build_key() -> str:
     """Return the name of the build for this process: 16 hex digits of SHA-256 over the kernels' sources (the
-    kernels bake in constants of ``_codes.py`` and ``blocks.py``), the numba, numpy and Python versions and the
+    kernels bake in constants of ``_codes.py`` and ``_line_rule.py``), the numba, numpy and Python versions and the
     machine.
 
     Examples
@@ -174,6 +176,27 @@ def _jit() -> SimpleNamespace:
     return SimpleNamespace(**found, source="jit", path=None)
 
 
+def _pycc_present() -> bool:
+    """Whether the installed numba has its ahead-of-time compiler (``numba/pycc``), looked up without importing
+    numba."""
+    spec = importlib.util.find_spec("numba")
+    return bool(spec and spec.origin and (Path(spec.origin).parent / "pycc" / "__init__.py").is_file())
+
+
+def _fall_back() -> SimpleNamespace:
+    """The JIT's kernels where no build was loaded, with one :class:`RuntimeWarning` a process where no build can
+    ever be made here because numba has no ``numba.pycc`` (``SNAPGLYPH_KERNELS=jit`` asks for the JIT: no warning)."""
+    global _warned
+    forced = os.environ.get("SNAPGLYPH_KERNELS", "auto").strip().lower() == "jit"
+    if not forced and not _warned and not _pycc_present():
+        import warnings
+        _warned = True
+        warnings.warn("snapglyph: this numba has no numba.pycc, so the kernels cannot be built ahead of time; they run "
+                      "on numba's JIT (about 0.2 s more start-up a process; pyproject.toml names the numba versions "
+                      "the build is tested with)", RuntimeWarning, stacklevel=3)
+    return _jit()
+
+
 def kernels() -> SimpleNamespace:
     """Return the compiled kernels: the ahead-of-time build for these sources where there is one, else numba's
     JIT dispatchers (importing numba). Resolved once per process.
@@ -184,6 +207,11 @@ def kernels() -> SimpleNamespace:
         One attribute per name in :data:`KERNELS`; ``source`` (``"build"`` or ``"jit"``) and ``path`` (the build's
         file, or None).
 
+    Warns
+    -----
+    RuntimeWarning
+        Once a process, where numba has no ``numba.pycc`` (the JIT is used).
+
     Examples
     --------
     >>> k = kernels()
@@ -192,14 +220,14 @@ def kernels() -> SimpleNamespace:
     """
     global _loaded
     if _loaded is None:
-        _loaded = _load_build() or _jit()
+        _loaded = _load_build() or _fall_back()
     return _loaded
 
 
 def ready() -> bool:
     """Whether the compiled kernels cost nothing more to call in this process: resolved already, numba's kernels
     imported, or an ahead-of-time build on disk (imported here, about a millisecond). False means the first call
-    would import numba (about 0.5 s); the renderer then draws a short document in plain Python.
+    would import numba (about 0.5 s).
 
     Examples
     --------
@@ -223,7 +251,7 @@ _SIGNATURES = {
     "pack_rows": ("i8", ("u1:2", "i8", "i8", "u1:1")),
     "text_flags": ("i8", ("u4:1r",)),
     "expand_codes": ("i8x3", ("u4:1r", "i8:2", "i1:1", "i4:1", "i4:1", "u1:1", "i8", "i8", "i8", "u1:1")),
-    "line_kinds": ("none", ("u4:1r", "i4:1", "b1", "u1:1", "i8", "i8", "u1:1", "i4:1")),
+    "line_kinds": ("none", ("u4:1r", "b1", "u1:1", "i8", "i8", "u1:1", "i4:1")),
     "choose_band": ("i8x2", ("i4:1", "i8", "i8", "i8", "i8", "i8", "i8", "f8")),
 }
 """The one signature each kernel is called with: what numba's JIT compiles for the renderer's calls."""

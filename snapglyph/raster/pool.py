@@ -23,12 +23,12 @@ from typing import Callable, Iterable, Iterator
 from .._config import TRIM_PAGES
 from ..errors import InputError
 from .page_text import page_body
-from .render import Page
+from .page import Page
 
-__all__ = ["PROGRESS", "PackedPage", "PageBuffers", "encode_ahead", "render_packed", "resolve_workers"]
+__all__ = ["PROGRESS", "PackedPage", "PageBuffers", "encode_ahead", "resolve_workers"]
 
 PROGRESS: ContextVar = ContextVar("snapglyph_progress", default=None)
-"""A callable ``tick(pages)`` that :func:`render_packed` (and :func:`snapglyph.raster.lazy.render_lazy`) calls
+"""A callable ``tick(pages)`` that :func:`snapglyph.raster.lazy.render_packed` (and ``render_lazy``) calls
 after each page it keeps, or None (the default).
 The command line sets it to a progress bar around ``compact``; the library itself never prints."""
 
@@ -100,8 +100,8 @@ class PageBuffers:
     :func:`snapglyph.raster.render.iter_pages`).
 
     A page's buffer may be given back only once nothing reads that page's pixels again: its PNG is encoded and
-    nothing else holds the page (:func:`render_packed` and :func:`snapglyph.raster.page_folder.write_pages` give
-    back their own drawn pages). A buffer given back is made white on the giving thread (an encoding thread, off
+    nothing else holds the page (:func:`snapglyph.raster.lazy.render_packed` and
+    :func:`snapglyph.raster.page_folder.write_pages` give back their own drawn pages). A buffer given back is made white on the giving thread (an encoding thread, off
     the drawing's path); at most ``keep`` wait to be taken, the rest are freed. Measured on the 10 M-character
     bench text (2026-12-02): without it, faulting in a fresh 1.2 MB buffer a page took 0.24 s of system time.
 
@@ -207,52 +207,6 @@ class PackedPage(_SizedPage):
 
         with Image.open(io.BytesIO(self.png)) as im:
             return np.asarray(im.convert("L")).copy()
-
-
-def render_packed(text_or_messages, *, profile="claude", cell=None, mode: str = "auto", family: str | None = None,
-                  workers: int | None = None, encoded: dict | None = None, segments: dict | None = None) -> list:
-    """Render like :func:`snapglyph.raster.render.render`, keeping each page as its PNG (:class:`PackedPage`).
-
-    At most ``2 * workers`` drawn pages are held as pixels at a time, so memory grows with the PNG bytes only.
-
-    Parameters
-    ----------
-    text_or_messages, profile, cell, mode, family, workers
-        As :func:`snapglyph.raster.render.render`.
-    encoded : dict or None
-        A memo of encoded segments shared with other renders (:func:`snapglyph.raster.render.iter_pages`).
-    segments : dict or None
-        A memo of the messages' segments shared with other renders
-        (:func:`snapglyph.model.document.build_document`).
-
-    Returns
-    -------
-    list of PackedPage
-
-    Raises
-    ------
-    InputError, FontError
-        As :func:`snapglyph.raster.render.render`.
-
-    Examples
-    --------
-    >>> pages = render_packed("abc " * 9000, workers=2)
-    >>> [type(p).__name__ for p in pages], pages[0].png[1:4]
-    (['PackedPage', 'PackedPage', 'PackedPage'], b'PNG')
-    """
-    from .render import _as_document, iter_pages
-
-    doc = _as_document(text_or_messages, mode, segments)
-    buffers = PageBuffers()
-    drawn = iter_pages(doc, profile=profile, cell=cell, mode=mode, family=family, buffers=buffers, encoded=encoded)
-    tick = PROGRESS.get()
-    pages = []
-    for page in encode_ahead(drawn, workers):
-        pages.append(PackedPage(page))
-        buffers.give(page.pixels)  # nothing reads the drawn page again: the packed one decodes its PNG
-        if tick is not None:
-            tick(1)
-    return pages
 
 
 def encode_ahead(pages: Iterable, workers: int | None = None, window: int | None = None,

@@ -4,7 +4,7 @@ Pipeline: :mod:`snapglyph.raster.stream` turns the document's segments into stre
 glyph indices from the :class:`Atlas`, rasterized on first use; a symbol with no glyph but a label,
 :data:`snapglyph.raster.atlas.SYMBOL_LABELS` ✅ -> ``[ok]``, as its label's letters; blocks marked) in chunks of about
 64 K elements; :func:`iter_pages` feeds each chunk to the kernel :func:`snapglyph.raster._kernels.layout_blit`
-(:mod:`snapglyph.raster.native`; or its plain-Python twin for short documents), which places each glyph and draws
+(:mod:`snapglyph.raster.native`: the ahead-of-time build, else numba's JIT), which places each glyph and draws
 its ink pixels into the current page array until the page is full. Pages stream: one page and one chunk are held.
 
 Layout modes:
@@ -35,7 +35,6 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .._config import SMALL_DOCUMENT
 from ..errors import InputError, RenderError
 from ..model.document import Document
 from ..providers.profiles import Profile
@@ -174,7 +173,7 @@ class Mark:
 
 
 def iter_pages(document: Document, *, profile="claude", cell=None, mode: str = "auto", family: str | None = None,
-               reuse_buffer: bool = False, engine: str = "auto", buffers=None,
+               reuse_buffer: bool = False, buffers=None,
                encoded: dict | None = None, draw=True, marks: list | None = None,
                resume: "tuple[int, Mark] | None" = None) -> Iterator[Page]:
     """Lay out and draw ``document`` page by page (streaming: one page and one chunk in memory).
@@ -200,14 +199,10 @@ def iter_pages(document: Document, *, profile="claude", cell=None, mode: str = "
     encoded : dict or None
         A memo of encoded segments shared with other renders (see :func:`snapglyph.raster.stream.encode_segment`).
     draw : bool or set of int
-        False (:func:`snapglyph.raster.lazy.render_lazy`'s layout pass): the compiled kernel gets empty ink lists, so breaks and
-        counts are exact; a set: only those pages are drawn (:mod:`snapglyph.raster.lazy`). A page not drawn has
+        False (:func:`snapglyph.raster.lazy.render_lazy`'s layout pass): the compiled kernel gets empty ink lists, so
+        breaks and counts are exact; a set: only those pages are drawn (:mod:`snapglyph.raster.lazy`). A page not drawn has
         no text and shares one scratch buffer with the others not drawn, its pixels meaningless: do not keep them
         or give them to a :class:`snapglyph.raster.pool.PageBuffers`.
-    engine : str
-        ``"numba"`` (the compiled kernel: :func:`snapglyph.raster.native.kernels`), ``"python"`` (its plain-Python
-        twin, same pixels) or ``"auto"``: Python for documents of at most :data:`SMALL_DOCUMENT` characters while the
-        compiled kernels would cost numba's import (:func:`snapglyph.raster.native.ready`), else compiled.
     marks : list or None
         A list to append the :class:`Mark` of each page to, as the page is started.
     resume : (int, Mark) or None
@@ -223,7 +218,7 @@ def iter_pages(document: Document, *, profile="claude", cell=None, mode: str = "
     Raises
     ------
     InputError
-        For a bad document, mode, cell, profile, engine or ``draw``.
+        For a bad document, mode, cell, profile or ``draw``.
     FontError
         If a bundled font is missing.
 
@@ -236,31 +231,18 @@ def iter_pages(document: Document, *, profile="claude", cell=None, mode: str = "
             isinstance(i, int) and not isinstance(i, bool) for i in draw))):
         raise InputError(f"draw must be True, False or a set of page indices (int), not {draw!r}"[:200])
     prof, at, note = _check(document, profile, cell, mode, family)
-    layout, fast = _engine(document, engine)
     index, mark = resume if resume is not None else (0, None)
-    pager = _Pager(prof, at, note, layout, mode != "lines", reuse_buffer, buffers, draw, index, marks)
-    cks = chunks(document, at, fast, pager.cols if mode == "auto" else 0, encoded, mark.chunk if mark else 0)
+    pager = _Pager(prof, at, note, native.kernels().layout_blit, mode != "lines", reuse_buffer, buffers, draw, index, marks)
+    cks = chunks(document, at, True, pager.cols if mode == "auto" else 0, encoded, mark.chunk if mark else 0)
     start = 0
     if mark is not None:
         pager.state[:] = mark.state
         start = mark.offset
-    for ck in ahead(cks) if fast else cks:  # a long document: the next chunk is prepared while this one is drawn
-        yield from pager.lay_out(ck, fast, start)
+    for ck in ahead(cks):  # a long document: the next chunk is prepared while this one is drawn
+        yield from pager.lay_out(ck, start)
         start = 0
     if pager.touched:
         yield pager.last_page(prof)
-
-
-def _engine(document: Document, engine: str):
-    """The layout function for ``engine`` (see :func:`iter_pages`) and whether segments use compiled kernels."""
-    if engine not in ("auto", "numba", "python"):
-        raise InputError(f"unknown engine {engine!r}; known: auto, numba, python")
-    if engine == "python" or (engine == "auto" and not native.ready() and _at_most(document, SMALL_DOCUMENT)):
-        # a short text: skip importing numba (about 0.5 s)
-        from ._twin import layout_blit_py
-
-        return layout_blit_py, False
-    return native.kernels().layout_blit, True
 
 
 class _Pager:
@@ -288,17 +270,17 @@ class _Pager:
         self.touched = False
         self.fresh = True  # nothing laid out on this page yet
 
-    def lay_out(self, ck: Chunk, fast: bool, start: int = 0) -> Iterator[Page]:
+    def lay_out(self, ck: Chunk, start: int = 0) -> Iterator[Page]:
         """Place chunk ``ck`` from its element ``start`` on, yielding each page it fills."""
         at, i, n = self.at, start, len(ck.codes)
-        full = at.ink_lists(self.width) if fast else (None, None, None)  # after the chunk's glyphs were added
-        none = full if self.draw is True or not fast else (np.zeros(at.n + 1, np.int32), np.zeros(0, np.int32),
-                                                            np.zeros(0, np.uint8))
+        full = at.ink_lists(self.width)  # after the chunk's glyphs were added
+        none = full if self.draw is True else (np.zeros(at.n + 1, np.int32), np.zeros(0, np.int32),
+                                               np.zeros(0, np.uint8))
         if len(self.out_line) < n:  # grown, never shrunk: fresh arrays per chunk cost page faults
             self.out_line, self.out_col = np.empty(n, np.int32), np.empty(n, np.int32)
         out_line, out_col = self.out_line[:n], self.out_col[:n]
         out_line.fill(-1)
-        count = native.kernels().count_span if fast else _count_span
+        count = native.kernels().count_span
         while i < n:  # one call never goes past a page: the ink lists (layout only: all empty) are the page's
             if self.unmarked:
                 piece = ck.pieces[int(np.searchsorted(ck.starts, i, side="right")) - 1]
@@ -367,15 +349,10 @@ class _Pager:
         return self.page(self.buf[:_last_page_height(prof, self.width, self.height, used)].copy())
 
 
-def _count_span(codes: np.ndarray, srcw: np.ndarray, a: int, b: int, narrow: int, wide: int) -> tuple[int, int]:
-    """:func:`snapglyph.raster._kernels.count_span` with numpy (the plain-Python engine's)."""
-    w, c = srcw[a:b], codes[a:b]
-    return int(np.count_nonzero(w)), int(np.count_nonzero(((c == narrow) | (c == wide)) & (w > 0)) + (w == 2).sum())
-
-
-def _account(acc: list, ck: Chunk, a: int, b: int, count=_count_span) -> None:
+def _account(acc: list, ck: Chunk, a: int, b: int, count) -> None:
     """Add the elements ``[a, b)`` of chunk ``ck`` to a page's counts ``acc`` (chars, replaced, zero-width,
-    removed, first id, last id); modifies ``acc`` in place. ``count``: :func:`_count_span` or its kernel."""
+    removed, first id, last id); modifies ``acc`` in place. ``count``: the kernel
+    :func:`snapglyph.raster._kernels.count_span`."""
     if b <= a:
         return
     chars, replaced = count(ck.codes, ck.srcw, a, b, REPL_NARROW, REPL_WIDE)
@@ -393,16 +370,6 @@ def _account(acc: list, ck: Chunk, a: int, b: int, count=_count_span) -> None:
             if acc[4] is None:
                 acc[4] = ck.mids[k]
             acc[5] = ck.mids[k]
-
-
-def _at_most(document: Document, n: int) -> bool:
-    """Whether ``document`` has at most ``n`` characters (reads segments only until it knows)."""
-    total = 0
-    for seg in document.segments:
-        total += len(seg.text)
-        if total > n:
-            return False
-    return True
 
 
 def _last_page_height(prof: Profile, width: int, height: int, used: int) -> int:

@@ -1,8 +1,8 @@
 """Document -> stream codes, in chunks: the input of the layout kernel (:mod:`snapglyph.raster._codes`).
 
 Per segment: cut at :data:`snapglyph._config.SPLIT` characters (:func:`split_point`), normalized
-(:func:`snapglyph.raster.text.normalize` in plain Python for the Python engine, or
-:func:`snapglyph.raster.text.normalize_codes` compiled for the numba engine: measured 2026-12-02 on the aider
+(:func:`snapglyph.raster.text.normalize` in plain Python, or :func:`snapglyph.raster.text.normalize_codes`
+compiled, the renderer's: measured 2026-12-02 on the aider
 history's 11,610 segments, once the kernels are loaded it is as fast or faster at every length, 8.8 against 10.2 us
 up to 16 characters, 121 against 148 us past 4096), mapped to glyph indices of the
 :class:`~snapglyph.raster.atlas.Atlas`, a symbol with a label drawn as its label's letters, and (layout ``auto``) its
