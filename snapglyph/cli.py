@@ -213,9 +213,9 @@ def cmd_fonts(args: argparse.Namespace) -> int:
 
 def cmd_formats(args: argparse.Namespace) -> int:
     """`snapglyph formats`: print the formats the readers detect, with an example path for each; returns 0."""
-    from .readers.formats import FORMAT_INFO, formats_table
+    from .readers.formats import format_rows, formats_table
     if args.json:
-        print(json.dumps([{"format": k, "reads": d, "example": e} for k, (d, e) in FORMAT_INFO.items()], indent=1))
+        print(json.dumps(format_rows(), indent=1))
     else:
         print(formats_table())
     return 0

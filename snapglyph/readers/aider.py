@@ -27,6 +27,7 @@ from __future__ import annotations
 import re
 
 from ..model.messages import Message, Part
+from .common import ReadResult
 
 __all__ = [
     "is_aider",
@@ -62,10 +63,10 @@ def _unbreak(line: str) -> str:
     return line
 
 
-def read_aider(text: str) -> tuple[list[Message], list[dict], str | None, dict]:
+def read_aider(text: str) -> ReadResult:
     """Read an aider markdown chat history into neutral messages (see the module docstring for the rules).
 
-    Returns ``(messages, tools, model, meta)``: no tools, the model named in the last ``> Model: ...`` /
+    Returns a :class:`~snapglyph.readers.common.ReadResult`: no tools, the model named in the last ``> Model: ...`` /
     ``> Models: ...`` console line (``None`` when absent), and ``meta`` with ``sessions`` and ``preamble``.
     Never raises: any text is a valid (possibly empty) history.
 
@@ -133,4 +134,4 @@ def read_aider(text: str) -> tuple[list[Message], list[dict], str | None, dict]:
             kind = new
         buf.append(content)
     flush()
-    return out, [], model, meta
+    return ReadResult(out, [], model, meta)

@@ -1,7 +1,7 @@
 """Reader for Anthropic messages request bodies, and the Anthropic content block reader other readers share.
 
-Claude Code session lines (:mod:`snapglyph.readers.sessions`) and Cline/Roo histories (:mod:`snapglyph.readers.cline`)
-hold Anthropic content blocks. Returns ``(messages, tools, model, meta)`` like the other readers;
+Claude Code session lines (:mod:`snapglyph.readers.claude_code`) and Cline/Roo histories (:mod:`snapglyph.readers.cline`)
+hold Anthropic content blocks. Returns a :class:`~snapglyph.readers.common.ReadResult` like the other readers;
 :mod:`snapglyph.readers.registry` numbers the messages. Malformed input raises :class:`~snapglyph.errors.FormatError`.
 """
 
@@ -13,6 +13,7 @@ from ..errors import FormatError
 from ..model.messages import Message, Part
 from .common import (
     CallNames,
+    ReadResult,
     as_str,
     dumps_args,
     extra_keys,
@@ -88,7 +89,7 @@ def anthropic_block(b: dict, path: str | None, where: str, names: CallNames) -> 
     return unknown_block(b)
 
 
-def read_anthropic(body: Any, path: str | None = None) -> tuple[list[Message], list[dict], str | None, dict]:
+def read_anthropic(body: Any, path: str | None = None) -> ReadResult:
     """Read an Anthropic messages request body (or a bare Anthropic message list).
 
     ``system`` (a string or text blocks) becomes message 0. A user message holding ``tool_result`` blocks becomes
@@ -104,9 +105,8 @@ def read_anthropic(body: Any, path: str | None = None) -> tuple[list[Message], l
 
     Returns
     -------
-    tuple
-        ``(messages, tools, model, meta)``: neutral messages (ids assigned later by the caller), tool
-        definitions ``{"name", "description", "parameters"}``, the model name or ``None``, and format facts.
+    ReadResult
+        Tool definitions ``{"name", "description", "parameters"}``, the model name or ``None``, and format facts.
 
     Raises
     ------
@@ -166,4 +166,4 @@ def read_anthropic(body: Any, path: str | None = None) -> tuple[list[Message], l
             out.append(Message(0, "tool", results + rest, meta_m))
         else:
             out.append(Message(0, role, parts, meta_m))
-    return out, tools, model, meta
+    return ReadResult(out, tools, model, meta)

@@ -26,8 +26,9 @@ from __future__ import annotations
 from typing import Any
 
 from ..errors import FormatError
-from ..model.messages import Message, Part
+from ..model.messages import Part
 from .anthropic import read_anthropic
+from .common import ReadResult
 
 __all__ = [
     "is_cline",
@@ -70,7 +71,7 @@ def _live(doc: list[dict]) -> tuple[list[dict], int, int]:
     return live, condensed, truncated
 
 
-def read_cline(doc: list, path: str | None = None) -> tuple[list[Message], list[dict], str | None, dict]:
+def read_cline(doc: list, path: str | None = None) -> ReadResult:
     """Read a Cline or Roo Code ``api_conversation_history.json`` (see the module docstring for the rules).
 
     Parameters
@@ -82,9 +83,8 @@ def read_cline(doc: list, path: str | None = None) -> tuple[list[Message], list[
 
     Returns
     -------
-    tuple
-        ``(messages, tools, model, meta)``: neutral messages (ids assigned later by the caller), no tools (the
-        file stores none), no model, and ``meta`` with ``entries``, ``condensed``, ``truncated``, ``reasoning``.
+    ReadResult
+        No tools (the file stores none), no model, and ``meta`` with ``entries``, ``condensed``, ``truncated``, ``reasoning``.
 
     Raises
     ------
@@ -124,4 +124,4 @@ def read_cline(doc: list, path: str | None = None) -> tuple[list[Message], list[
             msg.meta["cline"] = info
         msg.parts[:0] = thinking
     meta = {"entries": len(doc), "condensed": condensed, "truncated": truncated, "reasoning": len(reasoning)}
-    return msgs, [], None, meta
+    return ReadResult(msgs, [], None, meta)

@@ -27,7 +27,7 @@ from collections import Counter
 from typing import Any
 
 from ..model.messages import Message, Part
-from .common import as_str
+from .common import ReadResult, as_str
 from .responses import read_responses
 
 __all__ = [
@@ -86,7 +86,7 @@ def _read_segment(items: list[dict], path: str | None, out: list[Message]) -> No
     out.extend(msgs)
 
 
-def read_codex(entries: list[dict], path: str | None = None) -> tuple[list[Message], list[dict], str | None, dict]:
+def read_codex(entries: list[dict], path: str | None = None) -> ReadResult:
     """Read a Codex CLI rollout, already parsed into JSONL entries (see the module docstring for the rules).
 
     Parameters
@@ -98,9 +98,8 @@ def read_codex(entries: list[dict], path: str | None = None) -> tuple[list[Messa
 
     Returns
     -------
-    tuple
-        ``(messages, tools, model, meta)``: neutral messages (ids assigned later by the caller), no tool
-        definitions (a rollout stores none), the last model a ``turn_context`` names, and format facts:
+    ReadResult
+        No tool definitions (a rollout stores none), the last model a ``turn_context`` names, and format facts:
         ``session`` (the ``session_meta`` fields but the instructions), ``skipped`` (counts by kind),
         ``compactions`` and ``records``.
 
@@ -130,7 +129,7 @@ def read_codex(entries: list[dict], path: str | None = None) -> tuple[list[Messa
     meta = {"session": r.session, "records": len(entries), "skipped": dict(r.skipped), "compactions": r.compactions}
     if legacy:
         meta["legacy"] = True
-    return r.out, [], r.model, meta
+    return ReadResult(r.out, [], r.model, meta)
 
 
 class _Rollout:

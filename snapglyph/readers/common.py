@@ -1,5 +1,5 @@
-"""Helpers shared by the transcript readers: image parts, JSON arguments, request settings, unknown blocks, snapshot
-marking, id numbering.
+"""Helpers shared by the transcript readers: what a reader returns (:class:`ReadResult`), image parts, JSON arguments,
+request settings, unknown blocks, snapshot marking, id numbering.
 
 Snapshot texts are parsed by :func:`snapglyph.model.snapshot_text.parse_snapshot_text` (re-exported by
 :mod:`snapglyph.readers.registry`).
@@ -8,15 +8,45 @@ Snapshot texts are parsed by :func:`snapglyph.model.snapshot_text.parse_snapshot
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import Any, NamedTuple
 
 from ..errors import FormatError
 from ..model.images import image_size
 from ..model.messages import OPENING_USER_LINE, Message, Part
 from ..model.snapshot_text import parse_snapshot_text
 
-__all__ = ["as_str", "coerce_types", "dumps_args", "extra_keys", "image_part", "mark_snapshots", "number_messages",
-           "part_extra", "request_meta", "require_dict", "unknown_block"]
+__all__ = ["ReadResult", "as_str", "coerce_types", "dumps_args", "extra_keys", "image_part", "mark_snapshots",
+           "number_messages", "part_extra", "request_meta", "require_dict", "unknown_block"]
+
+
+class ReadResult(NamedTuple):
+    """What every reader returns; :mod:`snapglyph.readers.registry` numbers the messages and wraps them in a
+    :class:`~snapglyph.readers.registry.Transcript`.
+
+    Attributes
+    ----------
+    messages : list of Message
+        The conversation in neutral form, in order; ids are assigned later by the caller.
+    tools : list of dict
+        Tool definitions ``{"name", "description", "parameters"}`` (a JSON schema); empty where the source has none.
+    model : str or None
+        The model the source names (the request's ``model``, or the last model a session used).
+    meta : dict
+        Format facts (request settings, session ids, skipped entry counts); a ``"repairs"`` list of sentences
+        becomes ``Transcript.notes``.
+
+    Examples
+    --------
+    >>> r = ReadResult([Message(0, "user", [Part("text", text="hi")])], [], None, {})
+    >>> r.messages[0].text(), r.model
+    ('hi', None)
+    """
+
+    messages: list[Message]
+    tools: list[dict]
+    model: str | None
+    meta: dict[str, Any]
+
 
 #: The keys of a request body that hold its content; every other key is a setting (:func:`request_meta`).
 _REQUEST_CONTENT_KEYS = frozenset({"messages", "system", "tools", "input", "instructions", "model"})

@@ -1,35 +1,35 @@
-"""What ``load()`` reads: one line per format, with where such a file usually lives (``snapglyph formats``).
-
-Kept apart from :mod:`snapglyph.readers.registry` (which detects the formats) so the CLI can list them without
-importing the readers; ``tests/test_agent_readers.py`` checks the names against ``registry.FORMATS``.
+"""The formats ``load()`` reads, as ``snapglyph formats`` prints them and the README lists them, made from
+:data:`snapglyph.readers.table.TABLE` (``tests/test_reader_table.py`` checks the README's block against
+:func:`readme_block`).
 """
 
 from __future__ import annotations
 
+from . import table
+
 __all__ = [
-    "FORMAT_INFO",
+    "README_BEGIN",
+    "README_END",
+    "format_rows",
     "formats_table",
+    "readme_block",
 ]
 
-#: ``format -> (what it is, an example path)``, in the order ``snapglyph formats`` prints them.
-FORMAT_INFO: dict[str, tuple[str, str]] = {
-    "claude-code": ("Claude Code session JSONL", "~/.claude/projects/<project>/<session id>.jsonl"),
-    "codex": ("OpenAI Codex CLI rollout JSONL", "~/.codex/sessions/2026/05/11/rollout-2026-05-11T11-26-55-<id>.jsonl"),
-    "gemini-cli": ("Gemini CLI session (JSON, or the JSONL append log)",
-                   "~/.gemini/tmp/<project hash>/chats/session-2026-04-23T12-53-<id>.jsonl"),
-    "cline": ("Cline / Roo Code task history",
-              "~/.config/Code/User/globalStorage/saoudrizwan.claude-dev/tasks/<task id>/api_conversation_history.json"),
-    "openhands": ("OpenHands conversation folder (SDK events) or V0 trajectory JSON",
-                  "~/.openhands/conversations/<conversation id>/  (holds events/event-*.json)"),
-    "pi": ("pi coding-agent session JSONL", "~/.pi/agent/sessions/<cwd>/<timestamp>_<id>.jsonl"),
-    "aider": ("aider markdown chat history", "<repo>/.aider.chat.history.md"),
-    "swe-agent": ("SWE-agent trajectory", "trajectories/<user>/<run>/<instance>/<instance>.traj"),
-    "openai": ("OpenAI chat completions request, or a message list (JSON or JSONL)", "request.json"),
-    "anthropic": ("Anthropic messages request body", "request.json"),
-    "responses": ("OpenAI Responses request (instructions, input items)", "request.json"),
-    "gemini": ("Gemini API generateContent request body", "request.json"),
-    "text": ("any other text (render only)", "notes.txt, build.log, -  (standard input)"),
-}
+#: The lines that open and close the README's generated list of formats.
+README_BEGIN = "<!-- formats: generated from snapglyph/readers/table.py by snapglyph.readers.formats.readme_block -->"
+README_END = "<!-- /formats -->"
+
+
+def format_rows() -> list[dict[str, str]]:
+    """One ``{"format", "reads", "example"}`` per row of the table, in table order (``snapglyph formats --json``).
+
+    Examples
+    --------
+    >>> row = format_rows()[0]
+    >>> row["format"], row["reads"], row["example"]
+    ('claude-code', 'Claude Code session JSONL', '~/.claude/projects/<project>/<session id>.jsonl')
+    """
+    return [{"format": s.name, "reads": s.info.reads, "example": s.info.example} for s in table.TABLE]
 
 
 def formats_table() -> str:
@@ -45,7 +45,22 @@ def formats_table() -> str:
     >>> print(formats_table().splitlines()[0])
     format       reads                                                              example path
     """
-    w = max(len(d) for d, _ in FORMAT_INFO.values())
+    rows = format_rows()
+    w = max(len(r["reads"]) for r in rows)
     lines = [f"{'format':<12} {'reads':<{w}} example path"]
-    lines += [f"{name:<12} {desc:<{w}} {example}" for name, (desc, example) in FORMAT_INFO.items()]
+    lines += [f"{r['format']:<12} {r['reads']:<{w}} {r['example']}" for r in rows]
     return "\n".join(lines)
+
+
+def readme_block() -> str:
+    """The README's list of formats: a Markdown table between :data:`README_BEGIN` and :data:`README_END`.
+
+    Examples
+    --------
+    >>> lines = readme_block().splitlines()
+    >>> lines[0] == README_BEGIN, lines[1], lines[-1] == README_END
+    (True, '| format | reads | example path |', True)
+    """
+    lines = [README_BEGIN, "| format | reads | example path |", "|---|---|---|"]
+    lines += [f"| `{r['format']}` | {r['reads']} | `{r['example']}` |" for r in format_rows()]
+    return "\n".join([*lines, README_END])

@@ -22,7 +22,7 @@ from typing import Any
 
 from ..errors import FormatError
 from ..model.messages import Message, Part
-from .common import as_str, image_part, require_dict
+from .common import ReadResult, as_str, image_part, require_dict
 
 __all__ = [
     "is_gemini_request",
@@ -107,7 +107,7 @@ def _tools(tools: Any, path: str | None) -> list[dict]:
     return out
 
 
-def read_gemini(body: Any, path: str | None = None) -> tuple[list[Message], list[dict], str | None, dict]:
+def read_gemini(body: Any, path: str | None = None) -> ReadResult:
     """Read a ``generateContent`` request body (see the module docstring for the rules).
 
     Parameters
@@ -119,8 +119,8 @@ def read_gemini(body: Any, path: str | None = None) -> tuple[list[Message], list
 
     Returns
     -------
-    tuple
-        ``(messages, tools, model, meta)``: the model is the body's ``model`` where it names one (the API takes it
+    ReadResult
+        The model is the body's ``model`` where it names one (the API takes it
         from the URL); ``meta`` holds the other request fields and ``ids_added``.
 
     Raises
@@ -170,4 +170,5 @@ def read_gemini(body: Any, path: str | None = None) -> tuple[list[Message], list
     meta = {k: v for k, v in body.items() if k not in _CONTENT_KEYS and k != "model"}
     meta["ids_added"] = counts["ids_added"]
     model = body.get("model")
-    return out, _tools(body.get("tools"), path), as_str(model).removeprefix("models/") if model else None, meta
+    return ReadResult(out, _tools(body.get("tools"), path), as_str(model).removeprefix("models/") if model else None,
+                      meta)

@@ -32,7 +32,7 @@ from typing import Any
 
 from ..errors import FormatError
 from ..model.messages import Message, Part
-from .common import as_str, image_part
+from .common import ReadResult, as_str, image_part
 
 __all__ = [
     "is_gemini_cli_json",
@@ -193,7 +193,7 @@ def _gemini_message(m: dict, path: str | None, where: str, calls_without: list[i
     return out
 
 
-def read_gemini_cli(doc: dict | list, path: str | None = None) -> tuple[list[Message], list[dict], str | None, dict]:
+def read_gemini_cli(doc: dict | list, path: str | None = None) -> ReadResult:
     """Read a Gemini CLI session: a legacy JSON document, or the parsed lines of a JSONL append log.
 
     Parameters
@@ -205,9 +205,8 @@ def read_gemini_cli(doc: dict | list, path: str | None = None) -> tuple[list[Mes
 
     Returns
     -------
-    tuple
-        ``(messages, tools, model, meta)``: neutral messages (ids assigned later by the caller), no tool
-        definitions, the last model a message names, and format facts: ``session`` (metadata), ``skipped``,
+    ReadResult
+        No tool definitions, the last model a message names, and format facts: ``session`` (metadata), ``skipped``,
         ``repairs`` (sentences on the append-log rewrites and rewinds applied; :func:`~snapglyph.readers.registry.load`
         moves them to ``Transcript.notes``), ``records`` and ``calls_without_result``.
 
@@ -263,4 +262,4 @@ def read_gemini_cli(doc: dict | list, path: str | None = None) -> tuple[list[Mes
             skipped[str(t)] += 1
     meta = {"session": session, "records": len(records), "skipped": dict(skipped), "repairs": repairs,
             "calls_without_result": calls_without[0]}
-    return out, [], model, meta
+    return ReadResult(out, [], model, meta)

@@ -36,12 +36,13 @@ from typing import Any
 
 from ..errors import FormatError
 from ..model.messages import Message, Part
-from .common import as_str, image_part
+from .common import ReadResult, as_str, image_part
 from .decode import json_error
 from .requests import normalize_tools
 
 __all__ = [
     "event_files",
+    "folder_events",
     "is_openhands_events",
     "is_openhands_trajectory",
     "read_openhands_events",
@@ -242,7 +243,7 @@ def _sdk_tools(events: list[dict]) -> list[dict]:
 
 
 def read_openhands_events(events: list[dict], path: str | None = None, model: str | None = None
-                          ) -> tuple[list[Message], list[dict], str | None, dict]:
+                          ) -> ReadResult:
     """Read OpenHands SDK events (the parsed ``event-*.json`` files of a conversation, in order).
 
     Parameters
@@ -256,8 +257,8 @@ def read_openhands_events(events: list[dict], path: str | None = None, model: st
 
     Returns
     -------
-    tuple
-        ``(messages, tools, model, meta)`` (see the module docstring); ``meta`` has ``events``, ``skipped`` and
+    ReadResult
+        See the module docstring; ``meta`` has ``events``, ``skipped`` and
         ``condensed``.
 
     Raises
@@ -288,7 +289,7 @@ def read_openhands_events(events: list[dict], path: str | None = None, model: st
     for i, e in enumerate(view):
         _sdk_event(e, path, f"event {e.get('id', i)} ({e.get('kind')})", out, skipped)
     meta = {"events": len(events), "skipped": dict(skipped), "condensed": condensed}
-    return [m for m in out if m.parts], _sdk_tools(events), model, meta
+    return ReadResult([m for m in out if m.parts], _sdk_tools(events), model, meta)
 
 
 # -------------------------------------------------------------------------------------------------------------- V0
@@ -343,7 +344,7 @@ def _v0_action(e: dict, out: list[Message], seen_responses: set, tools: list) ->
 
 
 def read_openhands_trajectory(events: list[dict], path: str | None = None
-                              ) -> tuple[list[Message], list[dict], str | None, dict]:
+                              ) -> ReadResult:
     """Read a V0 OpenHands trajectory: a JSON list of actions and observations (see the module docstring).
 
     Parameters
@@ -355,8 +356,8 @@ def read_openhands_trajectory(events: list[dict], path: str | None = None
 
     Returns
     -------
-    tuple
-        ``(messages, tools, model, meta)``: the model is the one named by the last ``model_response``; ``meta``
+    ReadResult
+        The model is the one named by the last ``model_response``; ``meta``
         has ``events`` and ``skipped`` (counts by action or observation kind).
 
     Raises
@@ -398,4 +399,4 @@ def read_openhands_trajectory(events: list[dict], path: str | None = None
         else:  # an observation no tool call asked for (a user-run command, an error): text the model sees
             out.append(Message(0, "user", [Part(kind="text", text=_v0_obs_text(e))],
                                {"event_ids": [e.get("id")], "observation": kind}))
-    return out, tools, model, {"events": len(events), "skipped": dict(skipped)}
+    return ReadResult(out, tools, model, {"events": len(events), "skipped": dict(skipped)})

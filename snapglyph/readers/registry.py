@@ -1,20 +1,9 @@
-"""Transcript files and request bodies -> neutral messages.
+"""Transcript files and request bodies -> neutral messages: :func:`load`, :func:`load_text`, :func:`load_bytes` and
+:func:`from_request`.
 
-Formats (``Transcript.format``)
--------------------------------
-``openai``       OpenAI chat completions: ``{"messages": [...]}`` or a bare list (also JSONL, one message a line).
-``anthropic``    An Anthropic messages request body (``system``, ``messages`` with content blocks).
-``responses``    An OpenAI Responses request (``instructions``, ``input`` items).
-``gemini``       A Gemini API ``generateContent`` body (``contents``, ``systemInstruction``, ``tools``).
-``swe-agent``    A SWE-agent ``.traj`` trajectory (its ``history`` is an OpenAI chat message list).
-``claude-code``  A Claude Code session JSONL (``~/.claude/projects/*/<session>.jsonl``).
-``pi``           A pi coding-agent session JSONL (``~/.pi/agent/sessions/*.jsonl``).
-``aider``        aider's markdown chat history (``.aider.chat.history.md``).
-``codex``        An OpenAI Codex CLI rollout (``~/.codex/sessions/YYYY/MM/DD/rollout-*.jsonl``).
-``gemini-cli``   A Gemini CLI session (``~/.gemini/tmp/<hash>/chats/session-*.json`` or ``.jsonl``).
-``cline``        A Cline or Roo Code task's ``api_conversation_history.json``.
-``openhands``    An OpenHands conversation folder (``events/event-*.json``) or a V0 trajectory JSON list.
-``text``         Anything else that is text: no messages; the text is in ``meta["text"]``.
+The formats are the rows of :data:`snapglyph.readers.table.TABLE` (``snapglyph formats`` lists them, with where
+each usually lives); the loader parses the input once (JSON, JSON lines, text or a folder), hands it to the first
+row that claims it, and numbers and wraps what that row's reader returns. Each reader documents its own choices.
 
 A request that ``snapglyph compact`` wrote is read in its dialect; its snapshot message (a user message whose last
 text part starts with ``snapglyph snapshot:``) gets ``meta["snapshot"]`` and keeps the ids it names, so ids stay
@@ -22,11 +11,6 @@ stable across passes (see :func:`parse_snapshot_text`).
 
 Message ids are ordinals ``0, 1, ...`` in the source conversation (the system prompt, where there is one, is
 ``#0``); the source format's own ids (uuids, tool call ids) are kept in ``Message.meta`` and ``Part.call_id``.
-The format-specific choices are documented on each reader: :func:`~snapglyph.readers.requests.read_openai`,
-:func:`~snapglyph.readers.anthropic.read_anthropic`, :func:`~snapglyph.readers.responses.read_responses`,
-:func:`~snapglyph.readers.requests.read_swe_agent`, :func:`~snapglyph.readers.sessions.read_claude_code`,
-:func:`~snapglyph.readers.sessions.read_pi`, :mod:`snapglyph.readers.aider`, :mod:`snapglyph.readers.codex`,
-:mod:`snapglyph.readers.gemini_cli`, :mod:`snapglyph.readers.cline` and :mod:`snapglyph.readers.openhands`.
 """
 
 from __future__ import annotations
@@ -40,24 +24,10 @@ from typing import Any
 from ..errors import FormatError
 from ..model.messages import Message
 from ..model.snapshot_text import parse_snapshot_text
-from .aider import is_aider, read_aider
-from .anthropic import read_anthropic
-from .cline import is_cline, read_cline
-from .codex import is_codex, read_codex
-from .common import coerce_types, drop_opening_line, mark_snapshots, number_messages
+from . import table
+from .common import ReadResult, coerce_types, drop_opening_line, mark_snapshots, number_messages
 from .decode import JSON_EXTS, LOOKS_JSON, decode_text, json_error, jsonl_entries
-from .gemini_api import is_gemini_request, read_gemini
-from .gemini_cli import is_gemini_cli_json, is_gemini_cli_jsonl, read_gemini_cli
-from .openhands import (
-    folder_events,
-    is_openhands_events,
-    is_openhands_trajectory,
-    read_openhands_events,
-    read_openhands_trajectory,
-)
-from .requests import detect_request, read_openai, read_swe_agent
-from .responses import read_responses
-from .sessions import is_claude_code, is_pi, read_claude_code, read_pi
+from .table import FORMATS, Source
 
 __all__ = [
     "FORMATS",
@@ -69,10 +39,6 @@ __all__ = [
     "load_text",
     "parse_snapshot_text",
 ]
-
-#: Every value ``Transcript.format`` can take.
-FORMATS = ("openai", "swe-agent", "anthropic", "claude-code", "pi", "aider", "responses", "gemini", "codex",
-           "gemini-cli", "cline", "openhands", "text")
 
 @dataclass
 class Transcript:
@@ -124,20 +90,9 @@ class Transcript:
         return self.meta.get("text", "") if self.format == "text" else self.messages
 
 
-def _guard(fn, *args, path: str | None = None, what: str = "input"):
-    """Run a reader; a stray TypeError/AttributeError/KeyError from a wrongly typed field becomes a FormatError."""
-    try:
-        return fn(*args)
-    except FormatError:
-        raise
-    except RecursionError:
-        raise FormatError(f"{what} nests too deeply to read", path=path) from None
-    except (TypeError, AttributeError, KeyError, IndexError, ValueError) as e:
-        raise FormatError(f"malformed {what}: a field has an unexpected type or value ({type(e).__name__}: {e})",
-                          path=path) from None
-
-
-def _finish(fmt: str, result: tuple, extra_meta: dict | None = None) -> Transcript:
+def _finish(fmt: str, result: ReadResult) -> Transcript:
+    """A reader's result as a Transcript: types coerced, the opening line dropped, snapshots marked, ids numbered,
+    ``meta["repairs"]`` moved to ``notes``."""
     messages, tools, model, meta = result
     coerce_types(messages, tools)
     if drop_opening_line(messages):
@@ -145,11 +100,20 @@ def _finish(fmt: str, result: tuple, extra_meta: dict | None = None) -> Transcri
     if mark_snapshots(messages):
         meta["snapshots"] = sum(1 for m in messages if "snapshot" in m.meta)
     number_messages(messages)
-    if extra_meta:
-        meta.update(extra_meta)
     notes = [str(n) for n in meta.pop("repairs", [])]
     return Transcript(messages=messages, format=fmt, tools=tools, model=model if isinstance(model, str) else None,
                       meta=meta, notes=notes)
+
+
+def _read(src: Source) -> Transcript | None:
+    """The Transcript of the first format of the table that claims ``src``; None when none does."""
+    spec = table.detect(src)
+    return None if spec is None else _finish(spec.name, table.read(spec, src))
+
+
+def _plain(text: str, name: str, path: str | None) -> Transcript:
+    """``text`` as the table's ``text`` format (no messages; the text in ``meta["text"]``)."""
+    return _finish("text", table.read(table.spec_named("text"), Source("text", text, name, path)))
 
 
 def from_request(body: dict | list) -> Transcript:
@@ -180,126 +144,63 @@ def from_request(body: dict | list) -> Transcript:
     >>> t.format, len(t.messages), [(m.id, m.role) for m in t.messages]
     ('anthropic', 3, [(0, 'system'), (1, 'user'), (2, 'assistant')])
     """
-    return _from_request(body, None)
-
-
-def _from_request(body: Any, path: str | None) -> Transcript:
-    try:
-        fmt = _guard(detect_request, body, path=path, what="request body")
-    except FormatError as e:
-        raise FormatError(str(e), path=path) from None
-    reader = {"openai": read_openai, "anthropic": read_anthropic, "responses": read_responses,
-              "gemini": read_gemini}[fmt]
-    return _finish(fmt, _guard(reader, body, path, path=path, what=f"{fmt} request"))
-
-
-def _from_json(doc: Any, name: str, path: str | None) -> Transcript | None:
-    """A parsed JSON document -> Transcript, or None when its shape is no known format."""
-    if isinstance(doc, dict):
-        if _guard(is_gemini_cli_json, doc, path=path):
-            return _finish("gemini-cli", _guard(read_gemini_cli, doc, path, path=path, what="Gemini CLI session"))
-        if is_openhands_trajectory(doc.get("history")):
-            return _finish("openhands", _guard(read_openhands_trajectory, doc["history"], path, path=path,
-                                               what="OpenHands trajectory"))
-        if isinstance(doc.get("history"), list) and ("trajectory" in doc or "info" in doc
-                                                     or "replay_config" in doc):
-            return _finish("swe-agent", _guard(read_swe_agent, doc, path, path=path, what="SWE-agent trajectory"))
-        if isinstance(doc.get("request"), (dict, list)) and "messages" not in doc and "input" not in doc:
-            t = _from_request(doc["request"], path)
-            t.meta.update({k: v for k, v in doc.items() if k != "request"})
-            return t
-        if "messages" in doc or "input" in doc or "instructions" in doc or is_gemini_request(doc):
-            return _from_request(doc, path)
-        return None
-    if isinstance(doc, list):
-        if doc and all(isinstance(m, dict) for m in doc):
-            if _guard(is_claude_code, doc, path=path):
-                return _finish("claude-code", _guard(read_claude_code, doc, path, path=path,
-                                                     what="Claude Code session"))
-            if is_openhands_trajectory(doc):
-                return _finish("openhands", _guard(read_openhands_trajectory, doc, path, path=path,
-                                                   what="OpenHands trajectory"))
-            if is_openhands_events(doc):
-                return _finish("openhands", _guard(read_openhands_events, doc, path, path=path,
-                                                   what="OpenHands events"))
-            if is_cline(doc, name):
-                return _finish("cline", _guard(read_cline, doc, path, path=path, what="Cline/Roo history"))
-            if any("role" in m or "type" in m for m in doc):
-                return _from_request(doc, path)
-        return None
-    return None
-
-
-def _from_jsonl(text: str, name: str, path: str | None) -> Transcript | None:
-    entries, notes = jsonl_entries(text, name, path)
-    t = None
-    if _guard(is_claude_code, entries, path=path):
-        t = _finish("claude-code", _guard(read_claude_code, entries, path, path=path, what="Claude Code session"))
-    elif _guard(is_codex, entries, path=path):
-        t = _finish("codex", _guard(read_codex, entries, path, path=path, what="Codex rollout"))
-    elif _guard(is_gemini_cli_jsonl, entries, path=path):
-        t = _finish("gemini-cli", _guard(read_gemini_cli, entries, path, path=path, what="Gemini CLI session"))
-    elif _guard(is_pi, entries, path=path):
-        t = _finish("pi", _guard(read_pi, entries, path, path=path, what="pi session"))
-    elif entries and all("role" in e for e in entries):
-        t = _from_request(entries, path)
-    if t is not None and notes:
-        t.notes[:0] = notes
+    t = _read(Source("request", body))
+    if t is None:  # detect_request names a dialect or raises; a table without that dialect's row lands here
+        raise FormatError("not a request body in a dialect read here")
     return t
 
 
-def _plain(text: str, path: str | None) -> Transcript:
-    meta: dict[str, Any] = {"text": text}
-    if path:
-        meta["path"] = path
-    return Transcript(messages=[], format="text", meta=meta)
+def _json_error(name: str, doc: Any, path: str | None) -> FormatError:
+    keys = f" (keys: {', '.join(sorted(doc)[:8])})" if isinstance(doc, dict) else ""
+    return FormatError(f"{name}: JSON {type(doc).__name__} in no supported transcript format{keys}; expected "
+                       f"{table.expected('json')} (`snapglyph formats` lists every format)", path=path)
+
+
+def _load_jsonl(text: str, name: str, path: str | None, strict: bool) -> Transcript:
+    """JSON lines (text that opens with ``{`` and is no single JSON document)."""
+    try:
+        entries, notes = jsonl_entries(text, name, path)
+        t = _read(Source("jsonl", entries, name, path))
+    except FormatError:
+        if strict or LOOKS_JSON.match(text):
+            raise
+        return _plain(text, name, path)
+    if t is not None:
+        t.notes[:0] = notes
+        return t
+    if strict:
+        raise FormatError(f"{name}: JSON lines in no supported session format (expected {table.expected('jsonl')})",
+                          path=path)
+    return _plain(text, name, path)
 
 
 def _load(text: str, name: str, path: str | None, strict: bool) -> Transcript:
     """Detect the format of ``text`` (the content of ``name``). ``strict``: a JSON extension, unknown = error."""
-    if text.startswith("\ufeff"):
-        text = text[1:]
+    text = text.removeprefix("\ufeff")
     head = text.lstrip()
-    if head[:1] in ("{", "["):
-        first_error = None
-        try:
-            doc = json.loads(text)
-        except ValueError as e:  # a JSONDecodeError, or an integer past Python's digit limit (json_error)
-            doc, first_error = None, e
-        except RecursionError:
-            raise FormatError(f"{name} nests JSON too deeply to read", path=path) from None
-        if first_error is None:
-            t = _from_json(doc, name, path)
-            if t is not None:
-                return t
-            if strict:
-                keys = f" (keys: {', '.join(sorted(doc)[:8])})" if isinstance(doc, dict) else ""
-                raise FormatError(f"{name}: JSON {type(doc).__name__} in no supported transcript format{keys}; "
-                                  f"expected a request body with 'messages', 'input' or 'contents', a SWE-agent .traj, or a "
-                                  f"session JSONL", path=path)
-            return _plain(text, path)
+    if head[:1] not in ("{", "["):
+        if strict:
+            raise FormatError(f"{name} holds no transcript: expected a JSON object, a list of messages or JSON lines "
+                              f"(it starts with {head[:20]!r})", path=path)
+        return _read(Source("text", text, name, path))  # the text row claims whatever no other does
+    try:
+        doc, error = json.loads(text), None
+    except ValueError as e:  # a JSONDecodeError, or an integer past Python's digit limit (json_error)
+        doc, error = None, e
+    except RecursionError:
+        raise FormatError(f"{name} nests JSON too deeply to read", path=path) from None
+    if error is not None:
         if head[:1] == "{" and "\n" in text.strip():
-            try:
-                t = _from_jsonl(text, name, path)
-            except FormatError:
-                if strict or LOOKS_JSON.match(text):
-                    raise
-                return _plain(text, path)
-            if t is not None:
-                return t
-            if strict:
-                raise FormatError(f"{name}: JSON lines in no supported session format (expected Claude Code or pi "
-                                  f"session entries, or chat messages with 'role')", path=path)
-            return _plain(text, path)
+            return _load_jsonl(text, name, path, strict)
         if strict or LOOKS_JSON.match(text):
-            raise json_error(first_error, name, path)
-        return _plain(text, path)
+            raise json_error(error, name, path)
+        return _plain(text, name, path)
+    t = _read(Source("json", doc, name, path))
+    if t is not None:
+        return t
     if strict:
-        raise FormatError(f"{name} holds no transcript: expected a JSON object, a list of messages or JSON lines "
-                          f"(it starts with {head[:20]!r})", path=path)
-    if is_aider(text, name):
-        return _finish("aider", read_aider(text), {"path": path} if path else None)
-    return _plain(text, path)
+        raise _json_error(name, doc, path)
+    return _plain(text, name, path)
 
 
 def load_text(text: str, *, name: str = "<stdin>") -> Transcript:
@@ -337,15 +238,6 @@ def load_text(text: str, *, name: str = "<stdin>") -> Transcript:
     if not isinstance(text, str):
         raise FormatError(f"load_text needs a str, not {type(text).__name__}")
     return _load(text, name, None, Path(name).suffix.lower() in JSON_EXTS)
-
-
-def _load_folder(p: Path) -> Transcript:
-    """An OpenHands SDK conversation folder: its ``event-*.json`` files in order (model from ``base_state.json``)."""
-    sp = str(p)
-    events, model, n_files = folder_events(p)
-    t = _finish("openhands", _guard(read_openhands_events, events, sp, model, path=sp, what="OpenHands events"))
-    t.meta.update({"path": sp, "event_files": n_files})
-    return t
 
 
 def load(path: str | os.PathLike) -> Transcript:
@@ -387,7 +279,12 @@ def load(path: str | os.PathLike) -> Transcript:
     if not p.exists():
         raise FormatError(f"no such file: {sp}", path=sp)
     if p.is_dir():
-        return _load_folder(p)
+        t = _read(Source("folder", p, p.name, sp))
+        if t is None:
+            raise FormatError(f"{sp} is a directory in no supported layout (expected "
+                              f"{table.expected('folder', examples=True)}), not a transcript file", path=sp)
+        t.meta["path"] = sp
+        return t
     try:
         raw = p.read_bytes()
     except OSError as e:

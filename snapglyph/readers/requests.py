@@ -3,7 +3,7 @@
 The Anthropic messages reader lives in :mod:`snapglyph.readers.anthropic`, the OpenAI Responses reader in
 :mod:`snapglyph.readers.responses`; :func:`detect_request` tells them and Gemini bodies apart.
 
-Each reader returns ``(messages, tools, model, meta)``; :mod:`snapglyph.readers.registry` numbers the messages and wraps
+Each reader returns a :class:`~snapglyph.readers.common.ReadResult`; :mod:`snapglyph.readers.registry` numbers the messages and wraps
 them in a :class:`~snapglyph.readers.registry.Transcript`. Malformed input raises :class:`~snapglyph.errors.FormatError`.
 """
 
@@ -17,6 +17,7 @@ from ..errors import FormatError
 from ..model.messages import Message, Part
 from .common import (
     CallNames,
+    ReadResult,
     as_str,
     dumps_args,
     extra_keys,
@@ -285,7 +286,7 @@ def _chat_results(m: dict, role: str, meta_m: dict, calls: _OpenCalls, path: str
     return results
 
 
-def read_openai(body: Any, path: str | None = None) -> tuple[list[Message], list[dict], str | None, dict]:
+def read_openai(body: Any, path: str | None = None) -> ReadResult:
     """Read an OpenAI chat-completions request (``{"messages": [...]}``) or a bare message list.
 
     The first system/developer message is the system prompt; later ones keep role ``system`` with
@@ -301,9 +302,8 @@ def read_openai(body: Any, path: str | None = None) -> tuple[list[Message], list
 
     Returns
     -------
-    tuple
-        ``(messages, tools, model, meta)``: neutral messages (ids assigned later by the caller), tool
-        definitions ``{"name", "description", "parameters"}``, the model name or ``None``, and format facts.
+    ReadResult
+        Tool definitions ``{"name", "description", "parameters"}``, the model name or ``None``, and format facts.
 
     Raises
     ------
@@ -341,10 +341,10 @@ def read_openai(body: Any, path: str | None = None) -> tuple[list[Message], list
             out.append(Message(0, "tool", _chat_results(m, role, meta_m, calls, path, where), meta_m))
         else:
             raise FormatError(f"{where}: unknown role {role!r} for an OpenAI chat message", path=path)
-    return out, tools, model, meta
+    return ReadResult(out, tools, model, meta)
 
 
-def read_swe_agent(doc: dict, path: str | None = None) -> tuple[list[Message], list[dict], str | None, dict]:
+def read_swe_agent(doc: dict, path: str | None = None) -> ReadResult:
     """Read a SWE-agent ``.traj`` file: its ``history`` is an OpenAI chat message list.
 
     SWE-agent's extra keys (``agent``, ``message_type``, ``thought``, ``action``, ``tool_call_ids``) stay in each
@@ -360,9 +360,8 @@ def read_swe_agent(doc: dict, path: str | None = None) -> tuple[list[Message], l
 
     Returns
     -------
-    tuple
-        ``(messages, tools, model, meta)``: neutral messages (ids assigned later by the caller), tool
-        definitions ``{"name", "description", "parameters"}``, the model name or ``None``, and format facts.
+    ReadResult
+        Tool definitions ``{"name", "description", "parameters"}``, the model name or ``None``, and format facts.
 
     Raises
     ------
@@ -397,4 +396,4 @@ def read_swe_agent(doc: dict, path: str | None = None) -> tuple[list[Message], l
             model = None  # SWE-agent's stand-in models name no real model
     info = doc.get("info") if isinstance(doc.get("info"), dict) else {}
     meta = {"info": info, "environment": doc.get("environment"), "trajectory_steps": len(doc.get("trajectory") or [])}
-    return messages, tools, model, meta
+    return ReadResult(messages, tools, model, meta)

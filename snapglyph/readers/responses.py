@@ -1,6 +1,6 @@
 """Reader for OpenAI Responses requests: ``instructions`` and ``input`` items.
 
-Returns ``(messages, tools, model, meta)`` like the other readers; :mod:`snapglyph.readers.registry` numbers the
+Returns a :class:`~snapglyph.readers.common.ReadResult` like the other readers; :mod:`snapglyph.readers.registry` numbers the
 messages. Reference: the Responses API's input item types (``message``, ``function_call``,
 ``function_call_output``, ``reasoning``, ``custom_tool_call``, ``custom_tool_call_output``).
 """
@@ -14,6 +14,7 @@ from ..errors import FormatError
 from ..model.messages import Message, Part
 from .common import (
     CallNames,
+    ReadResult,
     as_str,
     dumps_args,
     extra_keys,
@@ -171,7 +172,7 @@ def _responses_body(body: Any, path: str | None) -> tuple[list, list[dict], str 
     return items, tools, model, meta, instructions
 
 
-def read_responses(body: Any, path: str | None = None) -> tuple[list[Message], list[dict], str | None, dict]:
+def read_responses(body: Any, path: str | None = None) -> ReadResult:
     """Read an OpenAI Responses request: ``instructions`` and ``input`` (a string or a list of items).
 
     ``instructions`` (or a leading system/developer message) is message 0. Consecutive assistant-side items
@@ -188,9 +189,8 @@ def read_responses(body: Any, path: str | None = None) -> tuple[list[Message], l
 
     Returns
     -------
-    tuple
-        ``(messages, tools, model, meta)``: neutral messages (ids assigned later by the caller), tool
-        definitions ``{"name", "description", "parameters"}``, the model name or ``None``, and format facts.
+    ReadResult
+        Tool definitions ``{"name", "description", "parameters"}``, the model name or ``None``, and format facts.
 
     Raises
     ------
@@ -226,4 +226,4 @@ def read_responses(body: Any, path: str | None = None) -> tuple[list[Message], l
             conv.output(it, t, where)
         else:
             conv.other(it, t)
-    return conv.finish(), tools, model, meta
+    return ReadResult(conv.finish(), tools, model, meta)

@@ -1,0 +1,383 @@
+"""The formats ``load()`` reads, as one table: one :class:`ReaderSpec` per format, in detection order.
+
+A spec names the format (``Transcript.format``), says which :class:`Source` is in it (``detect``), reads one
+(``read``, to a :class:`~snapglyph.readers.common.ReadResult`) and describes it (:class:`FormatInfo`: the line
+``snapglyph formats`` prints, the README's list, the noun the loader's errors use, the kinds of input it takes).
+:func:`detect` tries the rows of :data:`TABLE` in order on the kinds of input each declares, so the first row that
+claims a source reads it; the "expected ..." lists of the loader's errors are made from the same rows
+(:func:`expected`). Adding a format is a reader module and one row of :data:`TABLE`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from functools import cached_property
+from typing import Any, NamedTuple
+
+from ..errors import FormatError
+from .aider import is_aider, read_aider
+from .anthropic import read_anthropic
+from .claude_code import is_claude_code, read_claude_code
+from .cline import is_cline, read_cline
+from .codex import is_codex, read_codex
+from .common import ReadResult
+from .gemini_api import is_gemini_request, read_gemini
+from .gemini_cli import is_gemini_cli_json, is_gemini_cli_jsonl, read_gemini_cli
+from .openhands import (
+    event_files,
+    folder_events,
+    is_openhands_events,
+    is_openhands_trajectory,
+    read_openhands_events,
+    read_openhands_trajectory,
+)
+from .pi import is_pi, read_pi
+from .requests import detect_request, read_openai, read_swe_agent
+from .responses import read_responses
+
+__all__ = [
+    "FORMATS",
+    "KINDS",
+    "TABLE",
+    "FormatInfo",
+    "ReaderSpec",
+    "Source",
+    "detect",
+    "expected",
+    "guard",
+    "read",
+    "request_body",
+    "spec_named",
+]
+
+#: The kinds of input a :class:`Source` holds: a parsed JSON document, JSON lines (a list of objects), text that
+#: is no JSON, a folder, and a request body handed over as a value (:func:`~snapglyph.readers.registry.from_request`).
+KINDS = ("json", "jsonl", "text", "folder", "request")
+
+
+@dataclass
+class Source:
+    """One input as detection sees it.
+
+    Attributes
+    ----------
+    kind : str
+        One of :data:`KINDS`.
+    data : Any
+        The parsed JSON document (``json``, ``request``), the list of JSON-lines objects (``jsonl``), the text
+        (``text``) or the folder's :class:`~pathlib.Path` (``folder``).
+    name : str
+        The file's name (or ``"<stdin>"``), in errors and for name hints such as Cline's
+        ``api_conversation_history.json``.
+    path : str or None
+        The file's path, for errors' ``path``; None for text and bodies given as values.
+
+    Examples
+    --------
+    >>> Source("json", {"messages": [{"role": "user", "content": "hi"}]}).dialect
+    'openai'
+    >>> Source("jsonl", [{"type": "session", "id": "s1"}]).dialect is None
+    True
+    """
+
+    kind: str
+    data: Any
+    name: str = "<stdin>"
+    path: str | None = None
+
+    @cached_property
+    def dialect(self) -> str | None:
+        """The request dialect of :func:`request_body` (``openai``, ``anthropic``, ``responses`` or ``gemini``);
+        None when the source holds no request body. Worked out once per source.
+
+        Raises
+        ------
+        FormatError
+            A body shaped like a request that is none (``'messages'`` not a list, ...), with the source's path.
+        """
+        body = request_body(self)
+        if body is None and self.kind != "request":  # a body handed over is checked whatever it is
+            return None
+        try:
+            return guard(detect_request, body, path=self.path, what="request body")
+        except FormatError as e:
+            raise FormatError(str(e), path=self.path) from None
+
+
+class FormatInfo(NamedTuple):
+    """What is said about a format: ``snapglyph formats``'s line, the README's, the loader's errors."""
+
+    #: What the format is, as ``snapglyph formats`` prints it.
+    reads: str
+    #: Where such a file usually lives.
+    example: str
+    #: The format in errors: ``malformed <noun>: ...`` and the "expected ..." lists (:func:`expected`).
+    noun: str
+    #: The :data:`KINDS` of input ``detect`` is tried on (and the errors list the format for).
+    kinds: tuple[str, ...]
+
+
+class ReaderSpec(NamedTuple):
+    """One row of :data:`TABLE`: a format, how to know it, how to read it, what to say about it."""
+
+    #: The format's name (``Transcript.format``).
+    name: str
+    #: Whether a :class:`Source` of one of ``info.kinds`` is in this format.
+    detect: Callable[[Source], bool]
+    #: The source read: messages (ids assigned later), tools, model, format facts.
+    read: Callable[[Source], ReadResult]
+    #: What ``snapglyph formats``, the README and errors say about it.
+    info: FormatInfo
+
+
+def guard(fn: Callable, *args: Any, path: str | None = None, what: str = "input") -> Any:
+    """Call ``fn(*args)``; a stray TypeError, AttributeError, KeyError, IndexError or ValueError from a wrongly
+    typed field (and a RecursionError) becomes a one-line :class:`~snapglyph.errors.FormatError` about ``what``.
+
+    Examples
+    --------
+    >>> guard(lambda d: d["messages"][0], {"messages": "hi"}, what="request")
+    'h'
+    >>> try:
+    ...     guard(lambda d: d["messages"]["x"], {"messages": "hi"}, what="request")
+    ... except FormatError as e:
+    ...     print(e)
+    malformed request: a field has an unexpected type or value (TypeError: string indices must be integers, not 'str')
+    """
+    try:
+        return fn(*args)
+    except FormatError:
+        raise
+    except RecursionError:
+        raise FormatError(f"{what} nests too deeply to read", path=path) from None
+    except (TypeError, AttributeError, KeyError, IndexError, ValueError) as e:
+        raise FormatError(f"malformed {what}: a field has an unexpected type or value ({type(e).__name__}: {e})",
+                          path=path) from None
+
+
+# ------------------------------------------------------------------------------------------------ source shapes
+def _objects(doc: Any) -> bool:
+    return isinstance(doc, list) and bool(doc) and all(isinstance(m, dict) for m in doc)
+
+
+def _entries(src: Source) -> list[dict] | None:
+    """The records of a session-like source: its JSON lines, or a JSON list of objects; None otherwise."""
+    if src.kind == "jsonl":
+        return src.data
+    return src.data if src.kind == "json" and _objects(src.data) else None
+
+
+def _wrapped(doc: Any) -> bool:
+    """A JSON object holding a request under ``"request"`` (a logged call), with no content of its own."""
+    return (isinstance(doc, dict) and isinstance(doc.get("request"), (dict, list)) and "messages" not in doc
+            and "input" not in doc)
+
+
+def request_body(src: Source) -> Any:
+    """The request body a source holds, or None: a body handed over (``request``), a JSON object with
+    ``messages``, ``input``, ``instructions`` or Gemini ``contents`` (or one under ``"request"``), a JSON list of
+    objects with ``role`` or ``type``, or JSON lines that all have a ``role``.
+
+    Examples
+    --------
+    >>> request_body(Source("json", {"request": {"input": "hi"}, "response": {}}))
+    {'input': 'hi'}
+    >>> request_body(Source("jsonl", [{"role": "user"}, {"type": "x"}])) is None
+    True
+    """
+    doc = src.data
+    if src.kind == "request":
+        return doc
+    if src.kind == "jsonl":
+        return doc if doc and all("role" in e for e in doc) else None
+    if src.kind != "json":
+        return None
+    if _wrapped(doc):
+        return doc["request"]
+    if isinstance(doc, dict):
+        return doc if ("messages" in doc or "input" in doc or "instructions" in doc
+                       or is_gemini_request(doc)) else None
+    return doc if _objects(doc) and any("role" in m or "type" in m for m in doc) else None
+
+
+# ---------------------------------------------------------------------------------------------- detect and read
+def _is_claude_code(src: Source) -> bool:
+    entries = _entries(src)
+    return entries is not None and is_claude_code(entries)
+
+
+def _is_gemini_cli(src: Source) -> bool:
+    return is_gemini_cli_jsonl(src.data) if src.kind == "jsonl" else is_gemini_cli_json(src.data)
+
+
+def _is_openhands(src: Source) -> bool:
+    if src.kind == "folder":
+        return event_files(src.data) is not None
+    doc = src.data
+    if isinstance(doc, dict):
+        return is_openhands_trajectory(doc.get("history"))
+    return _objects(doc) and (is_openhands_trajectory(doc) or is_openhands_events(doc))
+
+
+def _read_openhands(src: Source) -> ReadResult:
+    if src.kind == "folder":
+        events, model, n_files = folder_events(src.data)
+        r = read_openhands_events(events, src.path, model)
+        r.meta["event_files"] = n_files
+        return r
+    doc = src.data["history"] if isinstance(src.data, dict) else src.data
+    if is_openhands_trajectory(doc):
+        return read_openhands_trajectory(doc, src.path)
+    return read_openhands_events(doc, src.path)
+
+
+def _is_swe_agent(src: Source) -> bool:
+    doc = src.data
+    return (isinstance(doc, dict) and isinstance(doc.get("history"), list)
+            and ("trajectory" in doc or "info" in doc or "replay_config" in doc))
+
+
+def _in_dialect(dialect: str) -> Callable[[Source], bool]:
+    def detect(src: Source) -> bool:
+        return src.dialect == dialect
+    return detect
+
+
+def _request_reader(fn: Callable[[Any, str | None], ReadResult]) -> Callable[[Source], ReadResult]:
+    def read(src: Source) -> ReadResult:
+        r = fn(request_body(src), src.path)
+        if src.kind == "json" and _wrapped(src.data):  # a logged call: its other fields are facts of the request
+            r.meta.update({k: v for k, v in src.data.items() if k != "request"})
+        return r
+    return read
+
+
+def _of_data(fn: Callable) -> Callable[[Source], Any]:
+    """``fn(data, path)`` as a function of a :class:`Source` (the shape of most readers)."""
+    return lambda src: fn(src.data, src.path)
+
+
+def _read_text(src: Source) -> ReadResult:
+    return ReadResult([], [], None, {"text": src.data})
+
+
+_SESSIONS = ("json", "jsonl")
+
+#: The formats, in detection order (the first row whose ``detect`` claims a source reads it; a row is tried only
+#: on its ``info.kinds``). Rows that share a kind keep the order the shapes need: a Claude Code list before
+#: OpenHands and Cline lists, Gemini CLI and OpenHands objects before SWE-agent and request bodies, every session
+#: before chat messages; the request dialects exclude each other (:func:`~snapglyph.readers.requests.detect_request`).
+TABLE: tuple[ReaderSpec, ...] = (
+    ReaderSpec("claude-code", _is_claude_code, _of_data(read_claude_code), FormatInfo(
+        "Claude Code session JSONL", "~/.claude/projects/<project>/<session id>.jsonl",
+        "Claude Code session", _SESSIONS)),
+    ReaderSpec("codex", lambda src: is_codex(src.data), _of_data(read_codex), FormatInfo(
+        "OpenAI Codex CLI rollout JSONL", "~/.codex/sessions/2026/05/11/rollout-2026-05-11T11-26-55-<id>.jsonl",
+        "Codex rollout", ("jsonl",))),
+    ReaderSpec("gemini-cli", _is_gemini_cli, _of_data(read_gemini_cli), FormatInfo(
+        "Gemini CLI session (JSON, or the JSONL append log)",
+        "~/.gemini/tmp/<project hash>/chats/session-2026-04-23T12-53-<id>.jsonl", "Gemini CLI session", _SESSIONS)),
+    ReaderSpec("openhands", _is_openhands, _read_openhands, FormatInfo(
+        "OpenHands conversation folder (SDK events) or V0 trajectory JSON",
+        "~/.openhands/conversations/<conversation id>/ holding events/event-*.json", "OpenHands conversation",
+        ("json", "folder"))),
+    ReaderSpec("swe-agent", _is_swe_agent, _of_data(read_swe_agent), FormatInfo(
+        "SWE-agent trajectory", "trajectories/<user>/<run>/<instance>/<instance>.traj", "SWE-agent trajectory",
+        ("json",))),
+    ReaderSpec("cline", lambda src: is_cline(src.data, src.name), _of_data(read_cline), FormatInfo(
+        "Cline / Roo Code task history",
+        "~/.config/Code/User/globalStorage/saoudrizwan.claude-dev/tasks/<task id>/api_conversation_history.json",
+        "Cline/Roo history", ("json",))),
+    ReaderSpec("pi", lambda src: is_pi(src.data), _of_data(read_pi), FormatInfo(
+        "pi coding-agent session JSONL", "~/.pi/agent/sessions/<cwd>/<timestamp>_<id>.jsonl", "pi session",
+        ("jsonl",))),
+    ReaderSpec("openai", _in_dialect("openai"), _request_reader(read_openai), FormatInfo(
+        "OpenAI chat completions request, or a message list (JSON or JSONL)", "request.json",
+        "OpenAI chat messages", ("json", "jsonl", "request"))),
+    ReaderSpec("anthropic", _in_dialect("anthropic"), _request_reader(read_anthropic), FormatInfo(
+        "Anthropic messages request body", "request.json", "Anthropic messages", ("json", "jsonl", "request"))),
+    ReaderSpec("responses", _in_dialect("responses"), _request_reader(read_responses), FormatInfo(
+        "OpenAI Responses request (instructions, input items)", "request.json", "OpenAI Responses input",
+        ("json", "jsonl", "request"))),
+    ReaderSpec("gemini", _in_dialect("gemini"), _request_reader(read_gemini), FormatInfo(
+        "Gemini API generateContent request body", "request.json", "Gemini generateContent body",
+        ("json", "request"))),
+    ReaderSpec("aider", lambda src: is_aider(src.data, src.name), lambda src: read_aider(src.data), FormatInfo(
+        "aider markdown chat history", "<repo>/.aider.chat.history.md", "aider chat history", ("text",))),
+    ReaderSpec("text", lambda src: True, _read_text, FormatInfo(
+        "any other text (render only)", "notes.txt, build.log, -  (standard input)", "text", ("text",))),
+)
+
+#: Every value ``Transcript.format`` can take: the names of :data:`TABLE`'s rows.
+FORMATS = tuple(spec.name for spec in TABLE)
+
+
+def detect(src: Source) -> ReaderSpec | None:
+    """The first row of :data:`TABLE` that claims ``src`` (tried on the rows whose ``info.kinds`` hold
+    ``src.kind``), or None.
+
+    Raises
+    ------
+    FormatError
+        A detection rule met a wrongly typed field, or a body shaped like a request is none.
+
+    Examples
+    --------
+    >>> detect(Source("jsonl", [{"type": "session", "version": 3, "id": "s1"}])).name
+    'pi'
+    >>> detect(Source("json", {"foo": 1})) is None
+    True
+    """
+    return guard(_first_claim, TABLE, src, path=src.path)
+
+
+def _first_claim(rows: tuple[ReaderSpec, ...], src: Source) -> ReaderSpec | None:
+    return next((spec for spec in rows if src.kind in spec.info.kinds and spec.detect(src)), None)
+
+
+def read(spec: ReaderSpec, src: Source) -> ReadResult:
+    """Read ``src`` with ``spec``; a wrongly typed field becomes a one-line FormatError naming the format.
+
+    Examples
+    --------
+    >>> read(spec_named("text"), Source("text", "just words")).meta
+    {'text': 'just words'}
+    """
+    return guard(spec.read, src, path=src.path, what=spec.info.noun)
+
+
+def spec_named(name: str) -> ReaderSpec:
+    """The row of :data:`TABLE` named ``name``.
+
+    Raises
+    ------
+    KeyError
+        For a name that is no row.
+
+    Examples
+    --------
+    >>> spec_named("pi").info.noun
+    'pi session'
+    """
+    for spec in TABLE:
+        if spec.name == name:
+            return spec
+    raise KeyError(name)
+
+
+def expected(kind: str, *, examples: bool = False) -> str:
+    """The formats read from a ``kind`` of input (:data:`KINDS`), for an error: their nouns in table order, each
+    followed by its example path where ``examples``.
+
+    Examples
+    --------
+    >>> expected("jsonl").startswith("Claude Code session, Codex rollout, Gemini CLI session")
+    True
+    >>> expected("folder", examples=True)
+    'OpenHands conversation like ~/.openhands/conversations/<conversation id>/ holding events/event-*.json'
+    """
+    nouns = [spec.info.noun + (f" like {spec.info.example}" if examples else "") for spec in TABLE
+             if kind in spec.info.kinds]
+    return ", ".join(nouns[:-1]) + " or " + nouns[-1] if len(nouns) > 1 else "".join(nouns)
+
