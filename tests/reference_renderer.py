@@ -13,7 +13,6 @@ one pixel at a time. It also writes each page's text (rows in reading order) for
 from __future__ import annotations
 
 import numpy as np
-
 from reference_blocks import plan_blocks
 
 from snapglyph.model.document import STYLE_HEADER, Document

@@ -16,7 +16,8 @@ Examples
 from __future__ import annotations
 
 import math
-from typing import Any, Callable, Mapping, Protocol
+from collections.abc import Callable, Mapping
+from typing import Any, Protocol
 
 from ..errors import LimitError
 from .profile_table import READ

@@ -22,8 +22,8 @@ from typing import Callable, Iterable, Iterator
 
 from .._config import TRIM_PAGES
 from ..errors import InputError
-from .page_text import page_body
 from .page import Page
+from .page_text import page_body
 
 __all__ = ["PROGRESS", "PackedPage", "PageBuffers", "encode_ahead", "resolve_workers"]
 
