@@ -10,7 +10,8 @@ from __future__ import annotations
 
 __all__ = ["BLOB_MIN_CHARS", "CHUNK", "DEFAULT_BUDGET", "DEFAULT_MAX_TOKENS", "EXACT_RENDERS",
            "IMAGE_HEAD_CHARS", "INLINE_MAX", "KEEP_IMAGES", "LEDGER_SHARE", "MAX_ID_RANGE", "MESSAGE_OVERHEAD",
-           "OVERFLOW_UNKNOWN_SHARE", "PAGE_CACHE_SIZE", "PAGE_IMAGE_SHARE", "PROTECT_LAST", "RELAY_KEEP_BYTES",
+           "OVERFLOW_UNKNOWN_SHARE", "PAGE_CACHE_SIZE", "PAGE_IMAGE_SHARE", "PROTECT_LAST", "RECALL_MARGIN",
+           "RECALL_ROUNDS", "RELAY_KEEP_BYTES",
            "SERVE_MARGIN", "SPLIT", "SUMMARY_ROUNDS", "TOOL_PART_OVERHEAD", "TRIM_PAGES",
            "UPSTREAM_READ_TIMEOUT", "USER_SHARE", "USER_TEXT_MAX", "ZLIB_LEVEL"]
 
@@ -133,6 +134,16 @@ about 20 MB. A choice, not a measurement."""
 RELAY_KEEP_BYTES = 256 * 1024
 """The most bytes of a relayed response kept for the overflow check (pieces that hold an error marker): an error
 body of any provider read in ../shared/reference is under 4 kB; this bounds memory per response."""
+
+RECALL_ROUNDS = 3
+"""Recall rounds ``snapglyph serve`` answers for one request (``--recall-rounds``; 0: it offers no recall tool):
+one round asks for the messages a page leaves unclear, a second for what that text names, a third is room to
+spare; a model asking still more is answered without it (a bound, as llm caps chained tool calls, so a model
+that keeps asking cannot hold a request open). A choice, not a measurement."""
+
+RECALL_MARGIN = 200
+"""Tokens kept free when the text of a recall is cut to the room the budget leaves (the cut note and the
+follow-up's framing: a tool result block and its id cost well under 100 estimated tokens)."""
 
 SERVE_MARGIN = 0.08
 """Share of the model's window the proxy keeps free for the token estimate's error (text counted by another

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import json
 import logging
 import time
@@ -33,10 +34,12 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
-from .._config import SERVE_MARGIN, UPSTREAM_READ_TIMEOUT
+from .._config import RECALL_ROUNDS, SERVE_MARGIN, UPSTREAM_READ_TIMEOUT
 from ..compaction.keys import conversation_id
 from ..errors import SnapglyphError
 from ..providers.overflow import detect
+from .recall_loop import RecallJob, RecallRelay
+from .recall_shapes import offers_recall
 from .relay import Relay
 from .rewrite import DEFAULT_TEXT_ONLY, ROUTES, image_refusal, pick_profile, text_only
 from .state import ConversationRecord, StateDir, default_state_dir
@@ -77,6 +80,10 @@ class ServeConfig:
         Share of the window kept free for the estimate's error.
     target : float
         A new cut aims at this share of the budget, so the verbatim tail can grow for many turns before the next.
+    recall_rounds : int
+        A compacted request offers the ``recall_messages`` tool and the proxy answers at most this many rounds of
+        its calls per request (``--recall-rounds``, :mod:`snapglyph.serve.recall_loop`); 0 offers no tool, and
+        then a compaction that shows no page is refused.
 
     Examples
     --------
@@ -96,6 +103,7 @@ class ServeConfig:
     target: float = 0.6
     extra: dict = field(default_factory=dict)
     upstream_timeout: float | None = UPSTREAM_READ_TIMEOUT
+    recall_rounds: int = RECALL_ROUNDS
 
 
 @dataclass
@@ -134,6 +142,7 @@ class Proxy:
         self.planner = Planner(self.states, config)
         self._locks: dict[str, asyncio.Lock] = {}
         self.requests = 0
+        self.recall_rounds = 0
         self.app = Starlette(routes=[
             Route("/snapglyph/status", self.status, methods=["GET"]),
             Route("/{path:path}", self.handle, methods=["GET", "POST", "PUT", "PATCH", "DELETE", "HEAD",
@@ -153,7 +162,7 @@ class Proxy:
         for c in convs:
             c.pop("history", None)
         return JSONResponse({"upstream": self.upstream.base_url, "dry_run": self.config.dry_run,
-                             "requests": self.requests, "conversations": convs})
+                             "requests": self.requests, "recall_rounds": self.recall_rounds, "conversations": convs})
 
     async def handle(self, request: Request) -> Any:
         """Relay one request, compacting it first or after an overflow where the rules say so."""
@@ -178,7 +187,7 @@ class Proxy:
                                                 f"({type(e).__name__})"}}, status_code=502)
         if ctx.key is not None and resp.status_code >= 400 and not ctx.path.endswith("/count_tokens"):
             return await self._after_error(ctx, resp)
-        return Relay(resp, on_done=lambda r: self._done(ctx, r))
+        return self._relay(ctx, resp)
 
     # -- steps -------------------------------------------------------------------------------------------------
     async def _read(self, ctx: _Ctx) -> None:
@@ -289,7 +298,33 @@ class Proxy:
                 await anyio.to_thread.run_sync(lambda: self.planner.second_overflow(ctx.key, ov, ctx.outcome))
                 ctx.note = f"second overflow relayed ({ov.provider})"
             return Relay(resp, body=raw, on_done=lambda r: self._done(ctx, r))
-        return Relay(resp, on_done=lambda r: self._done(ctx, r))
+        return self._relay(ctx, resp)
+
+    def _relay(self, ctx: _Ctx, resp: httpx.Response) -> Any:
+        """The answer to the client: through the recall loop where the compacted request offers recall_messages
+        (the proxy added it), else as it comes."""
+        done = functools.partial(self._done, ctx)
+        out = ctx.outcome
+        if (out is None or ctx.action == "passed" or not self.config.recall_rounds or resp.status_code >= 300
+                or ctx.body is None or offers_recall(ctx.body) or ctx.path.endswith("/count_tokens")):
+            return Relay(resp, on_done=done)
+        conv = self.states.get(ctx.key)
+        room = (conv.budget or 0) - out.tokens_after if conv is not None else 0
+        job = RecallJob(self.upstream, ctx.method, ctx.path, ctx.query, ctx.headers, ctx.dialect,
+                        ctx.sent, self.planner._store(ctx.key), ctx.profile, room,
+                        self.config.recall_rounds)
+        return RecallRelay(resp, job, on_done=done)
+
+    def _recalled(self, ctx: _Ctx, relay: Any) -> int:
+        """The recall rounds a relay answered, counted and put in the log line's note."""
+        rounds = getattr(relay, "rounds", 0)
+        said = [f"recall_messages answered: {rounds} round(s), ids {'; '.join(relay.asked)}"] if rounds else []
+        if ctx.outcome is not None and ctx.action != "passed" and not ctx.outcome.pages:
+            said.append("no page shown: the middle is only recallable (recall_messages, answered here)")
+        said += [relay.note] if getattr(relay, "note", "") else []
+        ctx.note = "; ".join([ctx.note] * bool(ctx.note) + said)
+        self.recall_rounds += rounds
+        return rounds
 
     async def _done(self, ctx: _Ctx, relay: Relay) -> None:
         """After the last byte: an overflow inside the stream marks the conversation; the log line."""
@@ -300,7 +335,8 @@ class Proxy:
                 ctx.note = (ctx.note + "; " if ctx.note else "") + (
                     f"overflow inside the stream ({ov.provider}): relayed, the next request is compacted first")
         if ctx.key is not None:
-            self.planner.count(ctx.key, relay.status, ctx.outcome if ctx.action != "passed" else None)
+            self.planner.count(ctx.key, relay.status, ctx.outcome if ctx.action != "passed" else None,
+                               recalls=self._recalled(ctx, relay))
         self._line(ctx, relay.status, ctx.note, relay)
 
     def _line(self, ctx: _Ctx, status: int, note: str = "", relay: Relay | None = None) -> None:

@@ -89,9 +89,9 @@ class Planner:
     >>> body = {"model": "claude-sonnet-4-5", "max_tokens": 100, "messages": [
     ...     {"role": "assistant" if i % 2 else "user", "content": f"step {i} " + "word " * 300} for i in range(12)]}
     >>> planner.before("0123456789abcdef", "anthropic", body, "claude").summary()    # past half the window
-    'compacted: ~4900 -> ~3686 tokens, 1 pages, tail from #10'
+    'compacted: ~5047 -> ~3843 tokens, 1 pages, tail from #10'
     >>> planner.before("0123456789abcdef", "anthropic", body, "claude").summary()    # the same cut again
-    'sticky: ~4900 -> ~4487 tokens, 1 pages, tail from #10'
+    'sticky: ~5047 -> ~4644 tokens, 1 pages, tail from #10'
     """
 
     def __init__(self, states: StateDir, config: Any) -> None:
@@ -199,13 +199,15 @@ class Planner:
             conv.no_images, conv.cut, conv.pending = why, None, False
             self.states.save(conv)
 
-    def count(self, key: str, status: int, sent: Outcome | None) -> None:
-        """Count one relayed request of a known conversation (unknown ones are not recorded)."""
+    def count(self, key: str, status: int, sent: Outcome | None, *, recalls: int = 0) -> None:
+        """Count one relayed request of a known conversation (unknown ones are not recorded), and the recall rounds
+        the proxy answered for it."""
         with self._lock:
             conv = self.states.get(key)
             if conv is None:
                 return
             conv.requests += 1
+            conv.recalls += recalls
             conv.last_status = status
             if sent is not None and not sent.error:
                 conv.compactions += 1
@@ -223,7 +225,8 @@ class Planner:
         cut = Cut(conv.cut, conv.prefix, conv.kept) if conv.cut is not None else None
         try:
             new_body, res, _ = compact_body(body, dialect, profile=conv.profile or profile, budget=conv.budget,
-                                            store=self._store(conv.key), cut=cut)
+                                            store=self._store(conv.key), cut=cut,
+                                            recall_tool=self.config.recall_rounds > 0)
         except CutNoLongerFits:
             return None
         except SnapglyphError:
@@ -239,7 +242,8 @@ class Planner:
         last: Exception | None = None
         for budget in dict.fromkeys((target, ceiling.tokens)):
             try:
-                new_body, res, cut = compact_body(body, dialect, profile=profile, budget=budget, store=store)
+                new_body, res, cut = compact_body(body, dialect, profile=profile, budget=budget, store=store,
+                                                  recall_tool=self.config.recall_rounds > 0)
             except BudgetError as e:
                 last = e
                 continue

@@ -16,6 +16,7 @@ from typing import Any
 
 from ..errors import UnknownProfileError
 from ..providers.params import output_reserve
+from .recall_shapes import with_recall_tool
 from .verbatim import splice
 
 __all__ = ["DEFAULT_TEXT_ONLY", "ROUTES", "compact_body", "image_refusal", "pick_profile", "text_only"]
@@ -87,7 +88,7 @@ def _default(dialect: str) -> str:
 
 
 def compact_body(body: dict, dialect: str, *, profile: str, budget: int, store: Any = None,
-                 cut: Any = None) -> tuple[dict, Any, Any]:
+                 cut: Any = None, recall_tool: bool = False) -> tuple[dict, Any, Any]:
     """Compact a request body and put the client's other fields back.
 
     Parameters
@@ -103,6 +104,10 @@ def compact_body(body: dict, dialect: str, *, profile: str, budget: int, store: 
     cut : snapglyph.compaction.sticky.Cut, optional
         Keep this earlier cut if its tail still fits (``compact(..., cut=)``, :mod:`snapglyph.compaction.sticky`);
         ``None`` makes a new cut.
+    recall_tool : bool
+        Offer ``recall_messages`` (counted in the budget, named in the snapshot text, added after the client's
+        own tools) and accept a compaction that shows no page; the caller answers the calls
+        (:mod:`snapglyph.serve.recall_loop`).
 
     Returns
     -------
@@ -132,14 +137,15 @@ def compact_body(body: dict, dialect: str, *, profile: str, budget: int, store: 
     (True, True)
     """
     from ..compaction.compactor import compact
-    # allow_empty_middle: a proxy sending the newest messages (the rest named as not shown, kept in the store)
-    # recovers the session; refusing would relay the overflow instead (issue 12 item 12 is about the CLI's silence)
+    # allow_empty_middle where recall is answered (serve/recall_loop.py): the newest messages and a middle the model
+    # can recall by id recover the session; without recall such a request would lose the middle, so it is refused
     kw = dict(profile=profile, dialect=dialect, budget=budget, store=store, max_tokens=output_reserve(None, body),
-              allow_empty_middle=True,
+              allow_empty_middle=recall_tool, recall_tool=recall_tool,
               model=body.get("model") if isinstance(body.get("model"), str) else None)
     res = compact(body, cut=cut, **kw)
     if res.passthrough:
         return dict(body), res, res.cut
+    body = with_recall_tool(dialect, body) if recall_tool else body     # after the client's own tools
     spliced = splice(body, dialect, res)
     why = "its items could not be mapped to the compaction's message ids"
     if spliced is not None:

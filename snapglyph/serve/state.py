@@ -70,6 +70,8 @@ class ConversationRecord:
     requests, compactions, cuts, pages, tokens_before, tokens_after, last_status : int
         Figures for the status page: requests seen, requests sent compacted, cuts made, pages and estimated
         tokens of the last compacted request, and the last upstream status.
+    recalls : int
+        Rounds of ``recall_messages`` calls the proxy answered (:mod:`snapglyph.serve.recall_loop`).
 
     Examples
     --------
@@ -100,6 +102,7 @@ class ConversationRecord:
     tokens_before: int = 0
     tokens_after: int = 0
     last_status: int = 0
+    recalls: int = 0
     history: list = field(default_factory=list)
 
     @property
