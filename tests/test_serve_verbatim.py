@@ -57,9 +57,19 @@ def _snapshot_at(items: list, dialect: str) -> list[int]:
     return out
 
 
+def _own_tools(body: dict) -> dict:
+    """``body`` without the ``recall_messages`` tool the proxy may add after the client's own (issue 29 item 3)."""
+    tools = [t for t in body.get("tools") or [] if t.get("name") != "recall_messages"
+             and (t.get("function") or {}).get("name") != "recall_messages"]
+    return {**body, "tools": tools} if "tools" in body else body
+
+
 def _compare(sent: dict, got: dict, field: str, dialect: str) -> tuple[int, int]:
-    """Assert ``got`` is ``sent`` outside the middle: every other field equal, the head a prefix and the tail a
-    suffix of the client's items, exactly one snapshot item between them. Returns (head, tail) lengths."""
+    """Assert ``got`` is ``sent`` outside the middle: every other field equal (the client's tools kept, in front of
+    any the proxy adds), the head a prefix and the tail a suffix of the client's items, exactly one snapshot item
+    between them. Returns (head, tail) lengths."""
+    assert got["tools"][:len(sent["tools"])] == sent["tools"]
+    got = _own_tools(got)
     assert {k: v for k, v in got.items() if k != field} == {k: v for k, v in sent.items() if k != field}
     (snap,) = _snapshot_at(got[field], dialect)
     head, tail = got[field][:snap], got[field][snap + 1:]
@@ -184,7 +194,7 @@ def test_claude_code_request_comes_out_unchanged_outside_the_middle(tmp_path, ca
     # oldest of the client's (the tool's) is dropped, and only that
     sent_tools = json.loads(json.dumps(body["tools"]))
     del sent_tools[1]["cache_control"]
-    assert got["tools"] == sent_tools
+    assert _own_tools(got)["tools"] == sent_tools
     head, tail = _compare({**body, "tools": sent_tools}, got, "messages", "anthropic")
     assert got["system"] == body["system"] and got["metadata"] == body["metadata"]
     assert got["messages"][-1] == body["messages"][-1]                        # its cache_control kept
@@ -221,3 +231,66 @@ def test_item_ids_follow_the_readers_numbering():
         ids = item_ids(body, dialect)
         msgs = from_request(body).messages
         assert sorted(set(ids)) == [m.id for m in msgs if m.id >= ids[0]]
+
+
+# -- the edges the breaker found (issue 29 item 7) -------------------------------------------------------------------
+def _no_traceback(caplog) -> None:
+    errors = [r for r in caplog.records if r.levelno >= logging.ERROR or r.exc_info]
+    assert not errors, [r.getMessage() for r in errors]
+
+
+@pytest.mark.parametrize("depth", [100_000, 2_000, 900])
+def test_a_deeply_nested_body_is_relayed_never_a_500(tmp_path, caplog_serve, depth):
+    raw = ('{"model": "claude-sonnet-4-6", "max_tokens": 10, "messages": [{"role": "user", "content": [{"type": '
+           '"text", "text": "hi", "x": ' + '{"a": ' * depth + "1" + "}" * depth + "}]}]}").encode()
+    with Simulator([answer("hi")] * 4, provider="anthropic", context_window=5000) as sim, \
+            _proxy(sim, tmp_path, window=5000, compact_at=0.0001) as bg:
+        r = httpx.post(bg.url + "/v1/messages", content=raw, timeout=60,
+                       headers={"content-type": "application/json", "x-api-key": KEY})
+    assert r.status_code < 500, r.text
+    assert sim.log[-1]["raw"] == raw                          # relayed as it came; the simulator answered it
+    _no_traceback(caplog_serve)
+
+
+def test_an_error_whose_content_encoding_lies_is_relayed_as_it_came(tmp_path, caplog_serve):
+    lie = '{"type": "error", "error": {"type": "rate_limit_error", "message": "slow down"}}'
+    with Simulator([answer("hi")], provider="anthropic", context_window=5000) as sim, \
+            _proxy(sim, tmp_path) as bg:
+        sim.inject(429, lie, {"Content-Encoding": "gzip"})
+        with httpx.Client(headers={"accept-encoding": "identity"}) as c:
+            with c.stream("POST", bg.url + "/v1/messages", json={"model": "claude-sonnet-4-6", "max_tokens": 10,
+                          "messages": [{"role": "user", "content": "hi"}]}, headers={"x-api-key": KEY}) as r:
+                got = b"".join(r.iter_raw())
+    assert r.status_code == 429 and r.headers["content-encoding"] == "gzip" and got == lie.encode()
+    _no_traceback(caplog_serve)
+
+
+def test_a_client_that_disconnects_leaves_one_log_line(tmp_path, caplog_serve):
+    import socket
+    import time
+    with Simulator([answer("hi")], provider="anthropic", context_window=5000) as sim, \
+            _proxy(sim, tmp_path) as bg:
+        host, port = bg.url.removeprefix("http://").split(":")
+        with socket.create_connection((host, int(port))) as s:
+            s.sendall(b"POST /v1/messages HTTP/1.1\r\nHost: " + f"{host}:{port}".encode() +
+                      b"\r\nContent-Type: application/json\r\nContent-Length: 100000\r\n\r\n{\"model\": ")
+            time.sleep(0.3)
+        for _ in range(50):
+            if _lines(caplog_serve):
+                break
+            time.sleep(0.1)
+    lines = _lines(caplog_serve)
+    assert len(lines) == 1 and "client disconnected" in lines[0], lines
+    assert not sim.log
+    _no_traceback(caplog_serve)
+
+
+def test_status_answers_only_a_host_of_the_bound_address(tmp_path):
+    with Simulator([], provider="anthropic") as sim, _proxy(sim, tmp_path) as bg:
+        port = bg.url.rsplit(":", 1)[1]
+        ok = [httpx.get(bg.url + "/snapglyph/status", headers={"host": h}) for h in
+              (f"127.0.0.1:{port}", f"localhost:{port}")]
+        bad = [httpx.get(bg.url + "/snapglyph/status", headers={"host": h}) for h in
+               (f"attacker.example:{port}", "attacker.example", f"127.0.0.1:{int(port) + 1}", "")]
+    assert [r.status_code for r in ok] == [200, 200] and all("conversations" in r.json() for r in ok)
+    assert [r.status_code for r in bad] == [403] * 4 and not any("conversations" in r.text for r in bad)

@@ -20,7 +20,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import functools
-import json
 import logging
 import time
 from dataclasses import dataclass, field
@@ -30,7 +29,7 @@ from typing import Any
 import anyio
 import httpx
 from starlette.applications import Starlette
-from starlette.requests import Request
+from starlette.requests import ClientDisconnect, Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
@@ -38,6 +37,7 @@ from .._config import RECALL_ROUNDS, SERVE_MARGIN, UPSTREAM_READ_TIMEOUT
 from ..compaction.keys import conversation_id
 from ..errors import SnapglyphError
 from ..providers.overflow import detect
+from .guards import host_allowed, read_json, read_raw
 from .recall_loop import RecallJob, RecallRelay
 from .recall_shapes import offers_recall
 from .relay import Relay
@@ -157,7 +157,11 @@ class Proxy:
 
     # -- routes ------------------------------------------------------------------------------------------------
     async def status(self, request: Request) -> Response:
-        """``GET /snapglyph/status``: the upstream, the settings and every compacted conversation's figures."""
+        """``GET /snapglyph/status``: the upstream, the settings and every compacted conversation's figures; only
+        for a ``Host`` of the bound address (:func:`~snapglyph.serve.guards.host_allowed`), else a 403."""
+        if not host_allowed(request.headers.get("host"), request.scope.get("server")):
+            return JSONResponse({"error": "snapglyph serve: /snapglyph/status answers only a Host of the address it "
+                                          "is bound to"}, status_code=403)
         convs = sorted((c.to_json() for c in self.states.all()), key=lambda c: c["key"])
         for c in convs:
             c.pop("history", None)
@@ -168,8 +172,15 @@ class Proxy:
         """Relay one request, compacting it first or after an overflow where the rules say so."""
         self.requests += 1
         scope = request.scope
-        ctx = _Ctx(time.perf_counter(), request.method, scope["path"], scope.get("query_string", b""),
-                   forward_headers(scope["headers"], request=True), await request.body())
+        t0 = time.perf_counter()
+        try:
+            raw = await request.body()
+        except ClientDisconnect:                            # one log line, no traceback; nothing went upstream
+            log.info("- relay %s %s client disconnected before its request body arrived %.1f ms", request.method,
+                     scope["path"], (time.perf_counter() - t0) * 1000)
+            return Response(status_code=400)
+        ctx = _Ctx(t0, request.method, scope["path"], scope.get("query_string", b""),
+                   forward_headers(scope["headers"], request=True), raw)
         ctx.sent = ctx.raw
         ctx.caller = request.headers.get(CONVERSATION_HEADER) or None
         if request.method == "POST":
@@ -191,14 +202,14 @@ class Proxy:
 
     # -- steps -------------------------------------------------------------------------------------------------
     async def _read(self, ctx: _Ctx) -> None:
-        try:
-            body = json.loads(ctx.raw)
-        except ValueError:
-            return
+        body = read_json(ctx.raw)                           # no JSON, or nested too deeply: relayed as it came
         if not isinstance(body, dict):
             return
-        ctx.body = body
-        ctx.key = conversation_id(ctx.dialect, body, caller=ctx.caller)
+        try:
+            key = conversation_id(ctx.dialect, body, caller=ctx.caller)
+        except (SnapglyphError, RecursionError):
+            return
+        ctx.body, ctx.key = body, key
         model = body.get("model") if isinstance(body.get("model"), str) else ""
         try:
             ctx.profile = pick_profile(model, ctx.dialect, self.config.profile)
@@ -246,7 +257,7 @@ class Proxy:
 
     async def _after_error(self, ctx: _Ctx, resp: httpx.Response) -> Any:
         """An error answer before any byte went out: recover from an overflow once; else relay it as it came."""
-        raw = await resp.aread()
+        raw = await read_raw(resp)
         await resp.aclose()
         text = decode_body(raw, resp.headers.get("content-encoding"))
         ov = detect(resp.status_code, text)
@@ -284,7 +295,7 @@ class Proxy:
             return JSONResponse({"type": "error", "error": {"type": "api_error", "message": "snapglyph serve: "
                                  f"upstream unreachable ({type(e).__name__})"}}, status_code=502)
         if resp.status_code >= 400 and ctx.action == "recovered":
-            raw = await resp.aread()
+            raw = await read_raw(resp)
             await resp.aclose()
             text = decode_body(raw, resp.headers.get("content-encoding"))
             ov = detect(resp.status_code, text)
