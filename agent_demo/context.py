@@ -1,8 +1,14 @@
-"""What the loop sends of its stored messages: hidden reasoning only within the turn in progress."""
+"""The wire side of the loop: a request body from the stored messages, and tool results as messages.
+
+The loop keeps its conversation as wire messages of one dialect (``"openai"`` chat completions or
+``"anthropic"`` messages); these functions are the only places that know the two shapes.
+"""
 
 from __future__ import annotations
 
-__all__ = ["strip_reasoning"]
+from collections.abc import Sequence
+
+__all__ = ["request_body", "strip_reasoning", "tool_result_messages"]
 
 
 def _is_tool_result(msg: dict) -> bool:
@@ -39,3 +45,54 @@ def strip_reasoning(messages: list[dict], dialect: str) -> list[dict]:
         else:
             out.append({k: v for k, v in m.items() if k not in ("reasoning_content", "reasoning")})
     return out
+
+
+def request_body(dialect: str, messages: list[dict], *, model: str, system: str, tools: list[dict],
+                 max_tokens: int, offer_tools: bool = True, extra: str | None = None) -> dict:
+    """The request body of ``messages`` (earlier turns' reasoning stripped) in ``dialect``.
+
+    ``extra`` is a one-request instruction appended as user text (never stored). Without ``offer_tools`` an
+    OpenAI request has no tools and an Anthropic one keeps them (its tool blocks need their definitions) with
+    ``tool_choice`` ``none``.
+
+    Examples
+    --------
+    >>> b = request_body("anthropic", [{"role": "user", "content": "hi"}], model="m", system="s", tools=[],
+    ...                  max_tokens=10, offer_tools=False, extra="answer now")
+    >>> b["messages"], b["tool_choice"]
+    ([{'role': 'user', 'content': [{'type': 'text', 'text': 'hi'}, {'type': 'text', 'text': 'answer now'}]}], {'type': 'none'})
+    """
+    msgs = strip_reasoning(messages, dialect)
+    if extra:
+        msgs = msgs + [{"role": "user", "content": extra}]
+        if dialect == "anthropic" and len(msgs) > 1 and msgs[-2].get("role") == "user":   # one user message
+            content = msgs[-2]["content"]
+            content = content if isinstance(content, list) else [{"type": "text", "text": content}]
+            msgs[-2:] = [{**msgs[-2], "content": content + [{"type": "text", "text": extra}]}]
+    body: dict = {"model": model, "max_tokens": max_tokens}
+    if dialect == "openai":
+        body["messages"] = [{"role": "system", "content": system}] + msgs
+        if offer_tools:
+            body["tools"] = tools
+        return body
+    body.update(system=system, messages=msgs, tools=tools)
+    if not offer_tools:
+        body["tool_choice"] = {"type": "none"}
+    return body
+
+
+def tool_result_messages(dialect: str, results: Sequence[tuple[str, str, bool]]) -> list[dict]:
+    """``(call_id, text, is_error)`` results as the dialect's messages: one ``tool`` message each (OpenAI), or one
+    user message of ``tool_result`` blocks (Anthropic).
+
+    Examples
+    --------
+    >>> tool_result_messages("openai", [("c1", "ok", False)])
+    [{'role': 'tool', 'tool_call_id': 'c1', 'content': 'ok'}]
+    >>> tool_result_messages("anthropic", [("t1", "", True)])[0]["content"]
+    [{'type': 'tool_result', 'tool_use_id': 't1', 'content': '(empty)', 'is_error': True}]
+    """
+    if dialect == "openai":
+        return [{"role": "tool", "tool_call_id": cid, "content": text} for cid, text, _ in results]
+    return [{"role": "user", "content": [{"type": "tool_result", "tool_use_id": cid, "content": text or "(empty)",
+                                          **({"is_error": True} if err else {})} for cid, text, err in results]}]

@@ -22,23 +22,23 @@ prompt, which is rebuilt at start).
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 import snapglyph
-from snapglyph.compaction.recall import format_recall
-from snapglyph.errors import BudgetError, InputError, SnapglyphError, StoreError
-from snapglyph.model.message_ids import format_ranges
+from snapglyph.compaction.budget import Budget
+from snapglyph.errors import BudgetError, InputError, SnapglyphError
 from snapglyph.providers.overflow import OverflowResult, check_silent_truncation, detect
 from snapglyph.providers.params import output_reserve
 from snapglyph.providers.tokens import Calibration
 
 from .clients import Reply
-from .context import strip_reasoning
-from .tools import ToolResult, Workspace, tool_definitions
+from .context import request_body, tool_result_messages
+from .tools import ToolResult, Workspace, recall_result, tool_definitions
 from .transcript import Transcript
 
-__all__ = ["Agent", "AgentStop", "Counters", "LoopConfig", "RECALL_TOOL", "WRAP_UP"]
+__all__ = ["RECALL_TOOL", "WRAP_UP", "Agent", "AgentStop", "Counters", "LoopConfig"]
 
 RECALL_TOOL = "recall_messages"
 """Name of the tool the loop offers once it has compacted (:func:`snapglyph.recall_tool`)."""
@@ -107,8 +107,7 @@ class Agent:
     Parameters
     ----------
     client : object
-        Has ``send(body: dict) -> Reply`` (:mod:`snapglyph_agent_demo.clients`), a failure being a reply with
-        ``error`` set.
+        Has ``send(body) -> Reply`` (:mod:`snapglyph_agent_demo.clients`); a failure is a reply with ``error`` set.
     dialect : str
         ``"openai"`` or ``"anthropic"``: the wire format of the stored and sent messages.
     model : str
@@ -127,6 +126,20 @@ class Agent:
     ------
     InputError
         For an unknown dialect.
+
+    Examples
+    --------
+    >>> from snapglyph_agent_demo.clients import failed
+    >>> class Model:                         # answers once, then the connection is gone
+    ...     replies = [Reply({"role": "assistant", "content": "hi"}, "hi", prompt_tokens=30),
+    ...                failed(None, "Connection error.")]
+    ...     def send(self, body):
+    ...         return self.replies.pop(0)
+    >>> agent = Agent(Model(), dialect="openai", model="m", workspace=Workspace("."), log=lambda line: None)
+    >>> agent.run_turn("hello").text
+    'hi'
+    >>> agent.run_turn("again").error, len(agent.context)     # the failed turn left the conversation as it was
+    ('provider error None: Connection error.', 2)
     """
 
     def __init__(self, client: Any, *, dialect: str, model: str, workspace: Workspace,
@@ -208,52 +221,24 @@ class Agent:
             res = self.run_tool(name, args)
             self.log(f"round {self.counters.rounds}: {name}({_short(args)}) -> {len(res.text)} chars"
                      + (" [error]" if res.is_error else "") + f" ({reply.prompt_tokens} prompt tokens)")
-            results.append((call_id, res))
-        if self.dialect == "openai":
-            return [{"role": "tool", "tool_call_id": cid, "content": res.text} for cid, res in results]
-        return [{"role": "user", "content": [{"type": "tool_result", "tool_use_id": cid, "content": res.text or
-                                              "(empty)", **({"is_error": True} if res.is_error else {})}
-                                             for cid, res in results]}]
+            results.append((call_id, res.text, res.is_error))
+        return tool_result_messages(self.dialect, results)
 
     def run_tool(self, name: str, arguments: Any) -> ToolResult:
-        """Run one tool call (``arguments`` a dict or its JSON text); never raises.
-
-        ``recall_messages``, once offered, answers from the source store
-        (:func:`snapglyph.compaction.recall.format_recall`); a bad or unknown id is an error result. Every other name goes to :meth:`Workspace.run`.
-        """
+        """Run one tool call (``arguments`` a dict or its JSON text); never raises. ``recall_messages``, once
+        offered, is answered from the source store (:func:`~snapglyph_agent_demo.tools.recall_result`); every other
+        name goes to the workspace (:meth:`~snapglyph_agent_demo.tools.Workspace.run`)."""
         if name != RECALL_TOOL or self.store is None:
             return self.workspace.run(name, arguments)
         self.counters.recalls += 1
-        try:
-            args = json.loads(arguments or "{}") if isinstance(arguments, str) else arguments
-            ids = str(args["ids"])
-            return ToolResult(self.workspace.cap(format_recall(self.store, ids)))
-        except (InputError, StoreError) as e:                  # a malformed or unknown id
-            return ToolResult(f"error: {e}; recallable ids: {format_ranges(sorted(self.store)) or 'none'}", True)
-        except (ValueError, TypeError, KeyError):               # no JSON object with "ids"
-            return ToolResult('error: recall_messages needs "ids", e.g. {"ids": "12"} or {"ids": "#3-#9, 12"}', True)
+        res = recall_result(self.store, arguments)
+        return ToolResult(self.workspace.cap(res.text), res.is_error)
 
     # -- requests ----------------------------------------------------------------------------------------------
     def body(self, *, tools: bool = True, extra: str | None = None) -> dict:
-        """The request body for the current context (earlier turns' reasoning stripped; ``extra`` a one-request
-        instruction, never stored)."""
-        msgs = strip_reasoning(self.context, self.dialect)
-        if extra:
-            msgs = msgs + [{"role": "user", "content": extra}]
-            if self.dialect == "anthropic" and msgs[-2].get("role") == "user":      # one user message, not two
-                content = msgs[-2]["content"]
-                content = content if isinstance(content, list) else [{"type": "text", "text": content}]
-                msgs[-2:] = [{**msgs[-2], "content": content + [{"type": "text", "text": extra}]}]
-        body: dict = {"model": self.model, "max_tokens": self.config.max_tokens}
-        if self.dialect == "openai":
-            body["messages"] = [{"role": "system", "content": self.system_prompt}] + msgs
-            if tools:
-                body["tools"] = self.tools
-        else:
-            body.update(system=self.system_prompt, messages=msgs, tools=self.tools)  # tool blocks need the tools
-            if not tools:
-                body["tool_choice"] = {"type": "none"}
-        return body
+        """The request body of the current context (:func:`~snapglyph_agent_demo.context.request_body`)."""
+        return request_body(self.dialect, self.context, model=self.model, system=self.system_prompt,
+                            tools=self.tools, max_tokens=self.config.max_tokens, offer_tools=tools, extra=extra)
 
     def estimate(self, body: dict) -> int:
         """Calibrated estimate of a request, in provider tokens: the prompt plus the output it reserves."""
@@ -286,7 +271,7 @@ class Agent:
         return Reply(error=f"the request still overflows after {cfg.overflow_retries} compactions",
                      status=reply.status, body=reply.body)
 
-    def _budgets(self, rule: Callable[..., Any], *args: Any, **kwargs: Any) -> list:
+    def _budgets(self, rule: Callable[..., Budget], *args: Any, **kwargs: Any) -> list[Budget]:
         """``rule``'s budgets (:func:`snapglyph.budget_for` or :func:`snapglyph.next_budget`) for the window and
         calibration known now: to ``target`` of the window, then to the library's default margin."""
         kwargs.update(window=self.window, ratio=self.calibration.ratio)
@@ -315,7 +300,7 @@ class Agent:
         self.log(f"silent truncation: {cut.message}")
         return OverflowResult(cut.provider, None, reply.prompt_tokens, cut.message, 200)  # the most it evaluated
 
-    def _learn(self, ov: OverflowResult, budget: Any, prompt_est: int) -> None:
+    def _learn(self, ov: OverflowResult, budget: Budget, prompt_est: int) -> None:
         """Keep what an overflow proves: a smaller window, and the ratio (measured, or raised to a floor)."""
         if budget.window and budget.window < self.window:
             self.log(f"the provider's window is {budget.window} tokens (assumed {self.window}); using it")
@@ -325,7 +310,7 @@ class Agent:
         elif budget.ratio > self.calibration.ratio:
             self.calibration = Calibration(budget.ratio, self.calibration.samples)
 
-    def _compact(self, reason: str, budgets: list) -> str | None:
+    def _compact(self, reason: str, budgets: list[Budget]) -> str | None:
         """Compact the context to the first of ``budgets`` that fits; ``None``, or why none did."""
         body, why = self.body(), "no budget"
         for b in budgets:
@@ -339,9 +324,9 @@ class Agent:
             if res.tokens_after >= res.tokens_before:
                 why = f"compaction to {b.tokens} tokens did not shrink the request"
                 continue
-            self.store, self._whole = res.store, None
+            first, self.store, self._whole = self.store is None, res.store, None
             self.context = [m for m in res.request["messages"] if m.get("role") != "system"]
-            if not any(_name(t) == RECALL_TOOL for t in self.tools):
+            if first:
                 self.tools = self.tools + [snapglyph.recall_tool(self.dialect)]
                 self.log(f"tools: {RECALL_TOOL} offered from now on (exact text of messages shown as pages, by id)")
             self.counters.compactions += 1
@@ -352,10 +337,6 @@ class Agent:
             return None
         self.log(f"compaction ({reason}) failed: {why}")
         return why
-
-
-def _name(tool: dict) -> str:
-    return tool.get("name") or (tool.get("function") or {}).get("name", "")
 
 
 def _short(args: Any, n: int = 60) -> str:

@@ -1,4 +1,5 @@
-"""The demo agent's tools, confined to one workspace folder: read_file, list_dir, search, run_command.
+"""The demo agent's tools: read_file, list_dir, search, run_command confined to one workspace folder, and the
+answer to ``recall_messages`` from a compaction's source store (:func:`recall_result`).
 
 Every tool returns a :class:`ToolResult`; nothing raises into the loop. An unknown tool, bad arguments, a path
 outside the workspace, a timeout or any failure becomes an error result the model can read (as simonw/llm's tool
@@ -19,7 +20,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-__all__ = ["TOOL_SPECS", "ToolResult", "Workspace", "tool_definitions"]
+from snapglyph.compaction.recall import format_recall
+from snapglyph.errors import InputError, StoreError
+
+__all__ = ["TOOL_SPECS", "ToolResult", "Workspace", "recall_result", "tool_definitions"]
 
 #: Neutral tool definitions: ``{"name", "description", "parameters"}`` (JSON Schema).
 TOOL_SPECS: list[dict] = [
@@ -69,6 +73,32 @@ class ToolResult:
 
 class _ToolError(Exception):
     pass
+
+
+def recall_result(store: Any, arguments: Any) -> ToolResult:
+    """Answer a ``recall_messages`` call from ``store`` (the :class:`snapglyph.SourceStore` of a compaction).
+
+    ``arguments`` is ``{"ids": "#3-#9, 12"}`` or its JSON text; the result is
+    :func:`snapglyph.compaction.recall.format_recall` of those ids. Never raises: a malformed or unknown id, or
+    arguments without ``ids``, is an error result.
+
+    Examples
+    --------
+    >>> from snapglyph import Message, Part, SourceStore
+    >>> store = SourceStore()
+    >>> store.put([Message(3, "tool", [Part("text", text="2 failed")])])
+    >>> recall_result(store, '{"ids": "#3"}').text
+    '#3 tool\\n2 failed'
+    >>> recall_result(store, {"ids": "9"})
+    ToolResult(text='error: the source store has no source for message #9 (it holds #3-#3)', is_error=True)
+    """
+    try:
+        args = json.loads(arguments or "{}") if isinstance(arguments, str) else arguments
+        return ToolResult(format_recall(store, str(args["ids"])))
+    except (InputError, StoreError) as e:                  # a malformed or unknown id
+        return ToolResult(f"error: {e}", True)
+    except (ValueError, TypeError, KeyError):               # no JSON object with "ids"
+        return ToolResult('error: recall_messages needs "ids", e.g. {"ids": "12"} or {"ids": "#3-#9, 12"}', True)
 
 
 class Workspace:
