@@ -158,6 +158,18 @@ in ``_constants.py`` of openai 3.60 and anthropic 2.17, read 2026-12-01), so the
 # --- framework adapters -----------------------------------------------------------------------------------------
 
 OVERFLOW_UNKNOWN_SHARE = 0.75
-"""Framework adapters (:mod:`snapglyph.integrations`): after a context-overflow error that names no context window,
-the next budget is this share of the smaller of the failed budget and the prompt size the error names (a guess:
-Bedrock's and Gemini's older bodies say neither; one retry is made, so it errs on the small side)."""
+"""After a context-overflow error that names no context window (OpenAI's Responses and Bedrock's bodies say neither
+window nor prompt size), the window is taken as this share of the request that overflowed, as sent
+(:func:`snapglyph.compaction.budget.budget_for`; every door calls it): one retry is made, so it errs on the small
+side. A request more than 1 / (0.75 * (1 - SERVE_MARGIN)) = 1.45 times the window cannot recover in one retry."""
+
+CONVERSATIONS_IN_MEMORY = 64
+"""Conversations whose source store a door holds in memory at once: each framework adapter
+(:class:`snapglyph.integrations._common.Conversations`) and ``snapglyph serve``'s planner; the least recently used
+is dropped from memory (its store and learned budget are on disk and read again on its next request). A store holds
+its conversation's whole source text (about 0.8 MB for a 200,000-token conversation), so 64 of them stay near
+50 MB. A choice, not a measurement."""
+
+SERVE_RECORDS_IN_MEMORY = 4096
+"""Conversation records (:class:`snapglyph.serve.state.ConversationRecord`, a few kB each) ``snapglyph serve`` holds
+in memory; the least recently used is read again from the state folder when its conversation comes back."""

@@ -1,5 +1,6 @@
 """LiteLLM adapters against the local simulator: the SDK helper overflows and recovers compacted with recall; the
-proxy hook compacts an over-budget request that the simulator would refuse."""
+proxy hook compacts an over-budget request that the simulator would refuse; many users through one hook (the same
+opening words, told apart by `user` or `metadata["session_id"]`) are kept apart."""
 import asyncio
 import copy
 import json
@@ -11,8 +12,10 @@ from litellm.caching.dual_cache import DualCache
 from litellm.exceptions import ContextWindowExceededError
 from litellm.proxy._types import UserAPIKeyAuth
 
+from doors_scenarios import OPENING, SYSTEM, WINDOW, check_apart, files, marker, recall_answers, script
+
 from snapglyph import SourceStore, recall_tool
-from snapglyph.integrations.litellm import SnapglyphHook, completion_with_recovery
+from snapglyph.integrations.litellm import SnapglyphHook, acompletion_with_recovery, completion_with_recovery
 from snapglyph.testing import Simulator, answer, call
 
 FILES = {f"f{i}.txt": "".join(f"line {j} of file {i}: value={j * i}\n" for j in range(80)) for i in range(6)}
@@ -45,11 +48,13 @@ def test_sdk_helper_overflow_recovers_with_pages_and_recall(tmp_path):
         bodies = [json.loads(e["raw"]) for e in sim.log]
     assert history[-1]["content"] == "final answer"
     assert statuses == [200] * 5 + [400] + [200] * 3   # the 6th call overflowed and its retry went through
-    (comp,) = hook.conversations.values()
-    assert comp.budget == 4000                          # the window the simulator's error body named
-    assert comp.last is not None and len(comp.last.pages) == 1 and comp.last.middle_ids == list(range(2, 12))
+    (comp,) = hook.conversations.held()
+    assert comp.window == 4000                          # the window the simulator's error body named
+    assert comp.last is not None and len(comp.last.pages) == 1
+    assert comp.last.middle_ids == list(range(2, comp.last.tail_ids[0]))
     sent = bodies[-1]["messages"]
-    assert [m["role"] for m in sent] == ["system", "user", "user", "assistant", "tool", "assistant", "tool"]
+    rounds = (len(sent) - 3) // 2
+    assert rounds >= 2 and [m["role"] for m in sent] == ["system", "user", "user"] + ["assistant", "tool"] * rounds
     assert sent[2]["content"][0]["type"] == "image_url"
     assert sent[2]["content"][0]["image_url"]["url"].startswith("data:image/png;base64,")
     assert sent[-1]["content"] == "#3: " + FILES["f0.txt"]   # recalled exactly, from the on-disk store
@@ -91,8 +96,45 @@ def test_proxy_hook_compacts_what_would_overflow(tmp_path):
     assert sum(1 for p in sent[2]["content"] if p["type"] == "image_url") == 1
     assert [sent[4]["content"], sent[6]["content"]] == [FILES["f4.txt"], FILES["f5.txt"]]   # the tail, verbatim
     assert history == kept                               # the client's list was not touched
-    (comp,) = hook.conversations.values()
+    (comp,) = hook.conversations.held()
     assert comp.last.middle_ids == list(range(2, 10)) and len(comp.store) == len(history)
     # an embedding call is not a chat completion: passed through untouched
     emb = {"model": "x", "input": ["a"]}
     assert asyncio.run(hook.async_pre_call_hook(None, None, emb, "aembedding")) == {"model": "x", "input": ["a"]}
+
+
+async def _loop(hook, sim, k, **keys):
+    """The caller's own tool loop for conversation ``k`` (its files, its recall), all opening with the same words."""
+    history = [{"role": "system", "content": SYSTEM}, {"role": "user", "content": OPENING}]
+    for _ in range(12):
+        reply = await acompletion_with_recovery(hook, **_kwargs(sim, history), **keys)
+        msg = reply.choices[0].message
+        history.append(msg.model_dump(exclude_none=True))
+        if not msg.tool_calls:
+            return msg.content
+        for c in msg.tool_calls:
+            args = json.loads(c.function.arguments)
+            out = (files(k)[args["path"]] if c.function.name == "read_file"
+                   else hook.recall_text({"messages": history, **keys}, args["ids"]))
+            history.append({"role": "tool", "tool_call_id": c.id, "content": out})
+    return None
+
+
+@pytest.mark.parametrize("n", [2, 50])
+def test_many_users_are_kept_apart(tmp_path, n):
+    hook = SnapglyphHook(tmp_path, budget=100_000, max_conversations=8)
+    # half the conversations keyed by `user`, half by metadata["session_id"]: every one opens with the same words
+    keys = [{"user": f"u{k:02d}"} if k % 2 else {"metadata": {"session_id": f"s{k:02d}"}} for k in range(n)]
+
+    async def every(sim):
+        return await asyncio.gather(*(_loop(hook, sim, k, **keys[k]) for k in range(n)))
+
+    with Simulator(script, provider="xai", context_window=WINDOW) as sim:
+        finals = asyncio.run(every(sim))
+        log = list(sim.log)
+    assert finals == [f"done {marker(k)}" for k in range(n)]        # each recalled its own first file
+    assert sorted(check_apart(log, tmp_path)) == [marker(k) for k in range(n)]
+    assert sorted(recall_answers(log, "openai")) == sorted("#3: " + files(k)["f0.txt"] for k in range(n))
+    assert sum(e.get("kind") == "overflow" for e in log) == n        # one overflow each, recovered at once
+    assert all(e.get("status") == 200 for e in log if e.get("kind") != "overflow")
+    assert len(list(tmp_path.glob("*.store.jsonl"))) == n and len(hook.conversations) == min(n, 8)

@@ -1,19 +1,36 @@
-"""What the chat-message adapters share: one conversation's on-disk source store, its token budget, compaction of
-OpenAI chat messages, learning the budget from an overflow error, and answering ``recall_messages``.
+"""What the adapters share: the conversations one adapter serves, each with its own on-disk source store and learned
+budget, compaction of a request body to that budget, the next budget after an overflow, and ``recall_messages``.
+
+:class:`Conversations` is the one registry every adapter holds: a :class:`ConversationCompactor` per conversation,
+picked by :func:`snapglyph.compaction.keys.conversation_id` (dialect, the caller's own key where the framework has
+one, system prompt, first user turn), at most ``limit`` of them in memory (the least recently used is dropped; its
+store and learned budget are on disk and are read again on its next request). Files in the folder, per key:
+``<key>.store.jsonl`` (the source store) and ``<key>.budget.json`` (the learned budget), each written with
+:func:`snapglyph._files.write_atomic` (or the store's own atomic save).
 
 Imports no agent framework (each adapter module imports only its own).
 """
 from __future__ import annotations
 
+import json
 import os
-from typing import Any
+import threading
+from collections import OrderedDict
+from pathlib import Path
+from typing import Any, Iterable
 
 from snapglyph import SourceStore, compact, recall, recall_tool
-from snapglyph._config import OVERFLOW_UNKNOWN_SHARE
-from snapglyph.errors import SnapglyphError
+from snapglyph._config import CONVERSATIONS_IN_MEMORY
+from snapglyph._files import write_atomic
+from snapglyph.compaction.budget import next_budget
+from snapglyph.compaction.keys import conversation_id
+from snapglyph.errors import InputError, SnapglyphError, StoreError
 from snapglyph.providers.overflow import OverflowResult, detect
 
-__all__ = ["ChatCompactor", "overflow_of"]
+__all__ = ["ConversationCompactor", "Conversations", "overflow_of", "recall_spec"]
+
+_CALLS_PER_CONVERSATION = 64     # tool-call ids remembered per conversation held (to answer recall_messages)
+
 
 def overflow_of(exc: BaseException) -> OverflowResult | None:
     """The context overflow an SDK exception reports, read from its HTTP status and body; ``None`` when it is none.
@@ -54,83 +71,129 @@ def _response_text(exc: BaseException) -> str | None:
     return text if isinstance(text, str) else None
 
 
-class ChatCompactor:
-    """One conversation's compaction state: its source store on disk, its budget, and the last result.
-
-    Parameters
-    ----------
-    store_path : str or os.PathLike
-        JSONL file of this conversation's source store (created when absent); ``recall_messages`` answers from it.
-    budget : int
-        Most tokens one request may cost (reserved output included); lowered by :meth:`learn` on an overflow.
-    profile : str
-        Reader profile of the model (``openai``, ``claude``, ...).
-    model : str, optional
-        Model name used for page costs; default: the profile name.
-    max_tokens : int, optional
-        Output tokens reserved inside the budget; default: the request's own ``max_tokens``, else 4096.
-    recall : bool
-        Name the ``recall_messages`` tool in the snapshot text (and count its definition in the budget).
-
-    Attributes
-    ----------
-    last : CompactResult or None
-        The last compaction (``None`` while every request fitted).
+def recall_spec() -> dict:
+    """Name, description and JSON-schema parameters of the ``recall_messages`` tool.
 
     Examples
     --------
-    >>> import tempfile, os
-    >>> c = ChatCompactor(os.path.join(tempfile.mkdtemp(), "s.jsonl"), budget=50_000)
-    >>> c.compact_chat([{"role": "user", "content": "hi"}]) is None   # fits: nothing to do
+    >>> recall_spec()["name"], recall_spec()["parameters"]["required"]
+    ('recall_messages', ['ids'])
+    """
+    spec = recall_tool("responses")
+    return {"name": spec["name"], "description": spec["description"], "parameters": spec["parameters"]}
+
+
+class ConversationCompactor:
+    """One conversation's compaction state: its source store, its budget (learned from overflows), the last result.
+
+    Parameters
+    ----------
+    key : str or None
+        The conversation's key (16 hex digits); ``None`` for a conversation kept in memory only (no user turn to
+        key it by): nothing is written.
+    folder : Path or None
+        Where the store (``<key>.store.jsonl``) and the learned budget (``<key>.budget.json``) live.
+    budget : int
+        The configured budget: most tokens one request may cost (reserved output included), in estimated tokens.
+    profile, model, max_tokens, recall
+        As :class:`Conversations`.
+
+    Attributes
+    ----------
+    budget : int
+        The budget the next request is compacted to (the configured one until an overflow teaches a smaller one).
+    window : int or None
+        The provider's window as the last overflow named or implied it, in provider tokens.
+    ratio : float
+        Provider tokens per estimated token, as the last overflow showed.
+    last : CompactResult or None
+        The last compaction (``None`` while every request fitted).
+
+    Raises
+    ------
+    StoreError
+        If the store file exists but is no source store.
+
+    Examples
+    --------
+    >>> import tempfile, pathlib
+    >>> c = ConversationCompactor("0123456789abcdef", pathlib.Path(tempfile.mkdtemp()), budget=50_000)
+    >>> body = {"model": "gpt-4o", "messages": [{"role": "user", "content": "hi"}]}
+    >>> c.compact(body, "openai") == (body, None)       # fits: nothing to do
     True
     """
 
-    def __init__(self, store_path: str | os.PathLike, *, budget: int = 100_000, profile: str = "openai",
+    def __init__(self, key: str | None, folder: Path | None, *, budget: int, profile: str = "openai",
                  model: str | None = None, max_tokens: int | None = None, recall: bool = True) -> None:
-        self.store = SourceStore(store_path)
-        self.budget = int(budget)
-        self.profile = profile
-        self.model = model
-        self.max_tokens = max_tokens
-        self.recall = recall
+        self.key = key
+        self._state = folder / f"{key}.budget.json" if key and folder is not None else None
+        self.store = SourceStore(folder / f"{key}.store.jsonl" if self._state is not None else None)
+        self.configured = self.budget = int(budget)
+        self.window: int | None = None
+        self.ratio = 1.0
+        self.profile, self.model, self.max_tokens, self.recall = profile, model, max_tokens, recall
         self.last = None
+        self.lock = threading.RLock()
+        self._load()
 
-    def compact_chat(self, messages: list[dict], tools: list[dict] | None = None,
-                     max_tokens: int | None = None) -> Any:
-        """Compact OpenAI chat ``messages`` (with the request's ``tools``, counted) to the budget.
+    def _load(self) -> None:
+        if self._state is None or not self._state.exists():
+            return
+        try:
+            data = json.loads(self._state.read_text(encoding="utf-8"))
+            budget, window, ratio = int(data["budget"]), data.get("window"), float(data.get("ratio", 1.0))
+        except (OSError, ValueError, TypeError, KeyError):
+            return                                          # a torn or foreign file: the configured budget again
+        self.budget = max(1, min(self.configured, budget))
+        self.window = int(window) if isinstance(window, int) else None
+        self.ratio = ratio
 
-        Returns the :class:`~snapglyph.CompactResult` (its ``request["messages"]`` is what to send), or ``None``
-        when the messages already fit. Raises what :func:`snapglyph.compact` raises (``BudgetError`` when even the
-        head and the newest round cannot fit).
+    def _save(self) -> None:
+        if self._state is None:
+            return
+        data = {"budget": self.budget, "window": self.window, "ratio": self.ratio}
+        try:
+            write_atomic(self._state, json.dumps(data, sort_keys=True).encode())
+        except OSError as e:
+            raise StoreError(f"cannot write the learned budget {self._state}: {e.strerror or e}") from None
+
+    def compact(self, body: dict, dialect: str) -> tuple[dict, Any]:
+        """Compact a request ``body`` in ``dialect`` (``openai``, ``responses``, ...) to the budget.
+
+        Returns ``(body to send, CompactResult)``, or ``(body, None)`` when it already fits. Raises what
+        :func:`snapglyph.compact` raises (``BudgetError`` when even the head and the newest round cannot fit).
         """
-        body: dict[str, Any] = {"model": self.model or self.profile, "messages": list(messages)}
-        if tools:
-            body["tools"] = list(tools)
-        if max_tokens:
-            body["max_tokens"] = int(max_tokens)
-        res = compact(body, profile=self.profile, dialect="openai", budget=self.budget, store=self.store,
-                      model=self.model, max_tokens=self.max_tokens, recall_tool=self.recall)
-        if res.passthrough:
-            return None
-        self.last = res
-        self.store.save()
-        return res
+        with self.lock:
+            res = compact(body, profile=self.profile, dialect=dialect, budget=self.budget, store=self.store,
+                          model=self.model, max_tokens=self.max_tokens, recall_tool=self.recall)
+            if res.passthrough:
+                return body, None
+            self.last = res
+            if self.store.path is not None:
+                self.store.save()
+            return res.request, res
 
-    def learn(self, exc: BaseException, *, known: bool = False) -> bool:
-        """Lower the budget after an overflow error; ``True`` when ``exc`` is one.
+    def learn(self, exc: BaseException, sent: dict, *, known: bool = False) -> bool:
+        """After an error answering ``sent`` (the request as it was sent), lower the budget by the one next-budget
+        rule (:func:`snapglyph.compaction.budget.next_budget`: the numbers the error names, else the size of
+        ``sent``); ``True`` when ``exc`` is an overflow. ``known``: the framework already classified ``exc`` as one
+        (then it counts even when its body is not recognized). The learned budget is written to disk.
 
-        The budget becomes the context window the error names; where it names none, ``OVERFLOW_UNKNOWN_SHARE`` of
-        the smaller of the budget and the prompt size it names. ``known`` says the framework already classified
-        ``exc`` as an overflow (then it counts as one even when its body is not recognized).
+        Examples
+        --------
+        >>> c = ConversationCompactor(None, None, budget=100_000)
+        >>> sent = {"model": "gpt-4o", "max_tokens": 200, "messages": [{"role": "user", "content": "w " * 3000}]}
+        >>> c.learn(ValueError("Input is too long for requested model."), sent, known=True), c.budget < 3200
+        (True, True)
         """
         found = overflow_of(exc)
         if found is None and not known:
             return False
-        if found is not None and found.limit:
-            self.budget = min(self.budget, found.limit)
-        else:
-            seen = found.prompt_tokens if found is not None and found.prompt_tokens else self.budget
-            self.budget = int(min(self.budget, seen) * OVERFLOW_UNKNOWN_SHARE)
+        with self.lock:
+            b = next_budget(found, sent, self.profile, window=self.window, ratio=self.ratio,
+                            max_tokens=self.max_tokens)
+            self.budget, self.window, self.ratio = min(self.configured, b.tokens), b.window, b.ratio
+            self._save()
         return True
 
     def recall_text(self, ids: str) -> str:
@@ -141,8 +204,143 @@ class ChatCompactor:
             return f"error: {e}"
         return "\n\n".join(f"#{i}: {t}" for i, t in sorted(found.items())) or "no such message ids"
 
-    @staticmethod
-    def recall_spec() -> dict:
-        """Name, description and JSON-schema parameters of the ``recall_messages`` tool."""
-        spec = recall_tool("responses")
-        return {"name": spec["name"], "description": spec["description"], "parameters": spec["parameters"]}
+
+class Conversations:
+    """The conversations one adapter serves: a :class:`ConversationCompactor` per conversation key, the least
+    recently used dropped from memory past ``limit`` (its files stay and are read again on its next request).
+
+    Parameters
+    ----------
+    folder : str or os.PathLike
+        Folder of the conversations' stores and learned budgets (created when absent).
+    budget : int
+        Most tokens one request may cost (reserved output included); each conversation's budget is lowered on its
+        own overflows.
+    profile : str
+        Reader profile of the model (``openai``, ``claude``, ...).
+    model : str, optional
+        Model name used for page costs; default: the profile name.
+    max_tokens : int, optional
+        Output tokens reserved inside the budget; default: the request's own limit
+        (:func:`snapglyph.providers.params.output_reserve`).
+    recall : bool
+        Name the ``recall_messages`` tool in the snapshot text (and count its definition in the budget).
+    limit : int
+        Conversations held in memory (:data:`snapglyph._config.CONVERSATIONS_IN_MEMORY`).
+
+    Raises
+    ------
+    InputError
+        If ``folder`` is a file or names a ``.jsonl`` file (the adapters took one store file before), or ``limit``
+        is below 1.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> convs = Conversations(tempfile.mkdtemp(), budget=50_000, limit=1)
+    >>> a = convs.of("openai", {"messages": [{"role": "user", "content": "fix the bug"}]}, caller="alice")
+    >>> b = convs.of("openai", {"messages": [{"role": "user", "content": "fix the bug"}]}, caller="bob")
+    >>> a is b, a.key == b.key, len(convs)            # same words, two callers: two conversations, one in memory
+    (False, False, 1)
+    """
+
+    def __init__(self, folder: "str | os.PathLike", *, budget: int, profile: str = "openai",
+                 model: str | None = None, max_tokens: int | None = None, recall: bool = True,
+                 limit: int = CONVERSATIONS_IN_MEMORY) -> None:
+        self.folder = Path(folder)
+        if self.folder.is_file() or (self.folder.suffix == ".jsonl" and not self.folder.exists()):
+            raise InputError(f"{self.folder} is a store file; the adapters keep one store per conversation in a "
+                             "folder: give a folder")
+        if int(limit) < 1:
+            raise InputError(f"the conversations held in memory must be 1 or more, not {limit}")
+        self.budget, self.profile, self.model, self.max_tokens, self.recall = int(budget), profile, model, \
+            max_tokens, recall
+        self.limit = int(limit)
+        self._held: OrderedDict[str, ConversationCompactor] = OrderedDict()
+        self._calls: OrderedDict[str, str] = OrderedDict()
+        self._callers: OrderedDict[str, str] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def __len__(self) -> int:
+        return len(self._held)
+
+    def __contains__(self, key: object) -> bool:
+        return key in self._held
+
+    def held(self) -> list[ConversationCompactor]:
+        """The conversations in memory, least recently used first."""
+        with self._lock:
+            return list(self._held.values())
+
+    def _new(self, key: str | None) -> ConversationCompactor:
+        return ConversationCompactor(key, self.folder if key else None, budget=self.budget, profile=self.profile,
+                                     model=self.model, max_tokens=self.max_tokens, recall=self.recall)
+
+    def get(self, key: str) -> ConversationCompactor:
+        """The conversation of ``key``: the one in memory, else read from its files (new when there are none).
+
+        Raises
+        ------
+        StoreError
+            If its store file exists but is no source store.
+        """
+        with self._lock:
+            conv = self._held.get(key)
+            if conv is not None:
+                self._held.move_to_end(key)
+                return conv
+        self.folder.mkdir(parents=True, exist_ok=True)
+        conv = self._new(key)
+        with self._lock:
+            conv = self._held.setdefault(key, conv)         # another thread may have read it meanwhile
+            self._held.move_to_end(key)
+            while len(self._held) > self.limit:
+                self._held.popitem(last=False)             # its store and budget are on disk already
+        return conv
+
+    def of(self, dialect: str, body: dict, caller: str | None = None) -> ConversationCompactor:
+        """The conversation a request ``body`` in ``dialect`` belongs to, keyed by
+        :func:`snapglyph.compaction.keys.conversation_id` (with the caller's own key where there is one). A body
+        with no user turn gets a conversation of its own kept in memory only (compacted and recovered, not
+        remembered)."""
+        key = conversation_id(dialect, body, caller=caller)
+        if key is None:
+            return self._new(None)
+        if caller:
+            with self._lock:
+                _put(self._callers, caller, key, self.limit * 4)
+        return self.get(key)
+
+    def note_calls(self, conv: ConversationCompactor, call_ids: Iterable[str]) -> None:
+        """Remember which conversation's model answer made the tool calls ``call_ids`` (to answer their
+        ``recall_messages`` from that conversation's store)."""
+        if conv.key is None:
+            return
+        with self._lock:
+            for cid in call_ids:
+                if isinstance(cid, str) and cid:
+                    _put(self._calls, cid, conv.key, self.limit * _CALLS_PER_CONVERSATION)
+
+    def for_call(self, call_id: str | None = None, caller: str | None = None) -> ConversationCompactor | None:
+        """The conversation whose model made tool call ``call_id`` (else the caller key's last conversation), or
+        ``None`` when neither is known: never a guess."""
+        with self._lock:
+            key = self._calls.get(call_id) if call_id else None
+            key = key or (self._callers.get(caller) if caller else None)
+        return self.get(key) if key else None
+
+    def recall_text(self, ids: str, call_id: str | None = None, caller: str | None = None) -> str:
+        """Answer a ``recall_messages`` call from the store of the conversation that made it (see
+        :meth:`for_call`), or a one-line error when that conversation is not known here."""
+        conv = self.for_call(call_id, caller)
+        if conv is None:
+            return ("error: recall_messages: the conversation of this call is not known to snapglyph here (its "
+                    "pages came from another process or were made too long ago)")
+        return conv.recall_text(ids)
+
+
+def _put(table: OrderedDict, key: str, value: str, limit: int) -> None:
+    table[key] = value
+    table.move_to_end(key)
+    while len(table) > limit:
+        table.popitem(last=False)

@@ -9,11 +9,16 @@ overflow, and offers the recall tool.
 rewritten, so the stored history stays whole and the next call compacts it afresh from source. When the model
 answers with a context-overflow error (``langchain_core.exceptions.ContextOverflowError``, or any error whose body
 :func:`snapglyph.providers.overflow.detect` recognizes), the budget drops to the window the error names and the
-call is retried once, compacted. The middleware registers a ``recall_messages`` tool answering from its on-disk
-source store, so exact text stays recallable across runs.
+call is retried once, compacted, to the budget :func:`snapglyph.compaction.budget.next_budget` gives for the
+request that overflowed. Each conversation (its thread id from the run's config, its system prompt and first user
+turn: :func:`snapglyph.compaction.keys.conversation_id`) has its own source store and learned budget in the
+middleware's folder (:class:`snapglyph.integrations._common.Conversations`). The middleware registers a
+``recall_messages`` tool answering from the store of the conversation whose model call made the tool call, so
+exact text stays recallable across runs and never comes from another conversation.
 
 Sources (read 2026-12-01): ``AgentMiddleware.wrap_model_call`` and ``ModelRequest.override`` in
-``langchain/agents/middleware/types.py`` of langchain 1.5.2 and its reference page
+``langchain/agents/middleware/types.py`` of langchain 1.5.2, ``ExecutionInfo.thread_id`` in
+``langgraph/runtime.py`` of langgraph 1.2.24 and ``ToolRuntime.tool_call_id`` and its reference page
 https://reference.langchain.com/python/langchain/agents/middleware/types/wrap_model_call; ``ContextOverflowError``
 (https://reference.langchain.com/python/langchain-core/exceptions/ContextOverflowError, langchain-core 1.8.3).
 """
@@ -24,92 +29,151 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 from langchain.agents.middleware import AgentMiddleware, ModelRequest
+from langchain.tools import ToolRuntime
 from langchain_core.exceptions import ContextOverflowError
 from langchain_core.messages import convert_to_messages, convert_to_openai_messages
 from langchain_core.tools import BaseTool, StructuredTool
 from langchain_core.utils.function_calling import convert_to_openai_tool
 
-from ._common import ChatCompactor
+from snapglyph._config import CONVERSATIONS_IN_MEMORY
+
+from ._common import ConversationCompactor, Conversations, recall_spec
 
 __all__ = ["SnapglyphMiddleware"]
 
 
+def _thread_id(request: ModelRequest) -> str | None:
+    """The LangGraph thread id of the run (``config={"configurable": {"thread_id": ...}}``), or ``None``."""
+    info = getattr(getattr(request, "runtime", None), "execution_info", None)
+    thread = getattr(info, "thread_id", None)
+    if thread is None:
+        try:
+            from langgraph.config import get_config
+            thread = (get_config().get("configurable") or {}).get("thread_id")
+        except (RuntimeError, ImportError):              # called outside a runnable context
+            thread = None
+    return str(thread) if thread is not None else None
+
+
+def _call_ids(response: Any) -> list[str]:
+    """The tool-call ids of a model call's answer (``ModelResponse``, ``ExtendedModelResponse`` or ``AIMessage``)."""
+    inner = getattr(response, "model_response", response)
+    messages = getattr(inner, "result", None)
+    messages = messages if isinstance(messages, list) else [inner]
+    return [c.get("id") for m in messages for c in (getattr(m, "tool_calls", None) or []) if c.get("id")]
+
+
 class SnapglyphMiddleware(AgentMiddleware):
-    """``create_agent`` middleware compacting each model call's messages to a token budget.
+    """``create_agent`` middleware compacting each model call's messages to a token budget, one source store and
+    learned budget per conversation.
 
     Parameters
     ----------
-    store_path : str or os.PathLike
-        JSONL file of this conversation's source store (created when absent); ``recall_messages`` answers from it.
+    store_dir : str or os.PathLike
+        Folder of the conversations' source stores and learned budgets (created when absent); ``recall_messages``
+        answers from them.
     budget : int
-        Most tokens one call may cost (reserved output included); lowered on a context-overflow error.
+        Most tokens one call may cost (reserved output included); each conversation's is lowered on its own
+        context-overflow errors.
     profile : str
         Reader profile of the model (``openai``, ``claude``, ...).
     model : str, optional
         Model name used for page costs; default: the profile name.
     max_tokens : int, optional
-        Output tokens reserved inside the budget (default 4096).
+        Output tokens reserved inside the budget; default: the chat model's own ``max_tokens``
+        (:func:`snapglyph.providers.params.output_reserve`).
+    max_conversations : int
+        Conversations held in memory (least recently used dropped; their files stay).
 
     Attributes
     ----------
-    compactor : ChatCompactor
-        The store, the current ``budget`` and the ``last`` compaction (``None`` while every call fitted).
+    conversations : Conversations
+        Each conversation's store, current ``budget`` and ``last`` compaction.
     tools : list of BaseTool
         ``[recall_messages]``, registered with the agent by ``create_agent``.
 
+    Raises
+    ------
+    InputError
+        If ``store_dir`` is a store file (one store per conversation now: give a folder).
+
     Examples
     --------
-    >>> import tempfile, os
-    >>> mw = SnapglyphMiddleware(os.path.join(tempfile.mkdtemp(), "s.jsonl"), budget=50_000)
-    >>> mw.compactor.budget, [t.name for t in mw.tools]
+    >>> import tempfile
+    >>> mw = SnapglyphMiddleware(tempfile.mkdtemp(), budget=50_000)
+    >>> mw.conversations.budget, [t.name for t in mw.tools]
     (50000, ['recall_messages'])
     """
 
-    def __init__(self, store_path: str | os.PathLike, *, budget: int = 100_000, profile: str = "openai",
-                 model: str | None = None, max_tokens: int | None = None) -> None:
+    def __init__(self, store_dir: str | os.PathLike, *, budget: int = 100_000, profile: str = "openai",
+                 model: str | None = None, max_tokens: int | None = None,
+                 max_conversations: int = CONVERSATIONS_IN_MEMORY) -> None:
         super().__init__()
-        self.compactor = ChatCompactor(store_path, budget=budget, profile=profile, model=model,
-                                       max_tokens=max_tokens)
+        self.conversations = Conversations(store_dir, budget=budget, profile=profile, model=model,
+                                           max_tokens=max_tokens, limit=max_conversations)
         self.tools = [self._recall_tool()]
 
-    def compacted(self, request: ModelRequest) -> ModelRequest:
-        """``request`` with its messages compacted to the budget (``request`` itself when they fit)."""
+    def conversation(self, request: ModelRequest) -> tuple[ConversationCompactor, dict]:
+        """The conversation ``request`` belongs to, and the request as an OpenAI chat body (system message,
+        messages, tool definitions, the model's ``max_tokens``)."""
         system = [request.system_message] if request.system_message is not None else []
-        chat = convert_to_openai_messages(system + list(request.messages))
+        body: dict[str, Any] = {"model": self.conversations.model or self.conversations.profile,
+                                "messages": convert_to_openai_messages(system + list(request.messages))}
         tools = [convert_to_openai_tool(t) for t in request.tools if isinstance(t, BaseTool)]
-        res = self.compactor.compact_chat(chat, tools)
+        if tools:
+            body["tools"] = tools
+        limit = request.model_settings.get("max_tokens", getattr(request.model, "max_tokens", None))
+        if isinstance(limit, int) and not isinstance(limit, bool) and limit > 0:
+            body["max_tokens"] = limit
+        return self.conversations.of("openai", body, _thread_id(request)), body
+
+    def compacted(self, request: ModelRequest, conv: ConversationCompactor | None = None,
+                  body: dict | None = None) -> tuple[ModelRequest, dict]:
+        """``request`` with its messages compacted to its conversation's budget (``request`` itself when they fit),
+        and the chat body that stands for what is sent."""
+        if conv is None or body is None:
+            conv, body = self.conversation(request)
+        sent, res = conv.compact(body, "openai")
         if res is None:
-            return request
-        out = res.request["messages"]
-        if system and out and out[0].get("role") in ("system", "developer"):
+            return request, body
+        out = sent["messages"]
+        if request.system_message is not None and out and out[0].get("role") in ("system", "developer"):
             out = out[1:]  # the head keeps the system message verbatim: send the request's own
-        return request.override(messages=convert_to_messages(out))
+        return request.override(messages=convert_to_messages(out)), sent
 
     def wrap_model_call(self, request: ModelRequest, handler: Callable[[ModelRequest], Any]) -> Any:
-        """Call the model with the compacted request; on an overflow, lower the budget and call once more."""
+        """Call the model with the compacted request; on an overflow, learn the next budget from the request that
+        overflowed and call once more."""
+        conv, body = self.conversation(request)
+        req, sent = self.compacted(request, conv, body)
         try:
-            return handler(self.compacted(request))
+            response = handler(req)
         except Exception as exc:  # a foreign SDK error: only a recognized overflow is handled
-            if not self.compactor.learn(exc, known=isinstance(exc, ContextOverflowError)):
+            if not conv.learn(exc, sent, known=isinstance(exc, ContextOverflowError)):
                 raise
-        return handler(self.compacted(request))
+            response = handler(self.compacted(request, conv, body)[0])
+        self.conversations.note_calls(conv, _call_ids(response))
+        return response
 
     async def awrap_model_call(self, request: ModelRequest,
                                handler: Callable[[ModelRequest], Awaitable[Any]]) -> Any:
         """Async twin of :meth:`wrap_model_call`."""
+        conv, body = self.conversation(request)
+        req, sent = self.compacted(request, conv, body)
         try:
-            return await handler(self.compacted(request))
+            response = await handler(req)
         except Exception as exc:  # a foreign SDK error: only a recognized overflow is handled
-            if not self.compactor.learn(exc, known=isinstance(exc, ContextOverflowError)):
+            if not conv.learn(exc, sent, known=isinstance(exc, ContextOverflowError)):
                 raise
-        return await handler(self.compacted(request))
+            response = await handler(self.compacted(request, conv, body)[0])
+        self.conversations.note_calls(conv, _call_ids(response))
+        return response
 
     def _recall_tool(self) -> BaseTool:
-        spec = ChatCompactor.recall_spec()
+        spec = recall_spec()
 
-        def recall_messages(ids: str) -> str:
-            return self.compactor.recall_text(ids)
+        def recall_messages(ids: str, runtime: ToolRuntime) -> str:
+            thread = (runtime.config.get("configurable") or {}).get("thread_id") if runtime.config else None
+            return self.conversations.recall_text(ids, runtime.tool_call_id, str(thread) if thread else None)
 
-        return StructuredTool.from_function(recall_messages, name=spec["name"], description=spec["description"],
-                                            args_schema=spec["parameters"])
-
+        return StructuredTool.from_function(recall_messages, name=spec["name"], description=spec["description"])

@@ -3,28 +3,45 @@
 The SDK keeps its own history; :class:`InputFilter` (a ``RunConfig.call_model_input_filter``) rewrites only what
 one call sends (Responses items in, Responses items out: head verbatim, the old middle as page images, tail
 verbatim). :class:`RecoveringModel` wraps a model so that a context-overflow error (recognized by
-:func:`snapglyph.providers.overflow.detect`) lowers the filter's budget to the limit the provider named and the call
-is retried once, compacted. :meth:`InputFilter.recall_tool` is a ``FunctionTool`` answering ``recall_messages``
-from the filter's on-disk source store, so exact text stays recallable across runs.
+:func:`snapglyph.providers.overflow.detect`) teaches the conversation a budget by
+:func:`snapglyph.compaction.budget.next_budget` (from the request that overflowed) and the call is retried once,
+compacted; a stream that fails before its first event is retried so too. Each conversation (the caller's key: the
+run context's ``conversation_id``, ``session_id`` or ``group_id``, else the traced run's group id; plus the
+instructions and the first user turn, :func:`snapglyph.compaction.keys.conversation_id`) has its own source store and
+learned budget in the filter's folder (:class:`snapglyph.integrations._common.Conversations`).
+:meth:`InputFilter.recall_tool` is a ``FunctionTool`` answering ``recall_messages`` from the store of the run's own
+conversation, so exact text stays recallable across runs and never comes from another conversation.
 
-Sources: ``agents/run_config.py`` (``ModelInputData``, ``CallModelData``, ``call_model_input_filter``) and
-``agents/models/interface.py`` (``Model.get_response``) of openai-agents 0.24.0, read 2026-12-01.
+The filter hands the conversation it picked to the model wrapper and the tool through a context variable (the SDK
+calls the filter, the model and the tools in the run's own task or tasks it starts), so concurrent runs stay apart.
+
+Sources: ``agents/run_config.py`` (``ModelInputData``, ``CallModelData``, ``call_model_input_filter``),
+``agents/run_internal/turn_preparation.py`` (the filter is awaited in the run loop), ``agents/tool_context.py``
+(``ToolContext.tool_call_id``), ``agents/tracing/create.py`` (``get_current_trace``) and
+``agents/models/interface.py`` (``Model.get_response``, ``Model.stream_response``) of openai-agents 0.24.0, read
+2026-12-01 and 2026-12-04.
 """
 from __future__ import annotations
 
+import contextvars
 import json
 import os
-from typing import Any
+from typing import Any, Callable
 
 from agents import FunctionTool, RunContextWrapper
 from agents.models.interface import Model
 from agents.run_config import CallModelData, ModelInputData
+from agents.tracing import get_current_trace
 
-from snapglyph import SourceStore, compact, recall, recall_tool
-from snapglyph.errors import SnapglyphError
-from snapglyph.providers.overflow import detect
+from snapglyph._config import CONVERSATIONS_IN_MEMORY
+
+from ._common import ConversationCompactor, Conversations, recall_spec
 
 __all__ = ["InputFilter", "RecoveringModel"]
+
+_CALLER_KEYS = ("conversation_id", "session_id", "group_id")
+# the conversation the filter picked for this run's current call, with what it was given and what it returned
+_CURRENT: contextvars.ContextVar[tuple | None] = contextvars.ContextVar("snapglyph_agents_call", default=None)
 
 
 def _plain(item: Any) -> Any:
@@ -34,99 +51,155 @@ def _plain(item: Any) -> Any:
     return item
 
 
+def context_key(context: Any) -> str | None:
+    """The caller's key of a run: the run context itself when it is a string, else its ``conversation_id``,
+    ``session_id`` or ``group_id`` (key or attribute), else the traced run's group id (``RunConfig.group_id``,
+    seen while tracing is on); ``None`` when there is none.
+
+    Examples
+    --------
+    >>> context_key({"session_id": "user-7"}), context_key("thread-2"), context_key(None)
+    ('user-7', 'thread-2', None)
+    """
+    if isinstance(context, str):
+        return context or None
+    for name in _CALLER_KEYS:
+        value = context.get(name) if isinstance(context, dict) else getattr(context, name, None)
+        if isinstance(value, (str, int)) and not isinstance(value, bool) and str(value):
+            return str(value)
+    group = getattr(get_current_trace(), "group_id", None)
+    return group if isinstance(group, str) and group else None
+
+
 class InputFilter:
-    """``RunConfig.call_model_input_filter`` that compacts each model call's input to a token budget.
+    """``RunConfig.call_model_input_filter`` that compacts each model call's input to its conversation's budget.
 
     Parameters
     ----------
-    store_path : str or os.PathLike
-        JSONL file of this conversation's source store (created when absent); ``recall_messages`` answers from it.
+    store_dir : str or os.PathLike
+        Folder of the conversations' source stores and learned budgets (created when absent).
     budget : int
-        Most tokens one call may cost (reserved output included); lowered by :meth:`learn` on an overflow.
+        Most tokens one call may cost (reserved output included); each conversation's is lowered on its own
+        overflows.
     profile : str
         Reader profile of the model (``openai``, ``claude``, ...).
     model : str, optional
         Model name used for page costs and output-token naming; default: the profile name.
     max_tokens : int, optional
-        Output tokens reserved inside the budget.
+        Output tokens reserved inside the budget (default: :func:`snapglyph.providers.params.output_reserve`).
+    key : callable, optional
+        ``f(CallModelData) -> str | None``: the caller's key of the conversation; default :func:`context_key` of
+        the run context.
+    max_conversations : int
+        Conversations held in memory (least recently used dropped; their files stay).
 
     Attributes
     ----------
-    last : CompactResult or None
-        The last compaction (``None`` while every call fitted).
+    conversations : Conversations
+        Each conversation's store, current ``budget`` and ``last`` compaction.
+
+    Raises
+    ------
+    InputError
+        If ``store_dir`` is a store file (one store per conversation now: give a folder).
 
     Examples
     --------
-    >>> import tempfile, os
-    >>> f = InputFilter(os.path.join(tempfile.mkdtemp(), "s.jsonl"), budget=50_000)
-    >>> f.budget
+    >>> import tempfile
+    >>> f = InputFilter(tempfile.mkdtemp(), budget=50_000)
+    >>> f.conversations.budget
     50000
     """
 
-    def __init__(self, store_path: str | os.PathLike, *, budget: int = 100_000, profile: str = "openai",
-                 model: str | None = None, max_tokens: int | None = None) -> None:
-        self.store = SourceStore(store_path)
-        self.budget = int(budget)
-        self.profile = profile
-        self.model = model
-        self.max_tokens = max_tokens
-        self.last = None
+    def __init__(self, store_dir: str | os.PathLike, *, budget: int = 100_000, profile: str = "openai",
+                 model: str | None = None, max_tokens: int | None = None,
+                 key: Callable[[CallModelData], str | None] | None = None,
+                 max_conversations: int = CONVERSATIONS_IN_MEMORY) -> None:
+        self.conversations = Conversations(store_dir, budget=budget, profile=profile, model=model,
+                                           max_tokens=max_tokens, limit=max_conversations)
+        self.key = key
 
-    def compact_input(self, instructions: str | None, items: list) -> tuple[str | None, list]:
-        """Compact Responses ``items`` (and ``instructions``) to the budget; returns them unchanged when they fit."""
-        body: dict[str, Any] = {"model": self.model or self.profile, "input": [_plain(i) for i in items]}
+    def body(self, instructions: str | None, items: list, max_tokens: int | None = None) -> dict:
+        """The Responses request body that stands for one call (its instructions, its input items as plain data,
+        its output limit)."""
+        body: dict[str, Any] = {"model": self.conversations.model or self.conversations.profile,
+                                "input": [_plain(i) for i in items]}
         if instructions:
             body["instructions"] = instructions
-        res = compact(body, profile=self.profile, dialect="responses", budget=self.budget, store=self.store,
-                      model=self.model, max_tokens=self.max_tokens, recall_tool=True)
-        if res.passthrough:
+        if max_tokens:
+            body["max_output_tokens"] = int(max_tokens)
+        return body
+
+    def compact_input(self, instructions: str | None, items: list, conv: ConversationCompactor | None = None,
+                      caller: str | None = None) -> tuple[str | None, list]:
+        """Compact Responses ``items`` (and ``instructions``) to the conversation's budget; returns them unchanged
+        when they fit."""
+        body = self.body(instructions, items)
+        conv = conv or self.conversations.of("responses", body, caller)
+        sent, res = conv.compact(body, "responses")
+        if res is None:
             return instructions, items
-        self.last = res
-        self.store.save()
-        return res.request.get("instructions", instructions), res.request["input"]
+        return sent.get("instructions", instructions), sent["input"]
 
     def __call__(self, data: CallModelData) -> ModelInputData:
         """Filter one call's input (the SDK's stored history is not changed)."""
         md = data.model_data
-        instructions, items = self.compact_input(md.instructions, md.input)
+        caller = self.key(data) if self.key is not None else context_key(data.context)
+        conv = self.conversations.of("responses", self.body(md.instructions, md.input), caller)
+        instructions, items = self.compact_input(md.instructions, md.input, conv)
+        _CURRENT.set((conv, md.instructions, md.input))
         return ModelInputData(input=items, instructions=instructions)
 
-    def learn(self, exc: BaseException) -> bool:
-        """Lower the budget to the context window an overflow error names; ``True`` when ``exc`` is an overflow."""
-        status = getattr(exc, "status_code", None)
-        response = getattr(exc, "response", None)
-        body = getattr(response, "text", None) or getattr(exc, "body", None)
-        found = detect(status, body) if body is not None else None
-        if found is None:
-            return False
-        limit = found.limit or found.prompt_tokens
-        self.budget = min(self.budget, limit) if limit else self.budget * 3 // 4
-        return True
+    def current(self, instructions: str | None, items: Any) -> tuple[ConversationCompactor, str | None, list]:
+        """The conversation of a model call and its input before the filter: the filter's pick for this call (it
+        runs right before each model call, in the run's task), else the conversation ``items`` belong to."""
+        now = _CURRENT.get()
+        if now is not None:
+            return now[0], now[1], now[2]
+        items = [{"role": "user", "content": items}] if isinstance(items, str) else list(items)
+        return self.conversations.of("responses", self.body(instructions, items)), instructions, items
 
     def recall_tool(self) -> FunctionTool:
-        """The ``recall_messages`` tool answering from this filter's store (add it to ``Agent(tools=...)``)."""
-        spec = recall_tool("responses")
+        """The ``recall_messages`` tool answering from the run's conversation's store (add it to
+        ``Agent(tools=...)``)."""
+        spec = recall_spec()
 
         async def invoke(ctx: RunContextWrapper[Any], args: str) -> str:
             try:
-                found = recall(self.store, json.loads(args or "{}").get("ids", ""))
-            except (SnapglyphError, ValueError) as e:
-                return f"error: {e}"
-            return "\n\n".join(f"#{i}: {t}" for i, t in sorted(found.items())) or "no such message ids"
+                ids = json.loads(args or "{}").get("ids", "")
+            except (ValueError, AttributeError) as e:
+                return f"error: the arguments are not a JSON object with ids ({e})"
+            conv = self.conversations.for_call(getattr(ctx, "tool_call_id", None))
+            now = _CURRENT.get()
+            if conv is None and now is not None:
+                conv = now[0]
+            if conv is None:
+                return self.conversations.recall_text(ids)       # the one-line "not known here"
+            return conv.recall_text(ids)
 
         return FunctionTool(name=spec["name"], description=spec["description"],
                             params_json_schema=spec["parameters"], on_invoke_tool=invoke, strict_json_schema=False)
 
 
+def _call_ids(response: Any) -> list[str]:
+    out = []
+    for item in getattr(response, "output", None) or []:
+        item = _plain(item)
+        if isinstance(item, dict) and item.get("type") == "function_call" and item.get("call_id"):
+            out.append(item["call_id"])
+    return out
+
+
 class RecoveringModel(Model):
-    """A model that, on a context-overflow error, lowers ``input_filter``'s budget and retries the call compacted.
+    """A model that, on a context-overflow error, teaches the conversation's budget from the request that
+    overflowed and retries the call once, compacted.
 
     Parameters
     ----------
     inner : agents.models.interface.Model
         The model to call (e.g. ``OpenAIResponsesModel``).
     input_filter : InputFilter
-        The filter given to ``RunConfig``; its budget is learned from the overflow.
+        The filter given to ``RunConfig``; the budget of the conversation it picked is learned.
 
     Examples
     --------
@@ -138,16 +211,42 @@ class RecoveringModel(Model):
         self.inner = inner
         self.input_filter = input_filter
 
-    async def get_response(self, system_instructions, input, *args, **kwargs):
+    def _learn(self, exc: Exception, system_instructions: str | None, input: Any,
+               model_settings: Any) -> tuple[str | None, list] | None:
+        """The retry's instructions and input after an overflow of this call, or ``None`` when ``exc`` is none."""
+        flt = self.input_filter
+        conv, instructions, original = flt.current(system_instructions, input)
+        sent_items = [{"role": "user", "content": input}] if isinstance(input, str) else input
+        sent = flt.body(system_instructions, sent_items, getattr(model_settings, "max_tokens", None))
+        if not conv.learn(exc, sent):
+            return None
+        return flt.compact_input(instructions, original, conv)
+
+    async def get_response(self, system_instructions, input, model_settings, *args, **kwargs):
         """Call ``inner``; on an overflow, compact to the learned budget and call once more."""
         try:
-            return await self.inner.get_response(system_instructions, input, *args, **kwargs)
+            response = await self.inner.get_response(system_instructions, input, model_settings, *args, **kwargs)
         except Exception as exc:  # a foreign SDK error: only a recognized overflow is handled
-            if isinstance(input, str) or not self.input_filter.learn(exc):
+            retry = self._learn(exc, system_instructions, input, model_settings)
+            if retry is None:
                 raise
-        system_instructions, input = self.input_filter.compact_input(system_instructions, input)
-        return await self.inner.get_response(system_instructions, input, *args, **kwargs)
+            response = await self.inner.get_response(retry[0], retry[1], model_settings, *args, **kwargs)
+        conv = self.input_filter.current(system_instructions, input)[0]
+        self.input_filter.conversations.note_calls(conv, _call_ids(response))
+        return response
 
-    def stream_response(self, system_instructions, input, *args, **kwargs):
-        """Streaming is passed through unchanged (the filter still compacts to the current budget)."""
-        return self.inner.stream_response(system_instructions, input, *args, **kwargs)
+    async def stream_response(self, system_instructions, input, model_settings, *args, **kwargs):
+        """Stream ``inner``'s answer; an overflow before the first event is retried once, compacted."""
+        started = False
+        try:
+            async for event in self.inner.stream_response(system_instructions, input, model_settings, *args,
+                                                          **kwargs):
+                started = True
+                yield event
+            return
+        except Exception as exc:  # a foreign SDK error: only a recognized overflow before any event is handled
+            retry = None if started else self._learn(exc, system_instructions, input, model_settings)
+            if retry is None:
+                raise
+        async for event in self.inner.stream_response(retry[0], retry[1], model_settings, *args, **kwargs):
+            yield event

@@ -8,18 +8,28 @@ tail (a ``ModelRequest`` straddling a cut is split into its parts) with, for the
 ``Agent(history_processors=...)`` for ``capabilities=[ProcessHistory(processor)]``, which also writes the result
 into the run's history (the processor puts the middle of its own snapshots back before compacting again).
 :class:`SnapglyphCapability` compacts only what each attempt sends (``prepare_model_request``; the history stays
-whole), turns an overflow into a lower budget and one more attempt (``RetryModelRequest``), and adds the tool.
+whole), turns an overflow into the budget :func:`snapglyph.compaction.budget.next_budget` gives for the request that
+overflowed and one more attempt (``RetryModelRequest``), and adds the tool. Each conversation (the run's
+``conversation_id`` where the processor sees the run context, its instructions and first user turn:
+:func:`snapglyph.compaction.keys.conversation_id`) has its own source store and learned budget in the processor's
+folder (:class:`snapglyph.integrations._common.Conversations`); ``recall_messages`` answers from the store of the
+conversation whose model answer made the call.
 
 Sources (read 2026-12-01): https://ai.pydantic.dev/message-history/; pydantic-ai-slim 2.68.0
 ``capabilities/process_history.py``, ``capabilities/abstract.py`` (``prepare_model_request``,
-``on_model_request_error``, ``get_toolset``), ``models/__init__.py`` (``ModelRequestContext``), ``messages.py``
-and ``exceptions.py`` (``RetryModelRequest``, ``ModelContextWindowExceededError``).
+``on_model_request_error``, ``after_model_request``, ``get_toolset``), ``models/__init__.py``
+(``ModelRequestContext``), ``_run_context.py`` (``RunContext.conversation_id``, ``tool_call_id``), ``_utils.py``
+(``takes_run_context``: a processor whose first parameter is a ``RunContext`` gets it), ``messages.py`` and
+``exceptions.py`` (``RetryModelRequest``, ``ModelContextWindowExceededError``).
 """
 from __future__ import annotations
 
 import base64
 import dataclasses
 import os
+import threading
+import uuid
+from collections import OrderedDict
 from typing import Any
 
 from pydantic_ai import RunContext, Tool
@@ -29,54 +39,95 @@ from pydantic_ai.exceptions import ModelContextWindowExceededError, RetryModelRe
 from pydantic_ai.models import ModelRequestContext
 from pydantic_ai.toolsets import FunctionToolset
 
+from snapglyph._config import CONVERSATIONS_IN_MEMORY
 from snapglyph.errors import InternalError, StoreError
 
-from ._common import ChatCompactor
+from ._common import ConversationCompactor, Conversations, recall_spec
 
 __all__ = ["SnapglyphCapability", "SnapglyphHistory"]
 
 _META = "snapglyph_snapshot"  # ModelRequest.metadata key marking a snapshot this adapter made
+_MIDDLES_PER_CONVERSATION = 4  # snapshots whose middle is kept to put back (ProcessHistory writes the latest)
 
 
 class SnapglyphHistory:
-    """History processor compacting pydantic-ai messages to a token budget.
+    """History processor compacting pydantic-ai messages to a token budget, one source store and learned budget
+    per conversation.
 
     Parameters
     ----------
-    store_path : str or os.PathLike
-        JSONL file of this conversation's source store (created when absent); ``recall_messages`` answers from it.
+    store_dir : str or os.PathLike
+        Folder of the conversations' source stores and learned budgets (created when absent); ``recall_messages``
+        answers from them.
     budget : int
-        Most tokens one request may cost (reserved output included); lowered on a context-overflow error.
+        Most tokens one request may cost (reserved output included); each conversation's is lowered on its own
+        context-overflow errors.
     profile : str
         Reader profile of the model (``openai``, ``claude``, ...).
     model : str, optional
         Model name used for page costs; default: the profile name.
     max_tokens : int, optional
-        Output tokens reserved inside the budget; default: the request's ``max_tokens`` setting, else 4096.
+        Output tokens reserved inside the budget; default: the request's ``max_tokens`` setting
+        (:func:`snapglyph.providers.params.output_reserve`).
+    max_conversations : int
+        Conversations held in memory (least recently used dropped; their files stay).
+
+    Attributes
+    ----------
+    conversations : Conversations
+        Each conversation's store, current ``budget`` and ``last`` compaction.
+
+    Raises
+    ------
+    InputError
+        If ``store_dir`` is a store file (one store per conversation now: give a folder).
 
     Examples
     --------
-    >>> import tempfile, os
+    >>> import tempfile
     >>> from pydantic_ai.messages import ModelRequest, UserPromptPart
-    >>> h = SnapglyphHistory(os.path.join(tempfile.mkdtemp(), "s.jsonl"), budget=50_000)
+    >>> h = SnapglyphHistory(tempfile.mkdtemp(), budget=50_000)
     >>> msgs = [ModelRequest(parts=[UserPromptPart("hi")])]
     >>> h(msgs) is msgs                       # fits: the same list back
     True
     """
 
-    def __init__(self, store_path: str | os.PathLike, *, budget: int = 100_000, profile: str = "openai",
-                 model: str | None = None, max_tokens: int | None = None) -> None:
-        self.compactor = ChatCompactor(store_path, budget=budget, profile=profile, model=model,
-                                       max_tokens=max_tokens)
-        self._middles: dict[str, list[pm.ModelMessage]] = {}
+    def __init__(self, store_dir: str | os.PathLike, *, budget: int = 100_000, profile: str = "openai",
+                 model: str | None = None, max_tokens: int | None = None,
+                 max_conversations: int = CONVERSATIONS_IN_MEMORY) -> None:
+        self.conversations = Conversations(store_dir, budget=budget, profile=profile, model=model,
+                                           max_tokens=max_tokens, limit=max_conversations)
+        self._middles: OrderedDict[str, list[pm.ModelMessage]] = OrderedDict()
+        self._limit = max_conversations * _MIDDLES_PER_CONVERSATION
+        self._lock = threading.Lock()
 
-    def __call__(self, messages: list[pm.ModelMessage]) -> list[pm.ModelMessage]:
-        """The processor: :meth:`process` without tool definitions."""
-        return self.process(messages)
+    def __call__(self, ctx: RunContext[Any], messages: list[pm.ModelMessage] | None = None) -> list[pm.ModelMessage]:
+        """The processor as ``ProcessHistory`` calls it (``ctx, messages``: the run's ``conversation_id`` keys the
+        conversation), or ``processor(messages)``: :meth:`process` without tool definitions."""
+        if messages is None:
+            return self.process(ctx)
+        return self.process(messages, caller=getattr(ctx, "conversation_id", None))
+
+    def body(self, messages: list[pm.ModelMessage], tools: list[dict] | None = None,
+             max_tokens: int | None = None) -> tuple[dict, list[tuple[int, int | None]]]:
+        """The OpenAI chat body that stands for a request of ``messages`` (with ``tools`` and the output limit),
+        and where each chat message came from (see :func:`_to_chat`)."""
+        chat, where = _to_chat(messages)
+        body: dict[str, Any] = {"model": self.conversations.model or self.conversations.profile, "messages": chat}
+        if tools:
+            body["tools"] = list(tools)
+        if max_tokens:
+            body["max_tokens"] = int(max_tokens)
+        return body, where
+
+    def conversation(self, messages: list[pm.ModelMessage], caller: str | None = None) -> ConversationCompactor:
+        """The conversation ``messages`` belong to (``caller``: the run's ``conversation_id``)."""
+        return self.conversations.of("openai", self.body(self._expand(messages))[0], caller)
 
     def process(self, messages: list[pm.ModelMessage], tools: list[dict] | None = None,
-                max_tokens: int | None = None) -> list[pm.ModelMessage]:
-        """Compact ``messages`` (with OpenAI ``tools`` definitions counted in the budget).
+                max_tokens: int | None = None, caller: str | None = None) -> list[pm.ModelMessage]:
+        """Compact ``messages`` (with OpenAI ``tools`` definitions counted in the budget) to their conversation's
+        budget; ``caller`` is the caller's key of the conversation (the run's ``conversation_id``).
 
         Raises
         ------
@@ -86,19 +137,23 @@ class SnapglyphHistory:
             Even the head and the newest round cannot fit the budget.
         """
         full = self._expand(messages)
-        chat, where = _to_chat(full)
-        res = self.compactor.compact_chat(chat, tools, max_tokens)
+        body, where = self.body(full, tools, max_tokens)
+        conv = self.conversations.of("openai", body, caller)
+        sent, res = conv.compact(body, "openai")
         if res is None:
             return messages if full is messages else full
-        out = res.request["messages"]
+        out = sent["messages"]
         n_head = len(res.head_ids)
         snap = out[n_head] if len(out) == n_head + 1 + len(res.tail_ids) else {}
         if not isinstance(snap.get("content"), list):
             raise InternalError("the compacted request has no snapshot message between its head and tail")
         pointers = {p[0] for p in res.paged}
         paged = {i: d for i, d in zip(res.tail_ids, out[n_head + 1:]) if i in pointers}
-        key = ",".join(map(str, res.middle_ids))
-        self._middles[key] = _pick(full, where, res.middle_ids, {})
+        key = uuid.uuid4().hex
+        with self._lock:
+            self._middles[key] = _pick(full, where, res.middle_ids, {})
+            while len(self._middles) > self._limit:
+                self._middles.popitem(last=False)
         snapshot = pm.ModelRequest(parts=[pm.UserPromptPart(_user_content(snap["content"]))], metadata={_META: key})
         return _pick(full, where, res.head_ids, {}) + [snapshot] + _pick(full, where, res.tail_ids, paged)
 
@@ -111,55 +166,79 @@ class SnapglyphHistory:
             key = _snapshot_key(m)
             if key is None:
                 out.append(m)
-            elif key in self._middles:
-                out.extend(self._middles[key])
-            else:
-                raise StoreError("the history holds a snapglyph snapshot this processor did not make; use "
-                                 "SnapglyphCapability, which never writes snapshots into the history")
+                continue
+            with self._lock:
+                middle = self._middles.get(key)
+            if middle is None:
+                raise StoreError("the history holds a snapglyph snapshot this processor did not make (or made too "
+                                 "long ago); use SnapglyphCapability, which never writes snapshots into the history")
+            out.extend(middle)
         return out
 
     def recall_tool(self) -> Tool:
-        """The ``recall_messages`` tool answering from this processor's store (for ``Agent(tools=[...])``)."""
-        spec = ChatCompactor.recall_spec()
+        """The ``recall_messages`` tool answering from the store of the conversation that made the call (for
+        ``Agent(tools=[...])``)."""
+        spec = recall_spec()
 
-        def recall_messages(ids: str) -> str:
-            return self.compactor.recall_text(ids)
+        def recall_messages(ctx: RunContext[Any], ids: str) -> str:
+            return self.conversations.recall_text(ids, ctx.tool_call_id, ctx.conversation_id)
 
-        return Tool(recall_messages, name=spec["name"], description=spec["description"], takes_ctx=False)
+        return Tool(recall_messages, name=spec["name"], description=spec["description"], takes_ctx=True)
 
 
 @dataclasses.dataclass
 class SnapglyphCapability(AbstractCapability[Any]):
-    """``Agent(capabilities=[...])`` entry: compacts each request's messages (not the run's history), retries once
-    after a context-overflow error with the budget it names, and adds the ``recall_messages`` tool.
+    """``Agent(capabilities=[...])`` entry: compacts each request's messages (not the run's history) to their
+    conversation's budget, retries once after a context-overflow error with the budget learned from the request that
+    overflowed, and adds the ``recall_messages`` tool.
 
     Examples
     --------
-    >>> import tempfile, os
-    >>> cap = SnapglyphCapability(SnapglyphHistory(os.path.join(tempfile.mkdtemp(), "s.jsonl")))
-    >>> cap.history.compactor.budget
+    >>> import tempfile
+    >>> cap = SnapglyphCapability(SnapglyphHistory(tempfile.mkdtemp()))
+    >>> cap.history.conversations.budget
     100000
     """
 
     history: SnapglyphHistory
 
+    @staticmethod
+    def _tools(request_context: ModelRequestContext) -> list[dict]:
+        return [{"type": "function", "function": {"name": t.name, "description": t.description or "",
+                                                  "parameters": t.parameters_json_schema}}
+                for t in request_context.model_request_parameters.function_tools]
+
+    @staticmethod
+    def _max_tokens(request_context: ModelRequestContext) -> int | None:
+        return (request_context.model_settings or {}).get("max_tokens")
+
     async def prepare_model_request(self, ctx: RunContext[Any],
                                     request_context: ModelRequestContext) -> ModelRequestContext:
         """Compact the messages this attempt sends, counting the request's tool definitions."""
-        tools = [{"type": "function", "function": {"name": t.name, "description": t.description or "",
-                                                   "parameters": t.parameters_json_schema}}
-                 for t in request_context.model_request_parameters.function_tools]
-        max_tokens = (request_context.model_settings or {}).get("max_tokens")
-        request_context.messages = self.history.process(list(request_context.messages), tools, max_tokens)
+        request_context.messages = self.history.process(list(request_context.messages), self._tools(request_context),
+                                                        self._max_tokens(request_context), ctx.conversation_id)
         return request_context
 
     async def on_model_request_error(self, ctx: RunContext[Any], *, request_context: ModelRequestContext,
                                      error: Exception) -> pm.ModelResponse:
-        """On the first attempt's context-overflow error, lower the budget and attempt once more."""
-        known = isinstance(error, ModelContextWindowExceededError)
-        if request_context.attempt == 1 and self.history.compactor.learn(error, known=known):
-            raise RetryModelRequest()
+        """On the first attempt's context-overflow error, learn the budget from the request as sent and attempt
+        once more."""
+        if request_context.attempt == 1:
+            sent = list(request_context.messages)
+            conv = self.history.conversation(sent, ctx.conversation_id)
+            body = self.history.body(sent, self._tools(request_context), self._max_tokens(request_context))[0]
+            if conv.learn(error, body, known=isinstance(error, ModelContextWindowExceededError)):
+                raise RetryModelRequest()
         raise error
+
+    async def after_model_request(self, ctx: RunContext[Any], *, request_context: ModelRequestContext,
+                                  response: pm.ModelResponse) -> pm.ModelResponse:
+        """Remember which conversation made the answer's tool calls (its ``recall_messages`` reads that store)."""
+        ids = [p.tool_call_id for p in response.parts if isinstance(p, pm.ToolCallPart)]
+        if ids:
+            self.history.conversations.note_calls(self.history.conversation(list(request_context.messages),
+                                                                            ctx.conversation_id), ids)
+        return response
 
     def get_toolset(self) -> FunctionToolset:
         """A toolset of the ``recall_messages`` tool."""
