@@ -235,3 +235,11 @@ def test_simulate_command_refuses_a_port_in_use_in_one_line():
     assert r.returncode == 2 and r.stderr.count("\n") == 1
     assert r.stderr.startswith(f"snapglyph: error: cannot listen on 127.0.0.1:{port}: ")
     assert "(pick another with --port)" in r.stderr
+
+
+def test_a_chunked_request_body_is_read_whole():
+    body = json.dumps({"model": "m", "messages": [{"role": "user", "content": "hello there"}]}).encode()
+    with Simulator([answer("read")], context_window=1000) as sim, httpx.Client(timeout=10) as c:
+        r = c.post(sim.base_url + "/v1/chat/completions", content=iter([body[:7], body[7:20], body[20:]]))
+        assert r.request.headers["transfer-encoding"] == "chunked"
+        assert r.json()["choices"][0]["message"]["content"] == "read" and sim.log[-1]["raw"] == body

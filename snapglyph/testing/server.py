@@ -117,6 +117,20 @@ class _Handler(BaseHTTPRequestHandler):
         except (BrokenPipeError, ConnectionResetError):
             self.close_connection = True
 
+    def _body(self) -> bytes:
+        """The request body: ``Content-Length`` bytes, or the chunks of ``Transfer-Encoding: chunked``."""
+        if "chunked" not in (self.headers.get("Transfer-Encoding") or "").lower():
+            return self.rfile.read(int(self.headers.get("Content-Length") or 0))
+        body = bytearray()
+        while True:
+            size = int(self.rfile.readline().split(b";")[0].strip() or b"0", 16)
+            if size == 0:
+                while self.rfile.readline().strip():           # trailers, then the blank line
+                    pass
+                return bytes(body)
+            body += self.rfile.read(size)
+            self.rfile.readline()                              # the CRLF after each chunk
+
     def _wait(self) -> None:
         """Hold the answer back for the simulator's ``delay`` (the request is already logged)."""
         sim = self.server.sim  # type: ignore[attr-defined]
@@ -140,7 +154,7 @@ class _Handler(BaseHTTPRequestHandler):
 
     def do_POST(self) -> None:  # noqa: N802
         sim = self.server.sim  # type: ignore[attr-defined]
-        raw = self.rfile.read(int(self.headers.get("Content-Length") or 0))
+        raw = self._body()
         path, _, query = self.path.partition("?")
         path = path.rstrip("/")
         entry: dict = {"raw": raw, "headers": dict(self.headers.items()), "path": path}
