@@ -187,6 +187,21 @@ def test_a_numba_without_pycc_falls_back_to_the_jit_and_says_so_once(monkeypatch
     assert not [w for w in seen if "no numba.pycc" in str(w.message)]
 
 
+def test_no_build_says_how_to_make_one_once(monkeypatch, tmp_path):
+    import warnings
+    monkeypatch.setenv("SNAPGLYPH_KERNEL_DIR", str(tmp_path))  # no build here, though numba.pycc is present
+    monkeypatch.delenv("SNAPGLYPH_KERNELS", raising=False)
+    monkeypatch.setattr(native, "_warned", False)
+    said = []
+    for _ in range(2):
+        monkeypatch.setattr(native, "_loaded", None)
+        with warnings.catch_warnings(record=True) as seen:
+            warnings.simplefilter("always")
+            assert native.kernels().source == "jit"
+        said += [str(w.message) for w in seen if issubclass(w.category, RuntimeWarning)]
+    assert len(said) == 1 and "python -m snapglyph.raster.warm" in said[0]
+
+
 def test_this_numba_has_pycc():
     """The installed numba (pyproject.toml pins the versions the build is tested with) has its ahead-of-time
     compiler, found without importing numba."""

@@ -188,12 +188,18 @@ def _fall_back() -> SimpleNamespace:
     ever be made here because numba has no ``numba.pycc`` (``SNAPGLYPH_KERNELS=jit`` asks for the JIT: no warning)."""
     global _warned
     forced = os.environ.get("SNAPGLYPH_KERNELS", "auto").strip().lower() == "jit"
-    if not forced and not _warned and not _pycc_present():
+    if not forced and not _warned:
         import warnings
         _warned = True
-        warnings.warn("snapglyph: this numba has no numba.pycc, so the kernels cannot be built ahead of time; they run "
-                      "on numba's JIT (about 0.2 s more start-up a process; pyproject.toml names the numba versions "
-                      "the build is tested with)", RuntimeWarning, stacklevel=3)
+        if not _pycc_present():
+            warnings.warn("snapglyph: this numba has no numba.pycc, so the kernels cannot be built ahead of time; "
+                          "they run on numba's JIT (about 0.2 s more start-up a process, and about 20 s once where "
+                          "numba's cache is empty; pyproject.toml names the numba versions the build is tested with)",
+                          RuntimeWarning, stacklevel=3)
+        else:
+            warnings.warn("snapglyph: no ahead-of-time build of the kernels; numba's JIT compiles them (about 20 s "
+                          "where its cache is empty, then about 1 s a process): run `python -m snapglyph.raster.warm` "
+                          "once after installing", RuntimeWarning, stacklevel=3)
     return _jit()
 
 
@@ -210,7 +216,8 @@ def kernels() -> SimpleNamespace:
     Warns
     -----
     RuntimeWarning
-        Once a process, where numba has no ``numba.pycc`` (the JIT is used).
+        Once a process where the JIT is used without being asked for (``SNAPGLYPH_KERNELS=jit``): no build was
+        found (run ``python -m snapglyph.raster.warm``), or numba has no ``numba.pycc``.
 
     Examples
     --------

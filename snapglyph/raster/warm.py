@@ -79,10 +79,13 @@ def main() -> int:
     """``python -m snapglyph.raster.warm``: :func:`warm`, then the ahead-of-time build (about 10-30 s the first
     time; where it cannot be made, one line on standard error says why and the JIT kernels are used). Exit 0."""
     import sys
+    import warnings
 
     from ..errors import RenderError
     from . import native
-    warm()
+    with warnings.catch_warnings():  # the JIT is what is being warmed: its "no build" advice is this command
+        warnings.simplefilter("ignore", RuntimeWarning)
+        warm()
     try:
         native.build()
     except RenderError as e:
