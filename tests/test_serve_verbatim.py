@@ -21,7 +21,7 @@ from snapglyph.serve.verbatim import MAX_BREAKPOINTS, item_ids
 try:
     from snapglyph.testing import Simulator, answer
 except ImportError:  # pragma: no cover - the simulator before its move into the library
-    from agent_demo.simulator import Simulator, answer
+    from snapglyph.testing import Simulator, answer
 
 pytest.importorskip("uvicorn")
 
