@@ -13,7 +13,8 @@ an overflow.
 Sources (all read 2026-11-30): ``../shared/reference/providers.md`` part B, which cites each body's public issue;
 badlogic/pi-mono ``packages/ai/src/utils/overflow.ts`` (maintained pattern list, and the rate-limit exclusion);
 vLLM ``vllm/renderers/params.py`` and the ``'max_tokens' ... is too large`` body quoted in public issues; llama.cpp
-``tools/server`` (``exceed_context_size_error`` with ``n_prompt_tokens`` and ``n_ctx``).
+``tools/server`` (``exceed_context_size_error`` with ``n_prompt_tokens`` and ``n_ctx``). The wordings, one rule each,
+are in :mod:`snapglyph.providers.overflow_rules`.
 """
 
 from __future__ import annotations
@@ -21,9 +22,10 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any
 
 from ..errors import InputError
+from .overflow_rules import RATE_LIMIT as _RATE_LIMIT, REQUEST_BYTES as _REQUEST_BYTES, RULES as _RULES
 
 __all__ = ["OverflowResult", "check_silent_truncation", "detect"]
 
@@ -63,129 +65,6 @@ class OverflowResult:
     limit: int | None
     message: str
     status: int | None = None
-
-
-_N = r"(\d[\d,]*)"
-
-
-def _int(s: str | None) -> int | None:
-    """A number as a provider wrote it (``"13,392"``), or None: the boundary where a ``ValueError`` of ``int()`` (an
-    empty match, or more than 4300 digits in hostile text) becomes "no number"."""
-    if s is None:
-        return None
-    try:
-        return int(s.replace(",", ""))
-    except ValueError:
-        return None
-
-
-# Rate limits and request-bytes limits: never an overflow (pi-mono overflow.ts excludes "Too many tokens").
-_RATE_LIMIT = re.compile(
-    r"rate[_ ]?limit|tokens per min|\bTPM\b|requests per min|ThrottlingException|too many tokens|"
-    r"too many requests|RESOURCE_EXHAUSTED|quota", re.I)
-_REQUEST_BYTES = re.compile(
-    r"request_too_large|request entity too large|payload too large|maximum allowed number of bytes|"
-    r"request (?:body )?exceeds the maximum (?:allowed )?size", re.I)
-
-# Each rule: (provider, compiled pattern, extractor(match) -> (prompt_tokens, limit)). First match wins; the
-# provider may be refined afterwards from the error's type/code (see _refine).
-_Rule = tuple[str, "re.Pattern[str]", Callable[["re.Match[str]"], tuple[int | None, int | None]]]
-_RULES: list[_Rule] = [
-    # llama.cpp server, current: "request (13392 tokens) exceeds the available context size (8192 tokens), ..."
-    ("llamacpp", re.compile(rf"request \({_N} tokens\) exceeds the available context size \({_N} tokens\)", re.I),
-     lambda m: (_int(m[1]), _int(m[2]))),
-    ("llamacpp", re.compile(rf"input \({_N} tokens\) is larger than the max context size \({_N} tokens\)", re.I),
-     lambda m: (_int(m[1]), _int(m[2]))),
-    ("llamacpp", re.compile(r"exceeds the available context size", re.I), lambda m: (None, None)),
-    # Anthropic (direct, Bedrock, Vertex): "prompt is too long: 219898 tokens > 200000 maximum"
-    ("anthropic", re.compile(rf"prompt is too long: {_N} tokens > {_N} maximum", re.I),
-     lambda m: (_int(m[1]), _int(m[2]))),
-    ("anthropic", re.compile(r"prompt is too long(?!;)", re.I), lambda m: (None, None)),
-    # Anthropic, older models: "input length and `max_tokens` exceed context limit: 189136 + 20000 > 204648"
-    ("anthropic", re.compile(rf"input length and `?max_tokens`? exceed context limit: {_N} \+ {_N} > {_N}", re.I),
-     lambda m: (_int(m[1]), _int(m[3]))),
-    ("anthropic", re.compile(r"input length and `?max_tokens`? exceed context limit", re.I),
-     lambda m: (None, None)),
-    ("bedrock", re.compile(r"input is too long for requested model", re.I), lambda m: (None, None)),
-    # Gemini: "The input token count (1200293) exceeds the maximum number of tokens allowed (1048576)."
-    ("gemini", re.compile(rf"input token count \({_N}\) exceeds the maximum number of tokens allowed \({_N}\)", re.I),
-     lambda m: (_int(m[1]), _int(m[2]))),
-    ("gemini", re.compile(rf"input token count exceeds the maximum number of tokens allowed \(?{_N}", re.I),
-     lambda m: (None, _int(m[1]))),
-    ("gemini", re.compile(r"input token count.{0,40}exceeds the maximum number of tokens", re.I),
-     lambda m: (None, None)),
-    # Hugging Face text-generation-inference: "Input validation error: `inputs` tokens + `max_new_tokens` must be
-    # <= 8192. Given: 9000 `inputs` tokens and 512 `max_new_tokens`" / "`inputs` must have less than 4096 tokens.
-    # Given: 5000" (huggingface/text-generation-inference router/src/validation.rs, read 2026-11-30).
-    ("tgi", re.compile(rf"`inputs` tokens \+ `max_new_tokens` must be <= {_N}\. Given: {_N} `inputs` tokens", re.I),
-     lambda m: (_int(m[2]), _int(m[1]))),
-    ("tgi", re.compile(rf"`inputs` must have less than {_N} tokens\. Given: {_N}", re.I),
-     lambda m: (_int(m[2]), _int(m[1]))),
-    # OpenRouter: "This endpoint's maximum context length is X tokens. However, you requested about Y tokens
-    # (A of text input, B in the output)."
-    ("openrouter", re.compile(rf"endpoint's maximum context length is {_N} tokens\. However, you requested about "
-                              rf"{_N} tokens(?: \(([^)]*)\))?", re.I),
-     lambda m: (_openrouter_input(m[2], m[3]), _int(m[1]))),
-    # xAI: "This model's maximum prompt length is 131072 but the request contains 537812 tokens"
-    ("xai", re.compile(rf"maximum prompt length is {_N} but the request contains {_N} tokens", re.I),
-     lambda m: (_int(m[2]), _int(m[1]))),
-    # Mistral: "Prompt contains 66385 tokens, too large for model with 32768 maximum context length"
-    ("mistral", re.compile(rf"prompt contains {_N} tokens.{{0,40}}too large for model with {_N} maximum context "
-                           r"length", re.I), lambda m: (_int(m[1]), _int(m[2]))),
-    # vLLM, current renderer: "You passed N input tokens and requested M output tokens. However, the model's context
-    # length is only X tokens, ..."
-    ("vllm", re.compile(rf"you passed {_N} input tokens and requested {_N} output tokens\. However, the model's "
-                        rf"context length is only {_N} tokens", re.I), lambda m: (_int(m[1]), _int(m[3]))),
-    # vLLM: "'max_tokens' or 'max_completion_tokens' is too large: 8000. This model's maximum context length is
-    # 4096 tokens and your request has 2778 input tokens (8000 > 4096 - 2778)."
-    ("vllm", re.compile(rf"maximum context length is {_N} tokens and your request has {_N} input tokens", re.I),
-     lambda m: (_int(m[2]), _int(m[1]))),
-    # vLLM engine / multimodal: "The decoder prompt (length N) is longer than the maximum model length of M."
-    ("vllm", re.compile(rf"(?:decoder )?prompt \(length {_N}\) is longer than the maximum model length of {_N}",
-                        re.I), lambda m: (_int(m[1]), _int(m[2]))),
-    # OpenAI classic (also DeepSeek, old vLLM, Groq): "This model's maximum context length is 4097 tokens. However,
-    # your messages resulted in 4294 tokens." / "... you requested 4130 tokens (3130 in the messages, 1000 in the
-    # completion)."
-    ("openai-compatible", re.compile(
-        rf"maximum context length is {_N} tokens\. However, (?:your messages resulted in {_N} tokens|you requested "
-        rf"{_N} tokens(?: \({_N} in the messages, {_N} in the completion\))?)", re.I),
-     lambda m: (_int(m[2]) if m[2] else (_int(m[4]) if m[4] else _int(m[3])), _int(m[1]))),
-    ("openai-compatible", re.compile(rf"maximum context length is {_N} tokens", re.I),
-     lambda m: (None, _int(m[1]))),
-    # OpenAI Responses / GPT-5.x / Azure: "Your input exceeds the context window of this model."
-    ("openai", re.compile(r"exceeds the context window", re.I), lambda m: (None, None)),
-    # LM Studio, three generations of wording.
-    ("lmstudio", re.compile(rf"n_keep: {_N}\s*>=\s*n_ctx: {_N}", re.I), lambda m: (_int(m[1]), _int(m[2]))),
-    ("lmstudio", re.compile(rf"n_keep \({_N}\)\s*>=\s*n_ctx \({_N}\)", re.I), lambda m: (_int(m[1]), _int(m[2]))),
-    ("lmstudio", re.compile(rf"trying to keep the first {_N} tokens when context the overflows\. However, the model "
-                            rf"is loaded with context length of only {_N} tokens", re.I),
-     lambda m: (_int(m[1]), _int(m[2]))),
-    ("lmstudio", re.compile(r"tokens to keep from the initial prompt is greater than the context length", re.I),
-     lambda m: (None, None)),
-    # Ollama (embeddings; and a "prompt too long" seen from its cloud, unconfirmed).
-    ("ollama", re.compile(r"the input length exceeds the context length", re.I), lambda m: (None, None)),
-    ("ollama", re.compile(r"prompt too long; exceeded max context length", re.I), lambda m: (None, None)),
-    # Smaller providers from pi-mono's list.
-    ("github-copilot", re.compile(rf"prompt token count of {_N} exceeds the limit of {_N}", re.I),
-     lambda m: (_int(m[1]), _int(m[2]))),
-    ("minimax", re.compile(r"context window exceeds limit", re.I), lambda m: (None, None)),
-    ("kimi", re.compile(rf"exceeded model token limit: {_N}", re.I), lambda m: (None, _int(m[1]))),
-    # Generic: the OpenAI / Azure error code, and the llama.cpp error type, whatever the message says.
-    ("openai", re.compile(r"\bcontext_length_exceeded\b", re.I), lambda m: (None, None)),
-    ("llamacpp", re.compile(r"\bexceed_context_size_error\b", re.I), lambda m: (None, None)),
-]
-
-
-def _openrouter_input(total: str, detail: str | None) -> int | None:
-    # "(10535 of text input, 131072 in the output)": sum every "... input" part; else total minus the output.
-    if detail:
-        inputs = re.findall(rf"{_N} of [\w ]*?input", detail)
-        if inputs:
-            return sum(_int(x) or 0 for x in inputs)
-        out = re.search(rf"{_N} in the output", detail)
-        if out:
-            return (_int(total) or 0) - (_int(out[1]) or 0)
-    return _int(total)
 
 
 def _loads(text: str) -> Any:
