@@ -13,9 +13,11 @@ Methods run in worker threads (rendering is CPU work); each conversation is hand
 from __future__ import annotations
 
 import threading
+from collections import OrderedDict
 from dataclasses import dataclass
 from typing import Any
 
+from .._config import CONVERSATIONS_IN_MEMORY
 from ..compaction.sticky import Cut, CutNoLongerFits
 from ..errors import BudgetError, SnapglyphError
 from ..providers.overflow import OverflowResult
@@ -99,23 +101,53 @@ class Planner:
         self.config = config
         self._lock = threading.Lock()
         self._key_locks: dict[str, threading.Lock] = {}
-        self._stores: dict[str, Any] = {}
+        self._stores: OrderedDict[str, Any] = OrderedDict()   # source stores, least recently used first
+        self.max_stores = CONVERSATIONS_IN_MEMORY
 
     def _key_lock(self, key: str) -> threading.Lock:
         with self._lock:
             return self._key_locks.setdefault(key, threading.Lock())
 
     def _store(self, key: str) -> Any:
+        """The conversation's source store: held, else read from the state folder (a torn one is written afresh);
+        past ``max_stores`` (:data:`~snapglyph._config.CONVERSATIONS_IN_MEMORY`) the least recently used whose
+        conversation is not being handled (its lock is free) is saved and dropped, to be read again when it returns."""
         from ..compaction.store import SourceStore
-        store = self._stores.get(key)
-        if store is None:
+        with self._lock:
+            store = self._stores.get(key)
+            if store is not None:
+                self._stores.move_to_end(key)
+                return store
+        try:
+            store = SourceStore(self.states.store_path(key))
+        except SnapglyphError:
+            store = SourceStore()
+            store.path = self.states.store_path(key)     # a torn store is written afresh
+        with self._lock:
+            store = self._stores.setdefault(key, store)
+            self._stores.move_to_end(key)
+            dropped = self._drop_stores(key)
+        for old, lock in dropped:
             try:
-                store = SourceStore(self.states.store_path(key))
-            except SnapglyphError:
-                store = SourceStore()
-                store.path = self.states.store_path(key)     # a torn store is written afresh
-            self._stores[key] = store
+                old.save()                                 # what a sticky compaction added since the last save
+            except (OSError, SnapglyphError):
+                pass                                       # the store is for recall; the cut is saved
+            finally:
+                lock.release()
         return store
+
+    def _drop_stores(self, keep: str) -> list:
+        """Take the least recently used stores past ``max_stores`` out (with ``self._lock`` held), each with its
+        conversation's lock acquired (a busy conversation keeps its store for now); returns ``(store, lock)``."""
+        out = []
+        for key in list(self._stores):
+            if len(self._stores) <= self.max_stores:
+                break
+            lock = self._key_locks.setdefault(key, threading.Lock())
+            if key == keep or not lock.acquire(blocking=False):
+                continue
+            out.append((self._stores.pop(key), lock))
+        return out
 
     def _conv(self, key: str, dialect: str, body: dict, profile: str) -> ConversationRecord:
         conv = self.states.get(key, create=True)

@@ -1,9 +1,10 @@
 """The proxy's memory of each conversation it compacted, kept in a state folder so a restart resumes.
 
 One JSON file per conversation, ``<state>/conversations/<key>.json`` (``key`` is snapglyph's conversation key, see
-:func:`snapglyph.compaction.second_pass.conversation_key`), written atomically (a temporary file in the same folder,
-then ``os.replace``), plus the conversation's source store ``<key>.store.jsonl``. Nothing from request headers is
-ever written. The default folder is ``snapglyph/serve`` under the user's cache directory (``platformdirs``, else
+:func:`snapglyph.compaction.keys.conversation_id`), written atomically (:func:`snapglyph._files.write_atomic`), plus
+the conversation's source store ``<key>.store.jsonl``. At most ``SERVE_RECORDS_IN_MEMORY`` records are held in
+memory (the least recently used is dropped and read again from its file on its next request). Nothing from request
+headers is ever written. The default folder is ``snapglyph/serve`` under the user's cache directory (``platformdirs``, else
 ``$XDG_CACHE_HOME`` or ``~/.cache``).
 """
 
@@ -12,9 +13,12 @@ from __future__ import annotations
 import json
 import os
 import re
+import threading
+from collections import OrderedDict
 from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 
+from .._config import SERVE_RECORDS_IN_MEMORY
 from .._files import write_atomic
 from ..errors import ServeError
 
@@ -116,30 +120,36 @@ class ConversationRecord:
 
 
 class StateDir:
-    """The state folder: one :class:`ConversationRecord` per key, loaded on start and saved on each change.
+    """The state folder: one :class:`ConversationRecord` per key, read when first asked for and saved on each
+    change; at most ``limit`` held in memory (least recently used dropped, read again from its file).
 
     Parameters
     ----------
     path : str or Path
         The folder (made if missing).
+    limit : int
+        Records held in memory (:data:`snapglyph._config.SERVE_RECORDS_IN_MEMORY`).
 
     Raises
     ------
     ServeError
-        If the folder cannot be made or written.
+        If the folder cannot be made or written, or ``limit`` is below 1.
 
     Examples
     --------
     >>> import tempfile
-    >>> d = StateDir(tempfile.mkdtemp())
+    >>> d = StateDir(tempfile.mkdtemp(), limit=1)
     >>> c = d.get("0123456789abcdef", create=True); c.cut = 7; d.save(c)
-    >>> StateDir(d.path).get("0123456789abcdef").cut
-    7
+    >>> e = d.get("fedcba9876543210", create=True); d.save(e)     # the first is dropped from memory
+    >>> d.held(), d.get("0123456789abcdef").cut, len(d)           # and read again from its file
+    (1, 7, 2)
     """
 
-    def __init__(self, path: "str | os.PathLike") -> None:
+    def __init__(self, path: "str | os.PathLike", *, limit: int = SERVE_RECORDS_IN_MEMORY) -> None:
         self.path = Path(path)
         self.folder = self.path / "conversations"
+        if int(limit) < 1:
+            raise ServeError(f"the conversation records held in memory must be 1 or more, not {limit}")
         try:
             self.folder.mkdir(parents=True, exist_ok=True)
             probe = self.folder / ".write-test"
@@ -147,37 +157,79 @@ class StateDir:
             probe.unlink()
         except OSError as e:
             raise ServeError(f"state folder {self.path} cannot be written: {e.strerror or e}") from None
-        self._convs: dict[str, ConversationRecord] = {}
-        names = {f.name for f in fields(ConversationRecord)}
-        for f in sorted(self.folder.glob("*.json")):
-            try:
-                data = json.loads(f.read_text(encoding="utf-8"))
-                conv = ConversationRecord(**{k: v for k, v in data.items() if k in names})
-            except (OSError, ValueError, TypeError):
-                continue                                    # a torn or foreign file: start that one afresh
-            if _KEY.match(conv.key):
+        self.limit = int(limit)
+        self._convs: OrderedDict[str, ConversationRecord] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def _read(self, key: str) -> ConversationRecord | None:
+        """The record saved for ``key``, or ``None`` (none saved, or a torn or foreign file: start afresh)."""
+        if not _KEY.match(key):
+            return None
+        try:
+            data = json.loads((self.folder / f"{key}.json").read_text(encoding="utf-8"))
+            conv = ConversationRecord(**{k: v for k, v in data.items() if k in _FIELDS})
+        except (OSError, ValueError, TypeError):
+            return None
+        return conv if conv.key == key else None
+
+    def _hold(self, conv: ConversationRecord, *, replace: bool = False) -> ConversationRecord:
+        """Hold ``conv`` as the most recently used (unless ``replace``, the one already held for its key wins); drop
+        the least recently used past the limit."""
+        with self._lock:
+            if replace:
                 self._convs[conv.key] = conv
+            conv = self._convs.setdefault(conv.key, conv)
+            self._convs.move_to_end(conv.key)
+            while len(self._convs) > self.limit:
+                self._convs.popitem(last=False)
+        return conv
 
     def get(self, key: str, *, create: bool = False) -> ConversationRecord | None:
-        """The conversation of ``key``; a new one when ``create`` (not saved until :meth:`save`)."""
-        conv = self._convs.get(key)
-        if conv is None and create:
-            conv = self._convs[key] = ConversationRecord(key)
-        return conv
+        """The conversation of ``key`` (held, else read from its file); a new one when ``create`` (not saved until
+        :meth:`save`)."""
+        with self._lock:
+            conv = self._convs.get(key)
+            if conv is not None:
+                self._convs.move_to_end(key)
+                return conv
+        conv = self._read(key)
+        if conv is None and not create:
+            return None
+        return self._hold(conv if conv is not None else ConversationRecord(key))
 
     def store_path(self, key: str) -> Path:
         """Where the conversation's source store lives."""
         return self.folder / f"{key}.store.jsonl"
 
     def save(self, conv: ConversationRecord) -> None:
-        """Write one conversation's state atomically."""
-        self._convs[conv.key] = conv
+        """Write one conversation's state atomically (and hold it as the most recently used)."""
+        self._hold(conv, replace=True)
         data = json.dumps(conv.to_json(), ensure_ascii=True, sort_keys=True).encode()
         write_atomic(self.folder / f"{conv.key}.json", data)
 
-    def __len__(self) -> int:
+    def held(self) -> int:
+        """Records held in memory now."""
         return len(self._convs)
 
+    def _saved_keys(self) -> list[str]:
+        return [f.stem for f in sorted(self.folder.glob("*.json")) if _KEY.match(f.stem)]
+
+    def __len__(self) -> int:
+        with self._lock:
+            held = set(self._convs)
+        return len(held | set(self._saved_keys()))
+
     def all(self) -> list[ConversationRecord]:
-        """Every known conversation, newest key order not guaranteed."""
-        return list(self._convs.values())
+        """Every known conversation: those held, and those saved (read from their files, not held), in no
+        guaranteed order."""
+        with self._lock:
+            out = dict(self._convs)
+        for key in self._saved_keys():
+            if key not in out:
+                conv = self._read(key)
+                if conv is not None:
+                    out[key] = conv
+        return list(out.values())
+
+
+_FIELDS = frozenset(f.name for f in fields(ConversationRecord))
