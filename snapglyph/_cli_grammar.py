@@ -10,7 +10,7 @@ import argparse
 import sys
 from typing import Any, Callable, Mapping
 
-from ._config import DEFAULT_BUDGET, LEDGER_SHARE, UPSTREAM_READ_TIMEOUT
+from ._config import DEFAULT_BUDGET, LEDGER_SHARE, RECALL_ROUNDS, UPSTREAM_READ_TIMEOUT
 from .providers.dialects import DIALECTS
 
 __all__ = ["COMMANDS", "parser"]
@@ -186,6 +186,9 @@ def _add_serve(sub: Any, commands: Mapping[str, Callable]) -> None:
     s.add_argument("--upstream-timeout", type=_seconds, default=UPSTREAM_READ_TIMEOUT, metavar="SECONDS",
                    help="longest wait for the upstream's next bytes, its first answer included; 0: no limit "
                         f"(default: {UPSTREAM_READ_TIMEOUT:g})")
+    s.add_argument("--recall-rounds", type=_at_least(0), default=RECALL_ROUNDS, metavar="N",
+                   help="answer at most N rounds of the model's recall_messages calls per request; 0: offer no "
+                        f"recall tool (default: {RECALL_ROUNDS})")
     s.set_defaults(func=commands["serve"])
 
 

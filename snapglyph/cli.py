@@ -270,7 +270,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
     text_only = tuple(p.strip() for p in args.text_only.split(",") if p.strip()) if args.text_only else None
     cfg = ServeConfig(args.upstream, window=args.window, profile=args.profile, compact_at=args.compact_at,
                       dry_run=args.dry_run, state=Path(args.state) if args.state else None,
-                      upstream_timeout=args.upstream_timeout)
+                      upstream_timeout=args.upstream_timeout, recall_rounds=args.recall_rounds)
     if text_only is not None:
         cfg.text_only = text_only
     serve(cfg, host=args.host, port=args.port)

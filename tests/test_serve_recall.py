@@ -201,6 +201,29 @@ def test_an_answer_without_recall_goes_to_the_client_byte_for_byte(tmp_path, str
     assert r.status_code == 200 and got == bytes(sim.log[1]["sent"])
 
 
+@pytest.mark.parametrize("rounds", [3, 0])
+def test_a_compaction_that_shows_no_page_only_where_recall_is_answered(tmp_path, rounds, caplog_serve):
+    def script(d: str, body: dict) -> Step:
+        got = _recall_result(d, body)
+        return answer("recalled: " + got) if got is not None else call(("recall_messages", {"ids": "#3"}))
+
+    # at 4,000 tokens no 3,000-token page of gpt-5.4 fits beside the tail
+    body = {"model": "gpt-5.4", "max_tokens": 256, "messages": _conversation()}
+    with Simulator(script, provider="openai", context_window=4000) as sim, \
+            _proxy(sim, tmp_path, recall_rounds=rounds) as bg:
+        r = httpx.post(bg.url + "/v1/chat/completions", json=body, timeout=120)
+    lines = _lines(caplog_serve)
+    if not rounds:                                   # refused: the overflow reaches the client as it came
+        assert r.status_code == 400 and r.content == sim.log[0]["sent"]
+        assert [e["kind"] for e in sim.log] == ["overflow"]
+        assert "allow an empty middle" in lines[-1]
+        return
+    assert r.status_code == 200 and [e["kind"] for e in sim.log] == ["overflow", "ok", "ok"]
+    assert sim.log[1]["image_tokens"] == 0 and " pages 0 " in lines[-1]
+    assert "no page of the middle shown: recall_messages offered and answered here" in lines[-1]
+    assert r.json()["choices"][0]["message"]["content"] == "recalled: #3 assistant\nnoted " + SECRET
+
+
 def test_without_recall_no_tool_is_offered(tmp_path):
     with Simulator([answer("fine")], provider="anthropic", context_window=6000) as sim, \
             _proxy(sim, tmp_path, recall_rounds=0) as bg:

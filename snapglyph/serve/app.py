@@ -330,8 +330,9 @@ class Proxy:
         """The recall rounds a relay answered, counted and put in the log line's note."""
         rounds = getattr(relay, "rounds", 0)
         said = [f"recall_messages answered: {rounds} round(s), ids {'; '.join(relay.asked)}"] if rounds else []
-        if ctx.outcome is not None and ctx.action != "passed" and not ctx.outcome.pages:
-            said.append("no page shown: the middle is only recallable (recall_messages, answered here)")
+        out = ctx.outcome                                   # the compactor's note of a middle shown on no page
+        if isinstance(relay, RecallRelay) and "every page of the middle was dropped" in out.note:
+            said.append("no page of the middle shown: recall_messages offered and answered here")
         said += [relay.note] if getattr(relay, "note", "") else []
         ctx.note = "; ".join([ctx.note] * bool(ctx.note) + said)
         self.recall_rounds += rounds

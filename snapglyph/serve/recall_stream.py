@@ -6,7 +6,10 @@ The events of an answer go to the client as they come (the exact bytes while not
   to call the client's own tools too, what was held goes out (without the recall call) and the stream goes on; if
   it is a recall round, the held content goes out, its closing events are dropped and the next round's stream
   continues the same answer (its opening events dropped, its blocks, tool calls or output items numbered on from
-  those already sent, sequence numbers rising);
+  those already sent, sequence numbers rising, the first round's chunk or response id kept: the OpenAI SDK
+  refuses a Responses stream whose response id changes, "Lifecycle response identity changed", openai-python
+  ``lib/streaming/responses/_responses.py``; a non-streaming answer keeps the last round's id instead, the one a
+  ``previous_response_id`` can follow);
 - a thinking block (Anthropic) or reasoning item (Responses) waits until the next block starts: it goes with a
   recall call that follows it, else out;
 - the last round's closing events end the stream (Anthropic ``message_delta`` / ``message_stop``, OpenAI's
