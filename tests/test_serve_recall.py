@@ -24,9 +24,10 @@ from snapglyph import Message, Part, SourceStore
 from snapglyph._config import RECALL_MARGIN
 from snapglyph.serve.app import ServeConfig
 from snapglyph.serve.recall_loop import RecallJob, RecallRelay
-from snapglyph.serve.recall_shapes import STOPPED_NOTE, recall_answer
+from snapglyph.serve.recall_shapes import STOPPED_NOTE, recall_answer, strip
+from snapglyph.serve.recall_stream import splicer
 from snapglyph.serve.run import Background
-from snapglyph.serve.sse import parse_event
+from snapglyph.serve.sse import encode, parse_event
 
 pytest.importorskip("uvicorn")
 
@@ -260,3 +261,54 @@ def test_server_sent_events_parse_with_any_line_end():
     for eol in ("\n", "\r\n", "\r"):
         ev = parse_event(f"event: message_start{eol}data: {{\"a\": 1}}{eol}{eol}".encode())
         assert (ev.name, ev.data) == ("message_start", {"a": 1})
+
+
+def _ev(name: str | None, data: dict):
+    return parse_event(encode(name, data))
+
+
+def test_a_thinking_block_right_before_a_recall_call_goes_with_it():
+    blocks = [{"type": "thinking", "thinking": "", "signature": ""}, {"type": "tool_use", "id": "t1",
+                                                                      "name": "recall_messages", "input": {}}]
+    events = [_ev("message_start", {"type": "message_start", "message": {"id": "m1", "content": []}})]
+    for i, b in enumerate(blocks):
+        events.append(_ev("content_block_start", {"type": "content_block_start", "index": i, "content_block": b}))
+        delta = ({"type": "thinking_delta", "thinking": "I need #3"} if i == 0 else
+                 {"type": "input_json_delta", "partial_json": '{"ids": "#3"}'})
+        events.append(_ev("content_block_delta", {"type": "content_block_delta", "index": i, "delta": delta}))
+        if i == 0:
+            events.append(_ev("content_block_delta", {"type": "content_block_delta", "index": 0,
+                                                      "delta": {"type": "signature_delta", "signature": "sig"}}))
+        events.append(_ev("content_block_stop", {"type": "content_block_stop", "index": i}))
+    sp = splicer("anthropic")
+    sent = [b for e in events for b in sp.feed(e)]
+    reply = sp.reply()                                  # the follow-up sends both back, signature included
+    sent += sp.end_round(go_on=True)
+    assert [parse_event(b).name for b in sent] == ["message_start"]                 # the thinking went with it
+    assert reply["content"] == [{"type": "thinking", "thinking": "I need #3", "signature": "sig"},
+                                {"type": "tool_use", "id": "t1", "name": "recall_messages", "input": {"ids": "#3"}}]
+    assert strip("anthropic", {**reply, "stop_reason": "tool_use"}) == {**reply, "content": [],
+                                                                        "stop_reason": "end_turn"}
+
+
+def test_a_reasoning_item_right_before_a_recall_call_goes_with_it_in_a_responses_stream():
+    items = [{"type": "reasoning", "id": "rs_1", "summary": [], "encrypted_content": "e"},
+             {"type": "message", "id": "msg_1", "role": "assistant", "content": [{"type": "output_text",
+                                                                                   "text": "hi"}]},
+             {"type": "reasoning", "id": "rs_2", "summary": []},
+             {"type": "function_call", "id": "fc_1", "call_id": "c1", "name": "recall_messages",
+              "arguments": '{"ids": "4"}'}]
+    events = [_ev("response.created", {"type": "response.created", "sequence_number": 0,
+                                       "response": {"id": "resp_1", "output": []}})]
+    for i, it in enumerate(items):
+        for kind in ("added", "done"):
+            events.append(_ev(f"response.output_item.{kind}", {"type": f"response.output_item.{kind}",
+                                                               "sequence_number": len(events), "output_index": i,
+                                                               "item": it}))
+    sp = splicer("responses")
+    sent = [parse_event(b).data for e in events for b in sp.feed(e)] + [
+        parse_event(b).data for b in sp.end_round(go_on=False)]
+    done = [(d["output_index"], d["item"]["id"]) for d in sent if d["type"] == "response.output_item.done"]
+    assert done == [(0, "rs_1"), (1, "msg_1")]                  # rs_2 went with the recall call
+    seqs = [d["sequence_number"] for d in sent]
+    assert seqs == sorted(seqs) and len(set(seqs)) == len(seqs)

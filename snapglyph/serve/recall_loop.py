@@ -64,6 +64,14 @@ class RecallJob:
         Estimated tokens the request may still grow by (the budget less the request's estimate).
     bound : int
         The most recall rounds answered for one request.
+
+    Examples
+    --------
+    >>> from snapglyph import SourceStore
+    >>> job = RecallJob(None, "POST", "/v1/messages", b"", [], "anthropic", b"{}", SourceStore(), "claude",
+    ...                 room=2000, bound=3)
+    >>> job.dialect, job.bound
+    ('anthropic', 3)
     """
 
     upstream: Any
@@ -106,6 +114,25 @@ class RecallRelay:
         ``await on_done(relay)`` after the last byte went out (or the client went away); the relay then has
         ``status``, ``watched`` (marked pieces for the overflow check, as :class:`~.relay.Relay`), ``nbytes``,
         ``first_byte_ms``, ``rounds``, ``asked`` and ``note``.
+
+    Examples
+    --------
+    An answer that calls no recall goes to the client as the bytes that came:
+
+    >>> import asyncio
+    >>> from snapglyph import SourceStore
+    >>> async def relay(answer: bytes):
+    ...     mock = httpx.MockTransport(lambda request: httpx.Response(200, content=answer))
+    ...     async with httpx.AsyncClient(transport=mock) as client:
+    ...         resp = await client.send(client.build_request("POST", "http://upstream/v1/messages"), stream=True)
+    ...         job = RecallJob(None, "POST", "/v1/messages", b"", [], "anthropic", b"{}", SourceStore(), "claude",
+    ...                         room=2000, bound=3)
+    ...         sent, r = [], RecallRelay(resp, job)
+    ...         async def send(message): sent.append(message.get("body", b""))
+    ...         await r({"type": "http"}, None, send)
+    ...         return b"".join(sent), r.rounds
+    >>> asyncio.run(relay(b'{"content": [{"type": "text", "text": "hi"}], "stop_reason": "end_turn"}'))
+    (b'{"content": [{"type": "text", "text": "hi"}], "stop_reason": "end_turn"}', 0)
     """
 
     def __init__(self, response: httpx.Response, job: RecallJob,

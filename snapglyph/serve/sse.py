@@ -53,7 +53,19 @@ def parse_event(raw: bytes) -> Event:
 
 
 async def read_events(chunks: AsyncIterator[bytes]) -> AsyncIterator[Event]:
-    """The events of a byte stream, each once its blank line arrived (the rest at the end)."""
+    """The events of a byte stream, each once its blank line arrived (the rest at the end).
+
+    Examples
+    --------
+    >>> import asyncio
+    >>> async def names(pieces):
+    ...     async def chunks():
+    ...         for p in pieces:
+    ...             yield p
+    ...     return [e.name async for e in read_events(chunks())]
+    >>> asyncio.run(names([b"event: a\\ndata: 1\\n", b"\\nevent: b\\r\\ndata: 2\\r\\n\\r\\nevent: c\\ndata: 3"]))
+    ['a', 'b', 'c']
+    """
     buf = b""
     async for piece in chunks:
         buf += piece
