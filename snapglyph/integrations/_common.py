@@ -134,6 +134,7 @@ class ConversationCompactor:
         self.profile, self.model, self.max_tokens, self.recall = profile, model, max_tokens, recall
         self.last = None
         self.lock = threading.RLock()
+        self._sent: tuple[dict, int] | None = None      # the body compact returned last, and its estimate
         self._load()
 
     def _load(self) -> None:
@@ -167,8 +168,9 @@ class ConversationCompactor:
             res = compact(body, profile=self.profile, dialect=dialect, budget=self.budget, store=self.store,
                           model=self.model, max_tokens=self.max_tokens, recall_tool=self.recall)
             if res.passthrough:
+                self._sent = (body, res.tokens_before)
                 return body, None
-            self.last = res
+            self.last, self._sent = res, (res.request, res.tokens_after)
             if self.store.path is not None:
                 self.store.save()
             return res.request, res
@@ -177,7 +179,8 @@ class ConversationCompactor:
         """After an error answering ``sent`` (the request as it was sent), lower the budget by the one next-budget
         rule (:func:`snapglyph.compaction.budget.next_budget`: the numbers the error names, else the size of
         ``sent``); ``True`` when ``exc`` is an overflow. ``known``: the framework already classified ``exc`` as one
-        (then it counts even when its body is not recognized). The learned budget is written to disk.
+        (then it counts even when its body is not recognized). The learned budget is written to disk. When ``sent``
+        is the body :meth:`compact` returned last, its size is the compaction's own count of it (not counted again).
 
         Examples
         --------
@@ -190,8 +193,9 @@ class ConversationCompactor:
         if found is None and not known:
             return False
         with self.lock:
+            est = self._sent[1] if self._sent is not None and self._sent[0] is sent else None
             b = next_budget(found, sent, self.profile, window=self.window, ratio=self.ratio,
-                            max_tokens=self.max_tokens)
+                            max_tokens=self.max_tokens, sent_estimate=est)
             self.budget, self.window, self.ratio = min(self.configured, b.tokens), b.window, b.ratio
             self._save()
         return True

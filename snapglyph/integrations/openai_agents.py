@@ -131,10 +131,10 @@ class InputFilter:
         return body
 
     def compact_input(self, instructions: str | None, items: list, conv: ConversationCompactor | None = None,
-                      caller: str | None = None) -> tuple[str | None, list]:
-        """Compact Responses ``items`` (and ``instructions``) to the conversation's budget; returns them unchanged
-        when they fit."""
-        body = self.body(instructions, items)
+                      caller: str | None = None, max_tokens: int | None = None) -> tuple[str | None, list]:
+        """Compact Responses ``items`` (and ``instructions``) to the conversation's budget, reserving ``max_tokens``
+        (the agent's ``ModelSettings.max_tokens``) for the output; returns them unchanged when they fit."""
+        body = self.body(instructions, items, max_tokens)
         conv = conv or self.conversations.of("responses", body, caller)
         sent, res = conv.compact(body, "responses")
         if res is None:
@@ -145,8 +145,9 @@ class InputFilter:
         """Filter one call's input (the SDK's stored history is not changed)."""
         md = data.model_data
         caller = self.key(data) if self.key is not None else context_key(data.context)
+        limit = getattr(getattr(data.agent, "model_settings", None), "max_tokens", None)
         conv = self.conversations.of("responses", self.body(md.instructions, md.input), caller)
-        instructions, items = self.compact_input(md.instructions, md.input, conv)
+        instructions, items = self.compact_input(md.instructions, md.input, conv, max_tokens=limit)
         _CURRENT.set((conv, md.instructions, md.input))
         return ModelInputData(input=items, instructions=instructions)
 
@@ -217,10 +218,11 @@ class RecoveringModel(Model):
         flt = self.input_filter
         conv, instructions, original = flt.current(system_instructions, input)
         sent_items = [{"role": "user", "content": input}] if isinstance(input, str) else input
-        sent = flt.body(system_instructions, sent_items, getattr(model_settings, "max_tokens", None))
+        limit = getattr(model_settings, "max_tokens", None)
+        sent = flt.body(system_instructions, sent_items, limit)
         if not conv.learn(exc, sent):
             return None
-        return flt.compact_input(instructions, original, conv)
+        return flt.compact_input(instructions, original, conv, max_tokens=limit)
 
     async def get_response(self, system_instructions, input, model_settings, *args, **kwargs):
         """Call ``inner``; on an overflow, compact to the learned budget and call once more."""
