@@ -365,3 +365,50 @@ def test_the_rule_check_finds_a_copy(tmp_path, monkeypatch):
     assert sorted(what for _, what in found) == sorted(kinds[i] for i in (0, 2, 4, 5))   # not the prose's words
     assert [line.split(": ", 1)[0] for line in found[("snapglyph/serve/copy.py", kinds[4])]] == [
         "snapglyph/serve/copy.py:8"]
+
+
+# -- the doors' memory is bounded: the least recently used conversation leaves memory, never its files --------------
+def test_adapter_conversations_past_the_bound_are_read_again(tmp_path):
+    from snapglyph.integrations._common import Conversations
+    convs = Conversations(tmp_path, budget=100_000, limit=2)
+    bodies = [json.loads(_grown("openai", 8_000)) for _ in range(4)]
+    for k, body in enumerate(bodies):
+        body["messages"][1]["content"] = f"conversation {k}: " + body["messages"][1]["content"]
+    held = [convs.of("openai", b) for b in bodies[:2]]
+    for conv, body in zip(held, bodies):
+        sent, _ = conv.compact(body, "openai")
+        assert conv.learn(_SDKError(400, {"message": "Input is too long for requested model."}), sent)
+    learned = [c.budget for c in held]
+    for b in bodies[2:]:
+        convs.of("openai", b)
+    assert len(convs) == 2 and not any(c.key in convs for c in held)          # both dropped from memory
+    again = [convs.of("openai", b) for b in bodies[:2]]
+    assert [c.budget for c in again] == learned and learned[0] < 100_000        # the learned budgets, from disk
+    assert all(a is not c for a, c in zip(again, held))
+    for k, (conv, body) in enumerate(zip(again, bodies)):
+        assert conv.compact(body, "openai")[1] is not None                     # compacted to the learned budget
+    convs.of("openai", bodies[2])
+    convs.of("openai", bodies[3])                                              # dropped again: stores on disk
+    for k, body in enumerate(bodies[:2]):
+        assert convs.of("openai", body).recall_text("#1").startswith(f"#1: conversation {k}: ")   # each its own
+
+
+def test_serve_state_and_stores_past_the_bound_are_read_again(tmp_path):
+    from snapglyph.serve.app import ServeConfig
+    from snapglyph.serve.planner import Planner
+    from snapglyph.serve.state import StateDir
+    states = StateDir(tmp_path / "state", limit=2)
+    planner = Planner(states, ServeConfig("http://127.0.0.1:9"))
+    planner.max_stores = 2
+    base = json.loads(_grown("openai", 8_000))
+    ov = detect(400, {"message": "Input is too long for requested model."})
+    keys = [f"{k:016x}" for k in range(1, 6)]
+    for k, key in enumerate(keys):
+        body = json.loads(json.dumps(base))
+        body["messages"][1]["content"] = f"conversation {k}: " + body["messages"][1]["content"]
+        assert not planner.recover(key, "openai", body, "openai", ov).error
+    assert states.held() == 2 and len(states) == 5 and sorted(c.key for c in states.all()) == keys
+    assert len(planner._stores) == 2 and all(states.store_path(k).exists() for k in keys)
+    assert states.get(keys[0]).cut is not None                                 # read again from its file
+    from snapglyph import recall
+    assert recall(planner._store(keys[0]), "#1")[1].startswith("conversation 0: ")
