@@ -58,7 +58,7 @@ def test_overflow_recovers_with_pages_and_recall(tmp_path):
     assert len(again) == len(conv.store) >= 10
 
 
-@agents.function_tool
+@agents.function_tool(name_override="read_file")
 def read_own_file(ctx: agents.RunContextWrapper, path: str) -> str:
     """Read a file."""
     return files(int(ctx.context["session_id"][1:]))[path]
@@ -67,7 +67,6 @@ def read_own_file(ctx: agents.RunContextWrapper, path: str) -> str:
 @pytest.mark.parametrize("n", [2, 50])
 def test_many_runs_are_kept_apart(tmp_path, n):
     flt = InputFilter(tmp_path, budget=100_000, max_tokens=200, max_conversations=8)
-    read_own_file.name = "read_file"
 
     async def every(sim):
         agent = _agent(sim, flt, [read_own_file])
