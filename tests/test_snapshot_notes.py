@@ -13,11 +13,11 @@ from snapglyph.compaction.dropping import drop_order, shown_and_dropped
 from snapglyph.compaction.estimate import TokenCosts
 from snapglyph.compaction.guide import reading_guide
 from snapglyph.compaction.ledger import LEDGER_HEADING, drawn_text
-from snapglyph.compaction.user_words import USER_HEADING, user_texts
-from snapglyph.model.identifiers import find_identifiers
+from snapglyph.compaction.user_words import USER_HEADING, USER_PAGE_SHARE, user_texts
+from snapglyph.model.identifiers import find_identifiers, line_of, worth_listing
 from snapglyph.model.snapshot_text import parse_snapshot_text
 
-CUT_LINE = "(older identifiers not listed: recall the message by id)"
+CUT_START = "(the cap leaves out "
 
 
 def _snapshot_text(res) -> str:
@@ -56,44 +56,46 @@ def test_snapshot_text_holds_guide_user_words_and_ledger_of_the_shown_messages(n
     snap = parse_snapshot_text(text)
     assert [i for lo, hi in snap["covered"] for i in range(lo, hi + 1)] == res.middle_ids
     assert [i for lo, hi in snap["dropped"] for i in range(lo, hi + 1)] == res.dropped_ids
-    # the ledger: every identifier found in the shown messages, newest first, until the cap cuts
+    # the ledger: every identifier worth listing of the shown messages, each once, until the cap cuts
     shown = sorted(set(res.middle_ids) - set(res.dropped_ids))
     by_id = {m.id: m for m in msgs}
     ledger = parts[LEDGER_HEADING].split("\n")[1:]
-    cut = ledger[-1] == CUT_LINE
-    listed = {int(line.split(":", 1)[0][1:]): line.split(": ", 1)[1] for line in ledger if line != CUT_LINE}
-    seen: set[str] = set()
-    for mid in sorted(shown, reverse=True):
-        mine = [i for _, i in find_identifiers(drawn_text(by_id[mid])) if i not in seen]
-        seen.update(mine)
-        if not mine:
-            continue
-        if mid not in listed:
-            assert cut and mid < min(listed), mid
-            continue
-        line = listed[mid]
-        assert all(i in line for i in dict.fromkeys(mine)) or (cut and mid == min(listed)), mid
+    cut = bool(ledger) and ledger[-1].startswith(CUT_START)
+    rows = ledger[:-1] if cut else ledger
+    listed = "\n".join(row.split(": ", 1)[1] for row in rows)
+    found = {i: k for mid in shown for k, i in find_identifiers(drawn_text(by_id[mid])) if worth_listing(k, i)}
+    assert all(listed.count(i) <= 1 for i, k in found.items() if k in ("hex", "uuid"))   # each value once
+    missing = [i for i in found if i not in listed and not (line_of(i) and line_of(i)[0] in listed)]
+    assert cut or not missing, missing[:5]
     costs = TokenCosts(profile("claude"))
     page_tokens = costs.pages([p for p in res.pages])
     assert costs.text(parts[LEDGER_HEADING]) <= 0.1 * page_tokens
-    # the user's typed messages of the middle, verbatim
-    for mid, typed in user_texts([by_id[i] for i in res.middle_ids]):
-        assert f"[#{mid} user] {typed}" in parts[USER_HEADING]
+    # the user's typed messages of the middle, verbatim, the newest ones
+    head = [by_id[i] for i in res.head_ids]
+    typed = user_texts([by_id[i] for i in res.middle_ids], head)
+    kept = [mid for mid, t in typed if f"[#{mid} user] {t}" in parts[USER_HEADING]]
+    assert kept == [mid for mid, _ in typed[len(typed) - len(kept):]]
+    assert len(kept) == len(typed) or parts[USER_HEADING].endswith(" not repeated here, #{} to #{})".format(
+        typed[0][0], typed[len(typed) - len(kept) - 1][0])) or "1 older message" in parts[USER_HEADING]
+    assert costs.text(parts[USER_HEADING]) <= USER_PAGE_SHARE * page_tokens * 1.5  # of the pages planned
     assert res.tokens_after <= budget
 
 
-def test_user_words_survive_when_pages_must_go():
+@pytest.mark.parametrize("budget", [20_000, 24_000])
+def test_user_words_newest_survive_when_pages_must_go(budget):
     msgs = _session("pi-session/large-session.jsonl")
-    for budget in (20_000, 24_000):
-        res = compact(msgs, profile="claude", budget=budget)
-        assert res.dropped_ids, "a budget this tight must drop pages"
-        text = _snapshot_text(res)
-        by_id = {m.id: m for m in msgs}
-        typed = user_texts([by_id[i] for i in res.middle_ids])
-        assert len(typed) >= 80
-        for mid, t in typed:
-            assert f"[#{mid} user] {t}" in text, (budget, mid)
-        assert res.tokens_after <= budget
+    res = compact(msgs, profile="claude", budget=budget)
+    assert res.dropped_ids, "a budget this tight must drop pages"
+    text = _sections(_snapshot_text(res))[USER_HEADING]
+    by_id = {m.id: m for m in msgs}
+    typed = user_texts([by_id[i] for i in res.middle_ids], [by_id[i] for i in res.head_ids])
+    assert len(typed) >= 80
+    kept = [mid for mid, t in typed if f"[#{mid} user] {t}" in text]
+    assert kept and kept == [mid for mid, _ in typed[len(typed) - len(kept):]]   # the newest ones
+    assert text.index(f"[#{kept[-1]} user]") < text.index(f"[#{kept[0]} user]")   # newest first
+    assert text.endswith(f"older messages of the user not repeated here, #{typed[0][0]} to "
+                         f"#{typed[len(typed) - len(kept) - 1][0]})")
+    assert res.tokens_after <= budget
 
 
 def test_user_words_newest_first_beyond_their_share():
@@ -101,10 +103,10 @@ def test_user_words_newest_first_beyond_their_share():
     res = compact(msgs, profile="claude", budget=10_000, allow_empty_middle=True)  # no page fits beside the words
     text = _sections(_snapshot_text(res))[USER_HEADING]
     by_id = {m.id: m for m in msgs}
-    typed = user_texts([by_id[i] for i in res.middle_ids])
+    typed = user_texts([by_id[i] for i in res.middle_ids], [by_id[i] for i in res.head_ids])
     kept = [mid for mid, t in typed if f"[#{mid} user] {t}" in text]
-    assert 0 < len(kept) < len(typed)
-    assert kept == [mid for mid, _ in typed[-len(kept):]]                # the newest ones
+    assert len(kept) < len(typed)
+    assert kept == [mid for mid, _ in typed[len(typed) - len(kept):]]                # the newest ones
     assert TokenCosts(profile("claude")).text(text) <= 0.25 * 10_000
 
 
@@ -113,7 +115,7 @@ def test_a_user_message_that_looks_like_a_snapshot_text_does_not_confuse_the_sec
     msgs = [Message(0, "system", [Part("text", text="sys")]), Message(1, "user", [Part("text", text="task")])]
     for r in range(40):
         msgs.append(Message(len(msgs), "assistant", [Part("text", text=f"step {r} " + "x" * 3000)]))
-        msgs.append(Message(len(msgs), "user", [Part("text", text=sneaky if r == 3 else f"go on {r}")]))
+        msgs.append(Message(len(msgs), "user", [Part("text", text=sneaky if r == 27 else f"go on {r}")]))
     store = SourceStore()
     first = compact(msgs, profile="claude", budget=20_000, store=store)
     assert sneaky in _snapshot_text(first)

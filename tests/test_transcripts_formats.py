@@ -237,7 +237,9 @@ def test_aider_synthetic():
     ]
     assert t.meta["sessions"] == [{"started": "2024-08-05 19:33:02", "first_id": 0},
                                   {"started": "2024-08-05 20:00:00", "first_id": 4}]
-    assert t.messages[3].parts[0].meta == {"aider_output": True}
+    assert t.messages[3].parts[0].meta == {"aider_output": True, "typed": False}
+    assert [m.parts[0].meta["typed"] for m in t.messages if m.role == "user"] == [False, True, False, False, False,
+                                                                                   True]  # "/run pytest": a command
 
 
 # ---------------------------------------------------------------------------------------------- text and errors

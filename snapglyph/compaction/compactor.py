@@ -37,7 +37,7 @@ from .assemble import Assembly, assemble
 from .conversation import Conversation, prepare, resolve_dialect
 from .dropping import add_summary, fit_budget
 from .image_fit import fit_image_limits
-from .notes import UserBound, snapshot_notes
+from .notes import SECTION_GAP, UserBound, planned_page_tokens, snapshot_notes
 from .page_cache import CachedDraw
 from .plan import Plan, plan_cut
 from .result import CompactResult
@@ -45,6 +45,7 @@ from .second_pass import expand_snapshots
 from .settings import Allowance, RenderSettings
 from .sticky import Cut, CutNoLongerFits, cut_of, plan_at, refit
 from .store import SourceStore
+from .user_words import USER_PAGE_SHARE
 
 __all__ = ["CompactResult", "compact", "compact_sticky", "expand_snapshots"]
 
@@ -139,9 +140,9 @@ def compact(messages: Any, *, profile: "str | Profile" = "claude", dialect: str 
     ...     for i in range(1, 12)]
     >>> res = compact(msgs, dialect="anthropic", budget=6000, max_tokens=500)
     >>> res.head_ids, res.middle_ids, res.tail_ids, len(res.pages)
-    ([0], [1, 2, 3, 4, 5, 6, 7, 8], [9, 10, 11], 1)
+    ([0], [1, 2, 3, 4, 5, 6, 7], [8, 9, 10, 11], 1)
     >>> [m["role"] for m in res.request["messages"]]
-    ['user', 'user', 'assistant', 'user', 'assistant']
+    ['user', 'user', 'user', 'assistant', 'user', 'assistant']
     >>> res.tokens_after <= 6000 < res.tokens_before
     True
     """
@@ -181,10 +182,11 @@ def _shrink(conv: Conversation, cache: CachedDraw, allowance: Allowance, *, cut,
     The renders share two memos (``settings`` of :func:`compact`: encoded segments and the messages' segments) so
     that the largest middle's layout and the middles drawn after it normalize each segment once."""
     count, budget, ledger = conv.costs.text, allowance.budget, allowance.ledger_share
-    plan = (plan_cut(conv, budget, user_bound=UserBound(allowance.user_words, count), ledger_share=ledger)
-            if cut is None else plan_at(conv, cut))
+    user_bound = UserBound(allowance.user_words, count, most=int(USER_PAGE_SHARE * budget) + SECTION_GAP)
+    plan = (plan_cut(conv, budget, user_bound=user_bound, ledger_share=ledger) if cut is None else plan_at(conv, cut))
     notes = snapshot_notes(plan.middle, user_cap=allowance.user_words, ledger_share=ledger,
-                           recall_tool=conv.recall_tool, count=count)
+                           recall_tool=conv.recall_tool, count=count, head=conv.norm[:plan.head_end],
+                           page_tokens=planned_page_tokens(conv, plan, budget))
     fit = fit_budget(conv, plan, budget, notes) if cut is None else refit(conv, plan, budget, notes, cut)
     if summarize is not None and len(fit.kept) < len(plan.pages):
         add_summary(fit, plan, budget, summarize, conv.costs.text)
@@ -318,11 +320,11 @@ def compact_sticky(messages: Any, *, cut: Cut | None = None, **kw: Any) -> tuple
     >>> first, cut = compact_sticky(conv(12), **{**kw, "budget": 4000})
     >>> again, same = compact_sticky(conv(13), cut=cut, **kw)          # one message more: the same cut
     >>> same == cut, [p.png for p in again.pages] == [p.png for p in first.pages], len(again.tail_ids)
-    (True, True, 3)
-    >>> compact_sticky(conv(15), cut=cut, **kw)
+    (True, True, 5)
+    >>> compact_sticky(conv(16), cut=cut, **kw)
     Traceback (most recent call last):
     ...
-    snapglyph.compaction.sticky.CutNoLongerFits: the tail from #10 no longer fits: 4493 tokens > 4400
+    snapglyph.compaction.sticky.CutNoLongerFits: the tail from #8 no longer fits: 4565 tokens > 4400
     """
     res = compact(messages, cut=cut, **kw)
     return res, res.cut

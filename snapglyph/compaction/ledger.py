@@ -1,17 +1,24 @@
-"""The identifier ledger: the exact identifiers of the messages shown as pages, repeated as text.
+"""The identifier ledger: the exact identifiers of the messages shown as pages, repeated as text, each once.
 
 A reader misreads a hash or a long number on a page without noticing (a public sweep on Claude Opus read 10% of
 such identifiers exactly at a 5x8 cell, 35% at 7x10; see ``reference/prior-art.md``), so the snapshot text carries
 them as text, found by :func:`snapglyph.model.identifiers.find_identifiers` in the text the pages draw::
 
-    Exact identifiers in the messages shown as pages, newest first:
-    #417: 3f2a9c1d src/app.py:12 https://github.com/o/r/pull/7
-    #380: 123e4567-e89b-12d3-a456-426614174000 48213
+    Exact identifiers in the messages shown as pages, each once after the ids of the messages holding it, newest first:
+    #417: 3f2a9c1d https://github.com/o/r/pull/7
+    #417 #380 #31: src/app.py:12,40,77
+    #380: 123e4567-e89b-12d3-a456-426614174000 1733251200
+    (the cap leaves out 57 identifiers of messages #3 to #120: recall a message by id)
 
-Each identifier once, under the newest message that holds it; messages newest first; within a message in order of
-appearance. A cap in tokens cuts the list (the oldest messages go first; a closing line says so); the cap is a share
-of the pages' image tokens (:data:`snapglyph._config.LEDGER_SHARE` by default), counted inside the compaction's
-budget. Deterministic: the same messages and cap give the same text.
+Each exact value once: an identifier that recurs is listed once, after the ids of the messages that hold it (the
+newest :data:`MAX_HOLDERS`, then ``+N`` for the older ones); a path's line numbers (and a traceback file's) are
+merged into one entry, in line order (``main.js:7,12:4,40``: :func:`snapglyph.model.identifiers.line_of`); identifiers held by the same messages share a
+line. Values a model reads from the page as reliably (short numbers:
+:func:`snapglyph.model.identifiers.worth_listing`) are left out. Lines go newest first (by the newest message
+holding them), within a line in order of appearance. A cap in tokens cuts the list (the oldest lines go first; one
+closing line says how many identifiers it left out, of which messages); the cap is a share of the pages' image
+tokens (:data:`snapglyph._config.LEDGER_SHARE` by default), counted inside the compaction's budget. Deterministic:
+the same messages and cap give the same text.
 """
 
 from __future__ import annotations
@@ -19,17 +26,24 @@ from __future__ import annotations
 from typing import Callable, Iterable, Sequence
 
 from ..model.document import STYLE_HEADER, build_document
-from ..model.identifiers import find_identifiers
+from ..model.identifiers import find_identifiers, line_of, worth_listing
 from ..model.messages import Message
 
-__all__ = ["LEDGER_HEADING", "Ledger", "drawn_text"]
+__all__ = ["LEDGER_HEADING", "Ledger", "MAX_HOLDERS", "drawn_text"]
 
 
-LEDGER_HEADING = "Exact identifiers in the messages shown as pages, newest first:"
+LEDGER_HEADING = ("Exact identifiers in the messages shown as pages, each once after the ids of the messages "
+                  "holding it, newest first:")
 """First line of the ledger."""
 
-_CUT = "(older identifiers not listed: recall the message by id)"
+MAX_HOLDERS = 3
+"""Message ids named before an identifier at most: the newest ones; ``+N`` counts the older ones holding it."""
+
 _CONTROL = frozenset(chr(c) for c in [*range(0x00, 0x09), *range(0x0b, 0x20), *range(0x7f, 0xa0)])
+
+Line = tuple[str, list[int], list[str]]
+"""One line of the ledger: its head (``#417 #380``), the ids of the messages its identifiers are in (newest first),
+and the identifiers (merged values) in order."""
 
 
 def drawn_text(m: Message) -> str:
@@ -57,6 +71,15 @@ def drawn_text(m: Message) -> str:
     return "\n".join(out)
 
 
+def _line_key(line: str) -> tuple[int, ...]:
+    return tuple(int(n) for n in line.split(":"))
+
+
+def _head(holders: list[int]) -> str:
+    more = len(holders) - MAX_HOLDERS
+    return " ".join(f"#{h}" for h in holders[:MAX_HOLDERS]) + (f" +{more}" if more > 0 else "")
+
+
 class Ledger:
     """The identifiers of a set of messages, ready to be written for any subset of them under a cap.
 
@@ -72,12 +95,13 @@ class Ledger:
     Examples
     --------
     >>> from snapglyph.model.messages import Part
-    >>> msgs = [Message(3, "user", [Part("text", text="fix src/a.py:12 from 3f2a9c1d")]),
-    ...         Message(4, "assistant", [Part("text", text="3f2a9c1d is on https://x.org/p/1")])]
-    >>> print(Ledger(msgs, len).text([3, 4], cap=1000))
-    Exact identifiers in the messages shown as pages, newest first:
-    #4: 3f2a9c1d https://x.org/p/1
-    #3: src/a.py:12
+    >>> msgs = [Message(3, "user", [Part("text", text="fix src/a.py:12 from 3f2a9c1d (port 48213)")]),
+    ...         Message(4, "assistant", [Part("text", text="3f2a9c1d is on https://x.org/p/1, see src/a.py:40")])]
+    >>> print(Ledger(msgs, len).text([3, 4], cap=1000))  # doctest: +NORMALIZE_WHITESPACE
+    Exact identifiers in the messages shown as pages, each once after the ids of the messages holding it, newest
+    first:
+    #4 #3: 3f2a9c1d src/a.py:12,40
+    #4: https://x.org/p/1
     >>> Ledger(msgs, len).text([3, 4], cap=0)
     ''
     """
@@ -88,25 +112,37 @@ class Ledger:
         self._count = count
         self._cost: dict[str, int] = {}
 
-    def entries(self, shown: Sequence[int]) -> list[tuple[int, list[str]]]:
-        """``(message id, identifiers)`` for the shown messages that hold any, newest first, each identifier once
-        (under the newest message that holds it)."""
-        seen: set[str] = set()
-        out = []
-        for mid in sorted(set(shown), reverse=True):
-            mine = [i for i in self._of(mid) if i not in seen]
-            seen.update(mine)
-            if mine:
-                out.append((mid, mine))
-        return out
-
     def _of(self, mid: int) -> list[str]:
+        """The identifiers worth listing of message ``mid``, each once, in order of appearance."""
         ids = self._ids.get(mid)
         if ids is None:
             m = self._messages.get(mid)
             found = find_identifiers(drawn_text(m)) if m is not None else []
-            ids = self._ids[mid] = list(dict.fromkeys(i for _, i in found))
+            ids = self._ids[mid] = list(dict.fromkeys(i for k, i in found if worth_listing(k, i)))
         return ids
+
+    def entries(self, shown: Sequence[int]) -> list[Line]:
+        """The ledger's lines for the ``shown`` message ids, newest first: each identifier (a path's line numbers
+        merged) once, on the line of the messages that hold it."""
+        holders: dict[str, list[int]] = {}   # a value (or a path's stem) -> ids of the messages holding it
+        lines: dict[str, list[str]] = {}     # a path's stem -> its line numbers (line:column), as found
+        for mid in sorted(set(shown), reverse=True):
+            for ident in self._of(mid):
+                split = line_of(ident)
+                key = split[0] if split else ident
+                held = holders.setdefault(key, [])
+                if not held or held[-1] != mid:
+                    held.append(mid)
+                if split:
+                    nums = lines.setdefault(key, [])
+                    if split[1] not in nums:
+                        nums.append(split[1])
+        groups: dict[str, Line] = {}
+        for key, held in holders.items():
+            value = key + ",".join(sorted(lines[key], key=_line_key)) if key in lines else key
+            head = _head(held)
+            groups.setdefault(head, (head, held, []))[2].append(value)
+        return sorted(groups.values(), key=lambda line: -line[1][0])  # stable: a newer first holder goes first
 
     def _tokens(self, piece: str) -> int:
         n = self._cost.get(piece)
@@ -127,45 +163,55 @@ class Ledger:
         Returns
         -------
         str
-            The heading and one line per message (newest first); when the cap cut the list, a closing line says
-            so. Empty when ``cap`` leaves no room for one identifier or the messages hold none.
+            The heading and one line per set of messages holding the same identifiers (newest first); when the cap
+            cut the list, a closing line says what it left out. Empty when ``cap`` leaves no room for one
+            identifier or the messages hold none.
         """
         entries = self.entries(shown)
         if cap <= 0 or not entries:
             return ""
-        n_all = sum(len(ids) for _, ids in entries)
+        n_all = sum(len(vals) for _, _, vals in entries)
         lines = self._fill(entries, cap)
-        if sum(len(ids) for _, ids in lines) < n_all:  # cut: leave room for the closing line
-            lines = self._fill(entries, cap - self._tokens("\n" + _CUT))
-        text = self._write(lines, n_all)
+        if sum(len(vals) for _, _, vals in lines) < n_all:  # cut: leave room for the closing line
+            lines = self._fill(entries, cap - self._tokens(_cut_line(entries, lines)))
+        text = _write(entries, lines)
         while lines and self._count(text) > cap:  # the pieces' sum is an estimate: trim to the true count
-            mid, ids = lines[-1]
-            lines[-1] = (mid, ids[:-1])
-            if not lines[-1][1]:
+            head, held, vals = lines[-1]
+            lines[-1] = (head, held, vals[:-1])
+            if not lines[-1][2]:
                 lines.pop()
-            text = self._write(lines, n_all)
+            text = _write(entries, lines)
         return text if lines else ""
 
-    def _fill(self, entries: list[tuple[int, list[str]]], room: int) -> list[tuple[int, list[str]]]:
+    def _fill(self, entries: list[Line], room: int) -> list[Line]:
         used = self._tokens(LEDGER_HEADING)
-        lines: list[tuple[int, list[str]]] = []
-        for mid, ids in entries:
-            head = self._tokens(f"\n#{mid}:")
+        lines: list[Line] = []
+        for head, held, vals in entries:
+            cost_head = self._tokens(f"\n{head}:")
             took: list[str] = []
-            for ident in ids:
-                cost = self._tokens(" " + ident) + (0 if took else head)
+            for value in vals:
+                cost = self._tokens(" " + value) + (0 if took else cost_head)
                 if used + cost > room:
                     break
                 used += cost
-                took.append(ident)
+                took.append(value)
             if took:
-                lines.append((mid, took))
-            if len(took) < len(ids):
+                lines.append((head, held, took))
+            if len(took) < len(vals):
                 break
         return lines
 
-    @staticmethod
-    def _write(lines: list[tuple[int, list[str]]], n_all: int) -> str:
-        body = "".join(f"\n#{mid}: " + " ".join(ids) for mid, ids in lines)
-        cut = "\n" + _CUT if sum(len(ids) for _, ids in lines) < n_all else ""
-        return LEDGER_HEADING + body + cut
+
+def _cut_line(entries: list[Line], lines: list[Line]) -> str:
+    """The closing line of a ledger the cap cut: how many identifiers it left out, and which messages hold them."""
+    listed = {v for _, _, vals in lines for v in vals}
+    left = [(held, v) for _, held, vals in entries for v in vals if v not in listed]
+    mids = {h for held, _ in left for h in held}
+    return (f"\n(the cap leaves out {len(left)} identifier{'s' * (len(left) != 1)} of messages #{min(mids)} to "
+            f"#{max(mids)}: recall a message by id)")
+
+
+def _write(entries: list[Line], lines: list[Line]) -> str:
+    body = "".join(f"\n{head}: " + " ".join(vals) for head, _, vals in lines)
+    cut = _cut_line(entries, lines) if sum(len(v) for _, _, v in lines) < sum(len(v) for _, _, v in entries) else ""
+    return LEDGER_HEADING + body + cut

@@ -6,10 +6,10 @@
 
     The pages above show earlier messages ...                      reading guide (fixed; :mod:`.guide`)
 
-    The user's messages among them, verbatim:                      the user's own words (:mod:`.user_words`)
+    The user's own messages among them, newest first, verbatim:   the user's own words (:mod:`.user_words`)
     [#12 user] never use curl
 
-    Exact identifiers in the messages shown as pages, newest first:   identifier ledger (:mod:`.ledger`)
+    Exact identifiers in the messages shown as pages, ...:         identifier ledger (:mod:`.ledger`)
     #417: 3f2a9c1d src/app.py:12
 
 The guide's tokens are charged with the ranges line (:attr:`Conversation.snapshot_text_cost`); the user's words are
@@ -21,14 +21,18 @@ oldest pages (tool output first) make room for it (the newest round stays verbat
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Callable, Sequence
+from typing import TYPE_CHECKING, Callable, Sequence
 
 from ..model.messages import Message
 from .guide import reading_guide
 from .ledger import Ledger
-from .user_words import USER_HEADING, entry, typed_text, user_texts, user_words_text
+from .user_words import USER_HEADING, USER_PAGE_SHARE, entry, typed_text, user_texts, user_words_text
 
-__all__ = ["SECTION_GAP", "Notes", "UserBound", "snapshot_notes"]
+__all__ = ["SECTION_GAP", "Notes", "UserBound", "planned_page_tokens", "snapshot_notes"]
+
+if TYPE_CHECKING:
+    from .conversation import Conversation
+    from .plan import Plan
 
 SECTION_GAP = 2
 """Tokens charged for the blank line before each paragraph after the first."""
@@ -58,6 +62,9 @@ class Notes:
         The ledger's cap as a share of the kept pages' image tokens.
     count : callable
         ``count(text) -> int`` tokens of a text as sent.
+    page_tokens : int or None
+        Image tokens of the pages the compaction plans to keep: the user's words take at most
+        :data:`~snapglyph.compaction.user_words.USER_PAGE_SHARE` of them (None: no such cap).
 
     Examples
     --------
@@ -66,9 +73,10 @@ class Notes:
     ...           Message(4, "assistant", [Part("text", text="ok: commit 3f2a9c1d")])]
     >>> notes = snapshot_notes(middle, user_cap=250, ledger_share=0.5, recall_tool=None, count=len)
     >>> notes.user_ids, notes.user_cap, notes.user_cost
-    ([3], 250, 68)
-    >>> print(notes.ledger_text([3, 4], page_tokens=400))
-    Exact identifiers in the messages shown as pages, newest first:
+    ([3], 250, 86)
+    >>> print(notes.ledger_text([3, 4], page_tokens=600))  # doctest: +NORMALIZE_WHITESPACE
+    Exact identifiers in the messages shown as pages, each once after the ids of the messages holding it, newest
+    first:
     #4: 3f2a9c1d
     """
 
@@ -81,9 +89,13 @@ class Notes:
     user_text: str = ""
     user_ids: list[int] = field(default_factory=list)
     user_cost: int = 0
+    page_tokens: int | None = None
 
     def fit_user(self, cap: int) -> None:
-        """Write the user's messages within ``cap`` tokens (gap included; newest kept first)."""
+        """Write the user's messages within ``cap`` tokens (gap included; newest kept first), and within
+        :data:`~snapglyph.compaction.user_words.USER_PAGE_SHARE` of :attr:`page_tokens` where that is set."""
+        if self.page_tokens is not None:
+            cap = min(cap, int(USER_PAGE_SHARE * self.page_tokens) + SECTION_GAP)
         self.user_cap = cap
         self.user_text, self.user_ids = user_words_text(self.typed, cap - SECTION_GAP, self.count)
         self.user_cost = self.count(self.user_text) + SECTION_GAP if self.user_text else 0
@@ -106,21 +118,23 @@ class Notes:
 
 
 class UserBound:
-    """``bound(middle) -> int``: at most the tokens the user's words of ``middle`` take under ``cap``, never less for
-    a larger middle (the sum of every entry's tokens, up to the cap). Entry costs are cached by message id.
+    """``bound(middle) -> int``: at most the tokens the user's words of ``middle`` take under ``cap`` (and under
+    ``most``, e.g. :data:`~snapglyph.compaction.user_words.USER_PAGE_SHARE` of the budget, which no middle's pages
+    exceed), never less for a larger middle (the sum of every entry's tokens, up to the cap). Entry costs are cached
+    by message id.
 
     Examples
     --------
     >>> from snapglyph.model.messages import Part
     >>> bound = UserBound(1000, len)
     >>> bound([Message(3, "user", [Part("text", text="never use curl")])])
-    68
+    86
     >>> UserBound(50, len)([Message(3, "user", [Part("text", text="never use curl")])])
     50
     """
 
-    def __init__(self, cap: int, count: Callable[[str], int]):
-        self.cap, self.count = cap, count
+    def __init__(self, cap: int, count: Callable[[str], int], most: int | None = None):
+        self.cap, self.count = (cap if most is None else min(cap, most)), count
         self._cost: dict[int, int] = {}
 
     def __call__(self, middle: Sequence[Message]) -> int:
@@ -140,10 +154,22 @@ class UserBound:
         return min(self.cap, total + self.count(USER_HEADING) + SECTION_GAP) if total else 0
 
 
+def planned_page_tokens(conv: "Conversation", plan: "Plan", budget: int) -> int:
+    """The most image tokens the pages of ``plan`` can take: those of its newest ``page_cap`` pages, and no more than
+    ``budget`` leaves beside the tool definitions, the reserved output, the head, the tail and the snapshot text's
+    fixed part (the pages the compaction keeps take no more; the user's words take a share of it)."""
+    kept = plan.pages[-plan.page_cap:] if plan.page_cap else []
+    room = budget - conv.fixed - sum(conv.per[:plan.head_end]) - sum(conv.per[plan.cut:]) - conv.snapshot_text_cost
+    return max(0, min(conv.costs.pages(kept), room))
+
+
 def snapshot_notes(middle: Sequence[Message], *, user_cap: int, ledger_share: float, recall_tool: str | None,
-                   count: Callable[[str], int]) -> Notes:
+                   count: Callable[[str], int], head: Sequence[Message] = (), page_tokens: int | None = None
+                   ) -> Notes:
     """The notes of a compaction whose middle is ``middle``: the user's words at their first cap ``user_cap``
-    (:attr:`snapglyph.compaction.settings.Allowance.user_words`), the ledger ready for any set of shown ids.
+    (:attr:`snapglyph.compaction.settings.Allowance.user_words`; what ``head``, the messages sent verbatim before the
+    middle, already holds is not repeated; at most :data:`~snapglyph.compaction.user_words.USER_PAGE_SHARE` of
+    ``page_tokens``, the image tokens of the pages planned), the ledger ready for any set of shown ids.
 
     Examples
     --------
@@ -151,9 +177,9 @@ def snapshot_notes(middle: Sequence[Message], *, user_cap: int, ledger_share: fl
     >>> n = snapshot_notes([Message(3, "user", [Part("text", text="never use curl on 10.0.0.1:8080")])],
     ...                    user_cap=250, ledger_share=0.1, recall_tool=None, count=len)
     >>> n.user_ids, n.user_cost
-    ([3], 85)
+    ([3], 103)
     """
-    notes = Notes(reading_guide(recall_tool), user_texts(middle),
-                  Ledger(middle, count) if ledger_share > 0 else None, ledger_share, count)
+    notes = Notes(reading_guide(recall_tool), user_texts(middle, head),
+                  Ledger(middle, count) if ledger_share > 0 else None, ledger_share, count, page_tokens=page_tokens)
     notes.fit_user(user_cap)
     return notes

@@ -18,6 +18,9 @@ URL's path is not also a path), and Python traceback lines are found over the wh
     number     5 or more digits not part of a longer word or a decimal fraction (ports, pids, ids, timestamps)
 
 Every pattern stops at word boundaries, so identifiers are found whole, verbatim, never a piece of a longer one.
+:func:`worth_listing` says which of them the ledger repeats (a short number is read from the page as reliably), and
+:func:`line_of` splits a path's (or a traceback line's) line number off, so the ledger lists a path once with all
+its line numbers.
 Speed: about 0.3 s per million characters of agent transcript (numbers in the tests' data; measured 2026-12-01).
 """
 
@@ -25,7 +28,7 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["IDENTIFIER_KINDS", "find_identifiers"]
+__all__ = ["IDENTIFIER_KINDS", "NUMBER_MIN_DIGITS", "find_identifiers", "line_of", "worth_listing"]
 
 _HEXCHARS = "0-9a-fA-F"
 _TRACEBACK = re.compile(r'File "[^"\n]{1,300}", line \d+')
@@ -113,3 +116,46 @@ def find_identifiers(text: str) -> list[tuple[str, str]]:
     if 'File "' in text:
         out.extend(("traceback", m.group()) for m in _TRACEBACK.finditer(text))
     return out
+
+
+NUMBER_MIN_DIGITS = 8
+"""Digits from which a number is worth repeating as text. Shorter ones (ports, pids, counts, line numbers) are
+short decimal runs a model reads from the page as reliably as the words around them: the OCR proxy of
+bench/RESULTS.md misreads a digit of the default cell in a few percent of cases, and a misread port or count in the
+old middle costs little; a timestamp, a long id or a phone number is an exact value a single wrong digit breaks."""
+
+_LINE_SUFFIX = re.compile(r"(.*?[^\d:]):(\d+(?::\d+)?)")
+_TRACEBACK_LINE = re.compile(r'(File "[^"\n]+", line )(\d+)')
+
+
+def worth_listing(kind: str, ident: str) -> bool:
+    """Whether the ledger repeats identifier ``ident`` of ``kind`` (:func:`find_identifiers`): every kind but a
+    number of fewer than :data:`NUMBER_MIN_DIGITS` digits.
+
+    Examples
+    --------
+    >>> worth_listing("number", "48213"), worth_listing("number", "1733251200"), worth_listing("hex", "3f2a9c1")
+    (False, True, True)
+    """
+    return kind != "number" or len(ident) >= NUMBER_MIN_DIGITS
+
+
+def line_of(ident: str) -> tuple[str, str] | None:
+    """``(stem, line)`` of a path with a line number, and a column where it has one (``src/app.py:12``:
+    ``("src/app.py:", "12")``; ``a/b.rs:7:3``: ``("a/b.rs:", "7:3")``) or of a traceback line (``File "a.py",
+    line 7``: ``('File "a.py", line ', "7")``); None for any other identifier (a line range or a URL stays whole).
+
+    Examples
+    --------
+    >>> line_of("src/app.py:12"), line_of("a/b.rs:7:3"), line_of('File "a.py", line 7')
+    (('src/app.py:', '12'), ('a/b.rs:', '7:3'), ('File "a.py", line ', '7'))
+    >>> line_of("x.md#L3-L9"), line_of("3f2a9c1d"), line_of("https://h:8080")
+    (None, None, None)
+    """
+    if "://" in ident:
+        return None
+    m = _LINE_SUFFIX.fullmatch(ident)
+    if m is not None:
+        return m.group(1) + ":", m.group(2)
+    m = _TRACEBACK_LINE.fullmatch(ident)
+    return (m.group(1), m.group(2)) if m is not None else None

@@ -14,7 +14,13 @@ Choices
 -------
 - Console output has no tool call to answer, and a ``tool`` message without a call breaks every dialect's
   grammar, so each ``> `` block is a **user** message with ``meta["aider_output"] = True`` (its text part carries
-  the same mark).
+  the same mark, and ``meta["typed"] = False``); the text of ``#### `` lines is what a person typed
+  (``meta["typed"] = True``, :func:`~snapglyph.readers.common.mark_typed`), except commands to aider (``/add``,
+  ``!ls``: aider runs them, the model never reads them) and the blocks aider writes itself
+  (:data:`AIDER_OWN_INPUT`). Source: aider's ``InputOutput``
+  (``aider/io.py``, github.com/Aider-AI/aider, read 2026-12-04) writes the user's input as ``#### `` lines
+  (``user_input``) and its own tool output as ``> `` lines (``tool_output``, ``append_chat_history(...,
+  blockquote=True)``).
 - Consecutive ``#### `` lines join (with ``\\n``) into one user message; a blank line ends it.
 - Session start lines are not messages: ``Transcript.meta["sessions"]`` lists ``{"started", "first_id"}`` and each
   message's ``meta["aider_session"]`` is the index of its session (``None`` before the first marker).
@@ -27,18 +33,30 @@ from __future__ import annotations
 import re
 
 from ..model.messages import Message, Part
-from .common import ReadResult
+from .common import ReadResult, mark_typed
 
 __all__ = [
+    "AIDER_OWN_INPUT",
     "is_aider",
     "read_aider",
 ]
 
 SESSION_START = "# aider chat started at "
 """The start of the line that opens an aider session (the rule of :func:`is_aider`, in one place)."""
+AIDER_OWN_INPUT = ("# Question: ", "# Fix any errors below, if possible.")
+"""The starts of the ``#### `` blocks aider writes itself: ``/help``'s question with the documentation it found
+(``aider/help.py``, ``Help.ask``) and the linter's errors it sends back to the model (``aider/linter.py``); aider
+logs both as user input. They are not marked typed."""
 _STARTED = re.compile("^" + re.escape(SESSION_START) + r"(.*?)\s*$")
 _STARTED_ANY = re.compile("^" + re.escape(SESSION_START), re.M)
 _MODE_LINE = re.compile(r"^-\*-.*-\*-\s*$")
+
+
+def _typed(text: str) -> bool:
+    """Whether a ``#### `` block holds words a person wrote to the model: not a command to aider (input starting
+    with ``/`` or ``!``: ``Commands.is_command`` in ``aider/commands.py``; ``/ask``, ``/code`` and the like log their
+    words again as the next block, which counts), not a block aider writes itself (:data:`AIDER_OWN_INPUT`)."""
+    return not text.startswith(("/", "!")) and not text.lstrip().startswith(AIDER_OWN_INPUT)
 
 
 def is_aider(text: str, name: str = "") -> bool:
@@ -77,6 +95,8 @@ def read_aider(text: str) -> ReadResult:
     >>> msgs, tools, model, meta = read_aider(text)
     >>> [(m.role, m.text()) for m in msgs]
     [('user', 'Model: gpt-4o with diff edit format'), ('user', 'fix the bug'), ('assistant', 'Done.')]
+    >>> [m.parts[0].meta["typed"] for m in msgs[:2]]
+    [False, True]
     >>> model, meta["sessions"]
     ('gpt-4o', [{'started': '2024-08-05 19:33:02', 'first_id': 0}])
     """
@@ -106,9 +126,12 @@ def read_aider(text: str) -> ReadResult:
                 out.append(Message(0, "assistant", [Part(kind="text", text="\n".join(buf))],
                                    {"aider_session": session}))
         elif kind == "user":
-            out.append(Message(0, "user", [Part(kind="text", text="\n".join(buf))], {"aider_session": session}))
+            text = "\n".join(buf)
+            out.append(Message(0, "user", mark_typed([Part(kind="text", text=text)], _typed(text)),
+                               {"aider_session": session}))
         else:
-            out.append(Message(0, "user", [Part(kind="text", text="\n".join(buf), meta={"aider_output": True})],
+            out.append(Message(0, "user", [Part(kind="text", text="\n".join(buf),
+                                                meta={"aider_output": True, "typed": False})],
                                {"aider_session": session, "aider_output": True}))
         buf, kind = [], None
 

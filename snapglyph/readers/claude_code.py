@@ -15,7 +15,7 @@ from ..model.messages import Message, Part
 from .anthropic import (
     anthropic_block,  # Claude Code lines hold Anthropic content blocks
 )
-from .common import CallNames, ReadResult
+from .common import CallNames, ReadResult, mark_typed
 
 __all__ = [
     "is_claude_code",
@@ -175,13 +175,23 @@ def _cc_assistant(e: dict, parts: list[Part], by_msg_id: dict[str, Message]) -> 
     return msg
 
 
+#: The fields of a user line that say Claude Code, not a person, wrote it (``isMeta``: hook and command context;
+#: ``isCompactSummary``: its continuation summary; ``isVisibleInTranscriptOnly``: shown, never typed), and the names
+#: they get in the message's meta.
+_NOT_TYPED = (("isCompactSummary", "compact_summary"), ("isMeta", "is_meta"),
+              ("isVisibleInTranscriptOnly", "transcript_only"))
+
+
 def _cc_user(e: dict, parts: list[Part]) -> Message:
-    """A user line: role ``tool`` (tool results first) when it holds tool results, else ``user``."""
+    """A user line: role ``tool`` (tool results first) when it holds tool results, else ``user``; its text parts
+    marked typed (:func:`~snapglyph.readers.common.mark_typed`) unless a field of :data:`_NOT_TYPED` is set, the
+    line is a sub-agent's (``isSidechain``: its user is the agent that started it), or the text is one of Claude
+    Code's wrappers (:data:`~snapglyph.readers.common.HARNESS_RULES`)."""
     meta = {"uuids": [e.get("uuid")], "parent_uuid": e.get("parentUuid"), "timestamp": e.get("timestamp")}
-    for src, dst in (("isCompactSummary", "compact_summary"), ("isMeta", "is_meta"),
-                     ("isVisibleInTranscriptOnly", "transcript_only")):
+    for src, dst in _NOT_TYPED:
         if e.get(src):
             meta[dst] = True
+    mark_typed(parts, not e.get("isSidechain") and not any(e.get(src) for src, _ in _NOT_TYPED))
     if any(p.kind == "tool_result" for p in parts):
         results = [p for p in parts if p.kind == "tool_result"]
         rest = [p for p in parts if p.kind != "tool_result"]
@@ -221,7 +231,12 @@ def read_claude_code(entries: list[dict], path: str | None = None) -> ReadResult
     assistant message. Non-message entries (``progress``, ``system`` hook/boundary/duration lines,
     ``file-history-snapshot``, ``queue-operation``) are skipped and counted in ``meta["skipped"]``; ``summary``
     entries (session titles, no place in the tree) go to ``meta["summaries"]``. ``toolUseResult`` duplicates the
-    tool result content and is dropped.
+    tool result content and is dropped. A user line's text is marked typed by a person (``Part.meta["typed"]``)
+    unless the line is ``isMeta``, ``isCompactSummary``, ``isVisibleInTranscriptOnly`` or ``isSidechain`` (a
+    sub-agent's, prompted by the agent) or its text is a wrapper
+    Claude Code writes (``<command-name>``, ``<local-command-stdout>``, ``<system-reminder>``,
+    ``<task-notification>``, "[Request interrupted by user]", ...: the fields and wrappers as the session files
+    in ../shared/data hold them; Claude Code's source is not public).
 
     Parameters
     ----------
@@ -251,6 +266,8 @@ def read_claude_code(entries: list[dict], path: str | None = None) -> ReadResult
     >>> msgs, _, model, meta = read_claude_code(lines)
     >>> len(msgs), [m.role for m in msgs], model, meta["skipped"]
     (3, ['user', 'assistant', 'tool'], 'claude-x', {'summary': 1})
+    >>> msgs[0].parts[0].meta["typed"]
+    True
     """
     idx, facts = _cc_branch(entries)
     out: list[Message] = []

@@ -18,7 +18,10 @@ whose ``truncationParent`` names an existing marker, is not part of it; those ar
 Roo does). Content blocks are read as Anthropic blocks (:func:`snapglyph.readers.anthropic.read_anthropic`): a user
 message with ``tool_result`` blocks becomes a ``tool`` message. A reasoning entry becomes a redacted ``thinking``
 part of the next assistant message (never drawn, never sent). ``ts``, ``id`` and the Roo fields ride along in each
-message's ``meta["cline"]``.
+message's ``meta["cline"]``. Cline-style agents send tool results and their own notices as user text; a text part
+is marked typed by a person (``Part.meta["typed"]``) only where it is wrapped as Cline wraps the user's words
+(:data:`TYPED_WRAPPERS`; ``<feedback>\\n${text}\\n</feedback>`` and the like in ``src/core/task`` of
+github.com/cline/cline, read 2026-12-04); a condensing summary is not.
 """
 
 from __future__ import annotations
@@ -31,9 +34,15 @@ from .anthropic import read_anthropic
 from .common import ReadResult
 
 __all__ = [
+    "TYPED_WRAPPERS",
     "is_cline",
     "read_cline",
 ]
+
+TYPED_WRAPPERS = ("<task>", "<feedback>", "<answer>", "<user_message>")
+"""The tags Cline and Roo Code wrap a person's words in when they send them to the model (the task, feedback on a
+result, the answer to a follow-up question; Roo's ``<user_message>``): only text that starts with one is marked
+typed; tool results, ``<environment_details>`` and the agents' own notices sent as user text are not."""
 
 _ROO_KEYS = ("ts", "id", "isSummary", "condenseId", "condenseParent", "truncationParent", "isTruncationMarker",
              "truncationId")
@@ -99,6 +108,10 @@ def read_cline(doc: list, path: str | None = None) -> ReadResult:
     >>> msgs, _, _, meta = read_cline(h)
     >>> [m.text() for m in msgs], meta["condensed"]
     (['summary', 'ok'], 1)
+    >>> msgs = read_cline([{"role": "user", "ts": 1, "content": [{"type": "text", "text": "<task>\\nfix it\\n</task>"},
+    ...     {"type": "text", "text": "<environment_details>...</environment_details>"}]}]).messages
+    >>> [p.meta["typed"] for p in msgs[0].parts]
+    [True, False]
     """
     if not isinstance(doc, list):
         raise FormatError(f"a Cline history is a JSON list, not a {type(doc).__name__}", path=path)
@@ -123,5 +136,8 @@ def read_cline(doc: list, path: str | None = None) -> ReadResult:
         if info:
             msg.meta["cline"] = info
         msg.parts[:0] = thinking
+        for p in msg.parts if msg.role in ("user", "tool") else ():
+            if p.kind == "text":
+                p.meta["typed"] = not info.get("isSummary") and p.text.lstrip().startswith(TYPED_WRAPPERS)
     meta = {"entries": len(doc), "condensed": condensed, "truncated": truncated, "reasoning": len(reasoning)}
     return ReadResult(msgs, [], None, meta)

@@ -16,7 +16,11 @@ Schema source: the ``RolloutItem`` enum and ``CompactedItem`` / ``SessionMeta`` 
 ``event_msg``      UI events that duplicate the items (``user_message``, ``agent_message``, ``exec_command_end``,
                    ``token_count``...): skipped, counted by subtype in ``meta["skipped"]``.
 
-A ``web_search_call`` item (no output item answers it) is kept as assistant text ``[web search] <query>``.
+A ``web_search_call`` item (no output item answers it) is kept as assistant text ``[web search] <query>``. A user
+message's text is marked typed by a person (``Part.meta["typed"]``) unless it holds one of Codex's contextual
+fragments (``is_contextual_user_fragment``, ``codex-rs/core/src/context/contextual_user_message.rs``: environment
+context, AGENTS.md / user instructions, shell command output, aborted turns, ...), is a ``compacted`` summary, or
+stands for an item without a neutral form (``ghost_snapshot``).
 Rollouts written before ``RolloutItem`` (a first line ``{"id", "timestamp", "instructions"}`` followed by bare
 Responses items and ``{"record_type": "state"}`` lines) are read too (``meta["legacy"]``).
 """
@@ -27,7 +31,7 @@ from collections import Counter
 from typing import Any
 
 from ..model.messages import Message, Part
-from .common import ReadResult, as_str
+from .common import ReadResult, as_str, harness_text, mark_typed
 from .responses import read_responses
 
 __all__ = [
@@ -117,6 +121,8 @@ def read_codex(entries: list[dict], path: str | None = None) -> ReadResult:
     >>> msgs, _, _, meta = read_codex(lines)
     >>> [(m.role, m.text()) for m in msgs], meta["skipped"]
     ([('system', 'Be brief.'), ('user', 'hi')], {'event_msg:user_message': 1})
+    >>> msgs[1].parts[0].meta["typed"]
+    True
     """
     legacy = "type" not in entries[0] if entries and _is_legacy(entries) else False
     r = _Rollout(path)
@@ -126,10 +132,24 @@ def read_codex(entries: list[dict], path: str | None = None) -> ReadResult:
         else:
             r.record(e)
     _read_segment(r.items, path, r.out)
+    _mark_typed(r.out)
     meta = {"session": r.session, "records": len(entries), "skipped": dict(r.skipped), "compactions": r.compactions}
     if legacy:
         meta["legacy"] = True
     return ReadResult(r.out, [], r.model, meta)
+
+
+def _mark_typed(messages: list[Message]) -> None:
+    """Mark the user messages' text typed by a person, in place, as Codex tells them apart
+    (``parse_user_message`` in ``codex-rs/core/src/event_mapping.rs``): a user message holding any contextual
+    fragment (environment context, AGENTS.md instructions, a shell command's output, ...:
+    :data:`~snapglyph.readers.common.HARNESS_RULES`) is Codex's own, as are its compaction summaries and items
+    without a neutral form (ghost snapshots)."""
+    for m in messages:
+        if m.role != "user":
+            continue
+        own = bool(m.meta.get("compacted") or m.meta.get("source_item"))
+        mark_typed(m.parts, not own and not any(harness_text(p.text) for p in m.parts if p.kind == "text"))
 
 
 class _Rollout:

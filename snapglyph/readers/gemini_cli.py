@@ -21,7 +21,10 @@ records and user slash commands (text starting with ``/`` or ``?``) are not sent
 of the calls that have one (``functionResponse.response.output``, or ``.error`` as an error result). ``thoughts``
 (subject and description summaries) become ``thinking`` parts, never drawn. Record ids are kept in
 ``meta["record_id"]``, tool call ids in ``Part.call_id``; calls without a recorded result are counted in
-``meta["calls_without_result"]`` (the dialect writers give them an error result).
+``meta["calls_without_result"]`` (the dialect writers give them an error result). A ``user`` record's text is
+marked typed by a person (``Part.meta["typed"]``) unless the record has a ``displayContent``
+(``BaseMessageRecord`` in chatRecordingTypes.ts): then ``content`` is what the CLI made of the typed text (a slash
+command's prompt, inlined ``@`` files, its own "Please continue."), not what was typed.
 """
 
 from __future__ import annotations
@@ -32,7 +35,7 @@ from typing import Any
 
 from ..errors import FormatError
 from ..model.messages import Message, Part
-from .common import ReadResult, as_str, image_part
+from .common import ReadResult, as_str, image_part, mark_typed
 
 __all__ = [
     "is_gemini_cli_json",
@@ -250,6 +253,7 @@ def read_gemini_cli(doc: dict | list, path: str | None = None) -> ReadResult:
             if not parts:
                 skipped["empty user messages"] += 1
                 continue
+            mark_typed(parts, m.get("displayContent") is None)  # displayContent: the CLI rewrote what was typed
             out.append(Message(0, "user", parts, {"record_id": m.get("id"), "timestamp": m.get("timestamp")}))
         elif t == "gemini":
             if m.get("model"):

@@ -24,7 +24,9 @@ Mapping, as ``events_to_messages`` (SDK) and ``ConversationMemory`` (V0) do:
   ``CondensationSummaryEvent``) is a user message at ``summary_offset``, as the SDK's ``View`` builds it
   (``meta["condensed"]`` counts the hidden events);
 - state changes, ``null`` observations and other events that are not messages are skipped and counted by kind in
-  ``meta["skipped"]``. Event ids stay in ``meta["event_ids"]``, tool call ids in ``Part.call_id``.
+  ``meta["skipped"]``. Event ids stay in ``meta["event_ids"]``, tool call ids in ``Part.call_id``;
+- a user message's text is marked typed by a person (``Part.meta["typed"]``) where its event's ``source`` is
+  ``user`` (``EventSource``: user, agent, environment); summaries and observations sent as user text are not.
 """
 
 from __future__ import annotations
@@ -36,7 +38,7 @@ from typing import Any
 
 from ..errors import FormatError
 from ..model.messages import Message, Part
-from .common import ReadResult, as_str, image_part
+from .common import ReadResult, as_str, image_part, mark_typed
 from .decode import json_error
 from .requests import normalize_tools
 
@@ -218,6 +220,8 @@ def _sdk_event(e: dict, path: str | None, where: str, out: list[Message], skippe
         parts = _thinking(m.get("thinking_blocks")) + _content(m.get("content"), path, where)
         parts += _content(e.get("extended_content"), path, where)
         parts += [_call(tc) for tc in m.get("tool_calls") or []] if role == "assistant" else []
+        if role == "user":
+            mark_typed(parts, e.get("source") == "user")
         out.append(Message(0, role, parts, ids))
     elif k == "SystemPromptEvent":
         sp = e.get("system_prompt")
@@ -225,7 +229,8 @@ def _sdk_event(e: dict, path: str | None, where: str, out: list[Message], skippe
         parts += _content(e.get("dynamic_context") and [e["dynamic_context"]], path, where)
         out.append(Message(0, "system", parts, ids))
     elif k == "CondensationSummaryEvent":
-        out.append(Message(0, "user", [Part(kind="text", text=as_str(e.get("summary")))], {**ids, "summary": True}))
+        out.append(Message(0, "user", [Part(kind="text", text=as_str(e.get("summary")), meta={"typed": False})],
+                           {**ids, "summary": True}))
     else:
         skipped[str(k)] += 1
 
@@ -334,6 +339,8 @@ def _v0_action(e: dict, out: list[Message], seen_responses: set, tools: list) ->
         role = "user" if e.get("source") == "user" else "assistant"
         parts = [Part(kind="text", text=as_str(args.get("content", e.get("message"))))]
         parts += [image_part(url=as_str(u)) for u in args.get("image_urls") or [] if role == "user"]
+        if role == "user":
+            mark_typed(parts, True)
         out.append(Message(0, role, parts, ids))
         return True
     if a == "system":
@@ -397,6 +404,6 @@ def read_openhands_trajectory(events: list[dict], path: str | None = None
         elif kind in _V0_SKIP_OBS:
             skipped[kind] += 1
         else:  # an observation no tool call asked for (a user-run command, an error): text the model sees
-            out.append(Message(0, "user", [Part(kind="text", text=_v0_obs_text(e))],
+            out.append(Message(0, "user", [Part(kind="text", text=_v0_obs_text(e), meta={"typed": False})],
                                {"event_ids": [e.get("id")], "observation": kind}))
     return ReadResult(out, tools, model, {"events": len(events), "skipped": dict(skipped)})

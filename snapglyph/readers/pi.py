@@ -11,7 +11,7 @@ from typing import Any
 
 from ..errors import FormatError
 from ..model.messages import Message, Part
-from .common import ReadResult, as_str, dumps_args, image_part
+from .common import ReadResult, as_str, dumps_args, image_part, mark_typed
 
 __all__ = [
     "is_pi",
@@ -161,7 +161,10 @@ def read_pi(entries: list[dict], path: str | None = None) -> ReadResult:
     holding their summary (``meta["compaction"]`` / ``meta["branch_summary"]``) in place; the history they
     summarize stays too. ``custom_message`` entries and ``bashExecution`` messages become user messages (pi sends
     them to the model as user text; ``!!`` commands marked ``excludeFromContext`` are skipped). Thinking
-    signatures go to ``Part.signature``, never into text. ``model_change``, ``thinking_level_change``,
+    signatures go to ``Part.signature``, never into text. Only the text of ``user`` messages is marked typed by a
+    person (``Part.meta["typed"]``; the message roles of pi's ``AgentMessage``, ``packages/coding-agent/src/core/
+    messages.ts`` of github.com/badlogic/pi-mono, read 2026-12-04): summaries, bash runs and extension messages
+    are not. ``model_change``, ``thinking_level_change``,
     ``custom``, ``label`` and ``session_info`` entries are not messages and are counted in ``meta["skipped"]``.
 
     Parameters
@@ -191,6 +194,8 @@ def read_pi(entries: list[dict], path: str | None = None) -> ReadResult:
     >>> msgs, _, model, meta = read_pi(lines)
     >>> len(msgs), [(m.role, m.text()) for m in msgs], model, meta["branch_entries"]
     (2, [('user', 'hi'), ('assistant', 'hello')], 'claude-x', 2)
+    >>> msgs[0].parts[0].meta["typed"]
+    True
     """
     header = next((e for e in entries if e.get("type") == "session"), {})
     chosen, repairs = _pi_branch([e for e in entries if e.get("type") != "session"])
@@ -209,6 +214,8 @@ def read_pi(entries: list[dict], path: str | None = None) -> ReadResult:
             model = e["message"]["model"]
         if e.get("id"):
             msg.meta["entry_id"] = e["id"]
+        if msg.role == "user":  # a person's words: a ``user`` message; summaries, bash runs and extensions' are not
+            mark_typed(msg.parts, t == "message" and e["message"].get("role") == "user")
         out.append(msg)
     meta = {"session": {k: v for k, v in header.items() if k != "type"}, "entries": len(entries),
             "branch_entries": len(chosen), "skipped": dict(skipped), "repairs": repairs}

@@ -145,9 +145,11 @@ class _Items:
                                 meta_m))
 
     def other(self, it: dict, t: Any) -> None:
-        """An item without a neutral form (``item_reference``, built-in tool calls): kept whole in meta."""
+        """An item without a neutral form (``item_reference``, built-in tool calls, Codex's ``ghost_snapshot``): kept
+        whole in meta; its stand-in text is marked not typed (``Part.meta["typed"]``)."""
         self.open = None
-        self.out.append(Message(0, "user", [Part(kind="text", text=f"[{t}]")], {"source_item": it}))
+        self.out.append(Message(0, "user", [Part(kind="text", text=f"[{t}]", meta={"typed": False})],
+                                {"source_item": it}))
 
     def finish(self) -> list[Message]:
         """The messages; assistant messages made of no ``message`` item lose their empty ``items`` list."""
