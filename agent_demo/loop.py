@@ -315,7 +315,7 @@ class Agent:
         body, why = self.body(), "no budget"
         for b in budgets:
             try:
-                res = snapglyph.compact(body, profile=self.profile, dialect=self.dialect, budget=b.tokens,
+                res = snapglyph.compact(body, profile=self.profile, dialect=self.dialect, budget=b,
                                         store=self.store, max_tokens=output_reserve(None, body),
                                         recall_tool=True, allow_empty_middle=True)   # recall answers the rest
             except BudgetError as e:

@@ -8,12 +8,11 @@ their sources in :mod:`snapglyph.providers.profiles`. Format choices fixed by th
 
 from __future__ import annotations
 
-__all__ = ["BLOB_MIN_CHARS", "CHUNK", "DEFAULT_BUDGET", "DEFAULT_MAX_TOKENS", "EXACT_RENDERS",
+__all__ = ["BLOB_MIN_CHARS", "CHUNK", "CONVERSATIONS_IN_MEMORY", "DEFAULT_BUDGET", "DEFAULT_MAX_TOKENS", "EXACT_RENDERS",
            "IMAGE_HEAD_CHARS", "INLINE_MAX", "KEEP_IMAGES", "LEDGER_SHARE", "MAX_ID_RANGE", "MESSAGE_OVERHEAD",
            "OVERFLOW_UNKNOWN_SHARE", "PAGE_CACHE_SIZE", "PAGE_IMAGE_SHARE", "PROTECT_LAST", "RECALL_MARGIN",
-           "RECALL_ROUNDS", "RELAY_KEEP_BYTES",
-           "SERVE_MARGIN", "SPLIT", "SUMMARY_ROUNDS", "TOOL_PART_OVERHEAD", "TRIM_PAGES",
-           "UPSTREAM_READ_TIMEOUT", "USER_SHARE", "USER_TEXT_MAX", "ZLIB_LEVEL"]
+           "RECALL_ROUNDS", "RELAY_KEEP_BYTES", "SERVE_MARGIN", "SERVE_RECORDS_IN_MEMORY", "SPLIT", "SUMMARY_ROUNDS",
+           "TOOL_PART_OVERHEAD", "TRIM_PAGES", "UPSTREAM_READ_TIMEOUT", "USER_SHARE", "USER_TEXT_MAX", "ZLIB_LEVEL"]
 
 # --- compaction -----------------------------------------------------------------------------------------------
 

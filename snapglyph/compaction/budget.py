@@ -10,6 +10,7 @@ estimated size of the request that overflowed (never a caller's configured budge
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from dataclasses import dataclass
 
@@ -21,7 +22,7 @@ from ..providers.profiles import Profile, profile as get_profile
 from ..readers.registry import from_request
 from .estimate import TokenCosts
 
-__all__ = ["PROMPT_ONLY", "Budget", "budget_for", "estimate", "next_budget"]
+__all__ = ["PROMPT_ONLY", "Budget", "budget_for", "calibrated", "estimate", "next_budget"]
 
 PROMPT_ONLY = frozenset({"gemini", "mistral", "xai", "llamacpp", "lmstudio"})
 """Providers whose window check counts the prompt alone (the requested output is not charged to the window), read
@@ -32,29 +33,47 @@ limit")."""
 
 @dataclass(frozen=True)
 class Budget:
-    """A compaction budget in estimated tokens and how it was reached.
+    """A compaction budget and how it was reached; give the whole value to :func:`snapglyph.compact`
+    (``compact(..., budget=b)``), which counts text by the ratio and page images by the profile's rule.
 
     Attributes
     ----------
     tokens : int
-        The budget to give :func:`snapglyph.compact` (reserved output included), in estimated tokens.
+        The most the compacted request may cost (reserved output included), in the provider's tokens: text counted
+        by the profile times ``ratio``, images by the provider's published rule.
     window : int or None
         The provider's window, in the provider's tokens.
     ratio : float
-        Provider tokens per estimated token.
+        Provider tokens per estimated text token (the calibration), 0.25 to 8.
 
     Examples
     --------
-    >>> b = budget_for(10_000, 1000, window=8000, ratio=2.0)   # 2 provider tokens per estimated token
+    >>> b = budget_for(10_000, 1000, window=8000, ratio=2.0)   # 2 provider tokens per estimated text token
     >>> b
-    Budget(tokens=4180, window=8000, ratio=2.0)
-    >>> (b.tokens - 1000) * b.ratio + 1000     # in provider tokens: the window less the 8% margin
-    7360.0
+    Budget(tokens=7360, window=8000, ratio=2.0)
+    >>> calibrated("claude", b.ratio).text_token_factor == 2 * calibrated("claude", 1.0).text_token_factor
+    True
     """
 
     tokens: int
     window: int | None
     ratio: float
+
+
+def calibrated(profile: "str | Profile", ratio: float) -> Profile:
+    """``profile`` whose text counts are scaled by ``ratio`` (provider tokens per estimated text token); its page
+    geometry and image rule are unchanged, so its pages are the same bytes.
+
+    Examples
+    --------
+    >>> p = calibrated("openai", 0.5)
+    >>> p.name, p.text_token_factor == 0.5 * calibrated("openai", 1).text_token_factor, p.page_size
+    ('openai', True, (1600, 1600))
+    """
+    prof = _profile(profile)
+    if ratio == 1:
+        return prof
+    return dataclasses.replace(prof, text_token_factor=prof.text_token_factor * ratio)
 
 
 def _profile(profile: "str | Profile") -> Profile:
@@ -124,7 +143,9 @@ def budget_for(estimate: int, max_tokens: int, *, overflow: OverflowResult | Non
     window : int, optional
         The window, in provider tokens, when the overflow names none (configured, or learned earlier).
     ratio : float
-        Provider tokens per estimated token when the overflow reports no prompt size (clamped to 0.25-8).
+        Provider tokens per estimated text token when the overflow reports no prompt size (clamped to 0.25-8).
+        The budget is in the provider's tokens; :func:`snapglyph.compact` given the :class:`Budget` scales its text
+        counts by the ratio and leaves page images as billed (a compacted request is mostly pages).
     margin : float
         Share of the window kept free for the estimate's error (:data:`~snapglyph._config.SERVE_MARGIN`).
 
@@ -140,6 +161,8 @@ def budget_for(estimate: int, max_tokens: int, *, overflow: OverflowResult | Non
     Budget(tokens=7360, window=8000, ratio=1.0)
     >>> budget_for(10_000, 1000).tokens          # no window known: three quarters of the prompt, less the margin
     6210
+    >>> budget_for(10_000, 1000, window=8000, ratio=0.5).tokens       # the window's tokens, whatever the ratio
+    7360
     """
     prompt_est = max(1, estimate - max_tokens)
     limit = overflow.limit if overflow is not None and overflow.limit else None
@@ -153,7 +176,7 @@ def budget_for(estimate: int, max_tokens: int, *, overflow: OverflowResult | Non
     if window is None:
         window = int(prompt_est * ratio * OVERFLOW_UNKNOWN_SHARE)
     room = window * (1 - margin) - (0 if _prompt_only(overflow) else max_tokens)
-    return Budget(max(1, int(room / ratio)) + max_tokens, window, ratio)
+    return Budget(max(1, int(room)) + max_tokens, window, ratio)
 
 
 def next_budget(overflow: OverflowResult | None, request: dict, profile: "str | Profile", *,
@@ -180,7 +203,7 @@ def next_budget(overflow: OverflowResult | None, request: dict, profile: "str | 
     Returns
     -------
     Budget
-        ``tokens`` is always below the estimate of the request that overflowed.
+        ``tokens`` is always below the size of the request that overflowed (its estimate, text times the ratio).
 
     Raises
     ------
@@ -197,10 +220,15 @@ def next_budget(overflow: OverflowResult | None, request: dict, profile: "str | 
     >>> b = next_budget(ov, body, "openai", sent_estimate=sent)
     >>> b.tokens < sent, b.window == int((sent - 500) * 0.75)     # no numbers named: the request's own size
     (True, True)
+    >>> ov = detect(400, {"error": {"message": "This model's maximum context length is 4000 tokens. However, you "
+    ...     "requested 5500 tokens (5000 in the messages, 500 in the completion)."}})
+    >>> b = next_budget(ov, body, "openai", sent_estimate=sent)
+    >>> b.window, round(b.ratio * (sent - 500)), b.tokens          # the provider's numbers: its window, its count
+    (4000, 5000, 3680)
     """
     reserve = output_reserve(max_tokens, request)
     est = sent_estimate if sent_estimate is not None else estimate(request, profile, max_tokens=reserve)
     b = budget_for(est, reserve, overflow=overflow, window=window, ratio=ratio, margin=margin)
-    if b.tokens >= est:   # a window named above what was sent (a stale or foreign limit): shrink what was sent
+    if b.tokens >= (est - reserve) * b.ratio + reserve:   # a window named above what was sent (stale, foreign)
         b = budget_for(est, reserve, overflow=None, window=None, ratio=b.ratio, margin=margin)
     return b

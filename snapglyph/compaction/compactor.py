@@ -23,7 +23,6 @@ that source.
 
 from __future__ import annotations
 
-import functools
 from typing import Any, Callable, Sequence
 
 from .._config import DEFAULT_BUDGET, LEDGER_SHARE
@@ -34,6 +33,7 @@ from ..providers.limits import check_messages
 from ..providers.profiles import Profile, profile as get_profile
 from ..raster.lazy import render_lazy  # pages laid out, drawn when looked at, kept as PNG bytes
 from .assemble import Assembly, assemble
+from .budget import Budget, calibrated
 from .conversation import Conversation, prepare, resolve_dialect
 from .dropping import add_summary, fit_budget
 from .image_fit import fit_image_limits
@@ -51,7 +51,7 @@ __all__ = ["CompactResult", "compact", "compact_sticky", "expand_snapshots"]
 
 
 def compact(messages: Any, *, profile: "str | Profile" = "claude", dialect: str | None = None,
-            budget: int = DEFAULT_BUDGET, store: SourceStore | None = None, model: str | None = None,
+            budget: "int | Budget" = DEFAULT_BUDGET, store: SourceStore | None = None, model: str | None = None,
             max_tokens: int | None = None, tools: Sequence[dict] | None = None,
             cell: tuple[int, int] | None = None, mode: str = "auto",
             summarize: Callable[[list[Message]], str] | None = None, family: str | None = None,
@@ -68,8 +68,11 @@ def compact(messages: Any, *, profile: "str | Profile" = "claude", dialect: str 
         Reader profile (page geometry, token costs, limits).
     dialect : str, optional
         ``openai``, ``anthropic`` or ``responses``; default: the profile's own.
-    budget : int
-        The most the whole request may cost, in (estimated) tokens, reserved output included.
+    budget : int or Budget
+        The most the whole request may cost, in (estimated) tokens, reserved output included. A
+        :class:`~snapglyph.compaction.budget.Budget` (what :func:`snapglyph.next_budget` and
+        :func:`snapglyph.budget_for` return) is in the provider's tokens: text is counted times its ``ratio``, page
+        images by the provider's rule.
     store : SourceStore, optional
         Source store; required when the input holds a snapshot. A new in-memory store is made when omitted.
     model : str, optional
@@ -147,6 +150,8 @@ def compact(messages: Any, *, profile: "str | Profile" = "claude", dialect: str 
     True
     """
     prof = get_profile(profile)
+    if isinstance(budget, Budget):  # a door's budget (snapglyph.budget_for): text counted at its calibration
+        prof, budget = calibrated(prof, budget.ratio), budget.tokens
     dialect = resolve_dialect(prof, dialect)
     _check_positive(budget=budget, **({} if max_tokens is None else {"max_tokens": max_tokens}))
     allowance = Allowance.of(budget, ledger=ledger)

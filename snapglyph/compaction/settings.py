@@ -9,6 +9,7 @@ the shares again.
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 from typing import Any
 
@@ -56,9 +57,11 @@ class RenderSettings:
 
     @property
     def key(self) -> tuple:
-        """The page cache's key: the whole profile (a copy may differ from the named one), the cell resolved,
-        the mode and the family."""
-        return (repr(self.profile), resolve_cell(self.cell, self.profile), self.mode, self.family)
+        """The page cache's key: the whole profile (a copy may differ from the named one) but its text count
+        factor (a calibration, :func:`snapglyph.compaction.budget.calibrated`, draws the same pages), the cell
+        resolved, the mode and the family."""
+        drawn = dataclasses.replace(self.profile, text_token_factor=1.0)
+        return (repr(drawn), resolve_cell(self.cell, self.profile), self.mode, self.family)
 
     def render_kwargs(self) -> dict:
         """Keyword arguments of :func:`snapglyph.raster.lazy.render_lazy` (with fresh memos of encoded segments)."""

@@ -22,7 +22,7 @@ from typing import Any, Iterable
 from snapglyph import SourceStore, compact, recall, recall_tool
 from snapglyph._config import CONVERSATIONS_IN_MEMORY
 from snapglyph._files import write_atomic
-from snapglyph.compaction.budget import next_budget
+from snapglyph.compaction.budget import Budget, next_budget
 from snapglyph.compaction.keys import conversation_id
 from snapglyph.errors import InputError, SnapglyphError, StoreError
 from snapglyph.providers.overflow import OverflowResult, detect
@@ -134,7 +134,7 @@ class ConversationCompactor:
         self.profile, self.model, self.max_tokens, self.recall = profile, model, max_tokens, recall
         self.last = None
         self.lock = threading.RLock()
-        self._sent: tuple[dict, int] | None = None      # the body compact returned last, and its estimate
+        self._sent: tuple[dict, int | None] | None = None     # the body compact returned last, and its estimate
         self._load()
 
     def _load(self) -> None:
@@ -165,12 +165,14 @@ class ConversationCompactor:
         :func:`snapglyph.compact` raises (``BudgetError`` when even the head and the newest round cannot fit).
         """
         with self.lock:
-            res = compact(body, profile=self.profile, dialect=dialect, budget=self.budget, store=self.store,
-                          model=self.model, max_tokens=self.max_tokens, recall_tool=self.recall)
+            res = compact(body, profile=self.profile, dialect=dialect, budget=Budget(self.budget, self.window,
+                                                                                    self.ratio),
+                          store=self.store, model=self.model, max_tokens=self.max_tokens, recall_tool=self.recall)
+            counted = self.ratio == 1.0          # the compaction's own count is the estimate next_budget takes
             if res.passthrough:
-                self._sent = (body, res.tokens_before)
+                self._sent = (body, res.tokens_before if counted else None)
                 return body, None
-            self.last, self._sent = res, (res.request, res.tokens_after)
+            self.last, self._sent = res, (res.request, res.tokens_after if counted else None)
             if self.store.path is not None:
                 self.store.save()
             return res.request, res

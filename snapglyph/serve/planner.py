@@ -90,8 +90,9 @@ class Planner:
     >>> planner = Planner(StateDir(tempfile.mkdtemp()), ServeConfig("http://127.0.0.1:9", window=8000, compact_at=0.5))
     >>> body = {"model": "claude-sonnet-4-5", "max_tokens": 100, "messages": [
     ...     {"role": "assistant" if i % 2 else "user", "content": f"step {i} " + "word " * 300} for i in range(12)]}
-    >>> planner.before("0123456789abcdef", "anthropic", body, "claude").summary()    # past half the window
-    'compacted: ~5047 -> ~3843 tokens, 1 pages, tail from #10'
+    >>> out = planner.before("0123456789abcdef", "anthropic", body, "claude")    # past half the window
+    >>> out.action, out.pages, 0.5 * 8000 < out.tokens_before, out.tokens_after < out.tokens_before
+    ('compacted', 1, True, True)
     >>> planner.before("0123456789abcdef", "anthropic", body, "claude").summary()    # the same cut again
     'sticky: ~5047 -> ~4644 tokens, 1 pages, tail from #10'
     """
@@ -210,9 +211,10 @@ class Planner:
             if conv is None:
                 return
             if sent is not None and sent.tokens_after:
-                b = budget_for(sent.tokens_after, 0, overflow=ov, window=conv.window, ratio=conv.ratio,
+                # what was sent was counted at conv.ratio already: what the overflow proves multiplies it
+                b = budget_for(sent.tokens_after, 0, overflow=ov, window=conv.window, ratio=1.0,
                                margin=self.config.margin)
-                conv.ratio, conv.window = b.ratio, b.window
+                conv.ratio, conv.window = min(max(conv.ratio * b.ratio, 0.25), 8.0), b.window
                 conv.budget = min(conv.budget or b.tokens, b.tokens)
             conv.cut, conv.pending = None, True
             self.states.save(conv)
@@ -256,7 +258,8 @@ class Planner:
         """The earlier cut, when its tail still fits the budget and the messages before it are unchanged."""
         cut = Cut(conv.cut, conv.prefix, conv.kept) if conv.cut is not None else None
         try:
-            new_body, res, _ = compact_body(body, dialect, profile=conv.profile or profile, budget=conv.budget,
+            budget = Budget(conv.budget, conv.window, conv.ratio)
+            new_body, res, _ = compact_body(body, dialect, profile=conv.profile or profile, budget=budget,
                                             store=self._store(conv.key), cut=cut,
                                             recall_tool=self.config.recall_rounds > 0)
         except CutNoLongerFits:
@@ -274,7 +277,8 @@ class Planner:
         last: Exception | None = None
         for budget in dict.fromkeys((target, ceiling.tokens)):
             try:
-                new_body, res, cut = compact_body(body, dialect, profile=profile, budget=budget, store=store,
+                new_body, res, cut = compact_body(body, dialect, profile=profile, store=store,
+                                                  budget=Budget(budget, ceiling.window, ceiling.ratio),
                                                   recall_tool=self.config.recall_rounds > 0)
             except BudgetError as e:
                 last = e
@@ -282,7 +286,7 @@ class Planner:
             except SnapglyphError as e:
                 return Outcome(error=f"compaction failed: {e}")
             if res.passthrough:                              # our estimate says it fits; the provider disagrees
-                last = BudgetError(f"the request already fits {budget} estimated tokens")
+                last = BudgetError(f"the request already fits {budget} tokens")
                 continue
             break
         else:

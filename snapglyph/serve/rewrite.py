@@ -98,8 +98,9 @@ def compact_body(body: dict, dialect: str, *, profile: str, budget: int, store: 
     dialect : str
     profile : str
         Reader profile of the pages.
-    budget : int
-        Estimated tokens the request may cost, reserved output included.
+    budget : int or Budget
+        Tokens the request may cost, reserved output included (a :class:`~snapglyph.compaction.budget.Budget`: in
+        the provider's tokens, text counted at its ratio; see :func:`snapglyph.compact`).
     store : SourceStore, optional
     cut : snapglyph.compaction.sticky.Cut, optional
         Keep this earlier cut if its tail still fits (``compact(..., cut=)``, :mod:`snapglyph.compaction.sticky`);
@@ -131,9 +132,9 @@ def compact_body(body: dict, dialect: str, *, profile: str, budget: int, store: 
     >>> out, res, cut = compact_body(body, "anthropic", profile="claude", budget=3200)
     >>> {k: v for k, v in out.items() if k != "messages"}        # the client's other fields, as sent
     {'model': 'claude-sonnet-4-5', 'max_tokens': 100, 'stream': True, 'temperature': 0}
-    >>> [m["role"] for m in out["messages"]], res.middle_ids, cut.first_tail
-    (['user', 'user', 'user', 'assistant', 'user', 'assistant'], [1, 2, 3], 4)
-    >>> out["messages"][0] == body["messages"][0], out["messages"][2:] == body["messages"][4:]   # as they came
+    >>> out["messages"][0] == body["messages"][0], out["messages"][-1] == body["messages"][-1]   # head, tail as sent
+    (True, True)
+    >>> res.middle_ids == list(range(1, cut.first_tail)), len(out["messages"]) == 2 + 8 - cut.first_tail
     (True, True)
     """
     from ..compaction.compactor import compact
