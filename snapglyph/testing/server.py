@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import socket
 import sys
+import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
@@ -157,7 +158,8 @@ class _Handler(BaseHTTPRequestHandler):
         raw = self._body()
         path, _, query = self.path.partition("?")
         path = path.rstrip("/")
-        entry: dict = {"raw": raw, "headers": dict(self.headers.items()), "path": path}
+        entry: dict = {"raw": raw, "headers": dict(self.headers.items()), "path": path,
+                       "arrived": time.monotonic()}                # seconds, once the whole body was read
         injected = sim.take_injected(entry)
         if injected is not None:
             self._send(*injected)

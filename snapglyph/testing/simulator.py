@@ -16,7 +16,8 @@ actually received on the wire (:mod:`snapglyph.testing.counting`), enforces its 
 Tests can queue canned answers (:meth:`Simulator.inject`: a rate limit, an overload, any status and body), make
 the next streams fail after their first event (:attr:`Simulator.fail_mid_stream`) and hold every answer back
 (``delay``, to try a client's or a proxy's read timeout). The raw bytes and headers of every request, and the
-body bytes of every answer (``sent``), are kept in :attr:`Simulator.log`: the recording of what it received.
+body bytes of every answer (``sent``), are kept in :attr:`Simulator.log`: the recording of what it received
+(``arrived``: :func:`time.monotonic` once a request's body was read, for HTTP requests).
 """
 
 from __future__ import annotations
