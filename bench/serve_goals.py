@@ -79,6 +79,7 @@ class Source:
         ms = self.tr.messages
         self.cuts = [k for k in range(2, len(ms) + 1)
                      if ms[k - 1].role in ("user", "tool") and (k == len(ms) or ms[k].role == "assistant")]
+        self._tools: dict[str, list] = {}                # per dialect: the definitions of every tool the session uses
 
     def body(self, k: int, dialect: str, *, breakpoints: bool = False) -> dict:
         """The request of the first ``k`` messages; ``breakpoints``: shaped as Claude Code sends them (system as
@@ -86,6 +87,12 @@ class Source:
         from snapglyph.providers.dialects import normalize, to_request
         msgs, _ = normalize(self.tr.messages[:k], dialect=dialect)
         body = to_request(msgs, dialect=dialect, model=MODELS[dialect], max_tokens=RESERVE, tools=self.tr.tools)
+        if dialect not in self._tools:                   # an agent sends one tool list every turn, as Claude Code does
+            full, _ = normalize(self.tr.messages, dialect=dialect)
+            self._tools[dialect] = to_request(full, dialect=dialect, model="m", max_tokens=1,
+                                              tools=self.tr.tools).get("tools") or []
+        if self._tools[dialect]:
+            body["tools"] = self._tools[dialect]
         if breakpoints:
             body["system"] = [{"type": "text", "text": body.get("system") or "You are a coding agent.",
                                "cache_control": CC}]
