@@ -243,8 +243,8 @@ def _first_fit(conv: "Conversation", b: _Bounds, h: int, cuts: list[int], caps: 
     """The oldest cut that fits ``budget`` with every page it may keep (the search of :func:`plan_cut`), or None.
 
     The bounds settle most cuts; one between its bounds is rendered (at most :data:`EXACT_RENDERS` of them, kept
-    in ``trials`` by cut). The ledger is charged at its cap where the bounds alone show a cut that fits with it;
-    where none does, the cut is planned without it (rendering exactly where the bounds leave it open), and the
+    in ``trials`` by cut), so a younger cut that the bounds settle never wins over an older one that fits exactly.
+    The ledger is charged at its cap first; where no cut fits with it, the cut is planned without it, and the
     dropping step makes room for it with the oldest pages."""
     for share in dict.fromkeys((ledger_share, 0.0)):
         b.ledger_share = share
@@ -255,8 +255,6 @@ def _first_fit(conv: "Conversation", b: _Bounds, h: int, cuts: list[int], caps: 
                 middle, pages = trials.get(c) or (_middle(conv, h, c), None)
                 return Plan(h, c, pages if pages is not None else conv.draw(middle), caps[c], middle, True,
                             len(trials))
-            if share:
-                continue
             if c not in trials:
                 if len(trials) >= EXACT_RENDERS:  # enough exact renders: settle the rest by the bounds alone
                     continue

@@ -93,8 +93,9 @@ class Planner:
     >>> out = planner.before("0123456789abcdef", "anthropic", body, "claude")    # past half the window
     >>> out.action, out.pages, 0.5 * 8000 < out.tokens_before, out.tokens_after < out.tokens_before
     ('compacted', 1, True, True)
-    >>> planner.before("0123456789abcdef", "anthropic", body, "claude").summary()    # the same cut again
-    'sticky: ~5047 -> ~4644 tokens, 1 pages, tail from #10'
+    >>> again = planner.before("0123456789abcdef", "anthropic", body, "claude")       # the same cut again
+    >>> again.action, again.cut == out.cut, again.data == out.data
+    ('sticky', True, True)
     """
 
     def __init__(self, states: StateDir, config: Any) -> None:
