@@ -1,10 +1,8 @@
 """How the ``snapglyph`` command ends its process: flush, then exit without the interpreter's teardown.
 
-Once numba has loaded the kernels, a normal interpreter exit spends 0.2-0.3 s unloading them (measured on
-2026-12-02: a process that only loads the cached kernels ends 0.24 s after its last statement with ``sys.exit``,
-0.03 s with ``os._exit``; a 10 M-character ``snapglyph render`` ended 0.30 s after its command returned). The
-command has closed every file it wrote and stopped its threads and worker processes by then, so :func:`exit_fast`
-flushes standard output and standard error and ends the process at once. It is for the console entry point only:
+Once numba has loaded the kernels, a normal interpreter exit spends a few tenths of a second unloading them
+(bench/RESULTS.md, "Speed and memory"). The command has closed every file it wrote and stopped its threads and worker
+processes by then, so :func:`exit_fast` flushes standard output and standard error and ends the process at once. It is for the console entry point only:
 called in a test or a library, it would end the caller's process.
 """
 

@@ -1,9 +1,8 @@
 """SHA-256 digests of messages, each message serialized once per compaction.
 
 Two things in a compaction identify a run of messages exactly: the page cache's key of a middle
-(:mod:`.page_cache`) and the fingerprint of the messages before a cut (:func:`.sticky.prefix_fingerprint`). Both
-were a SHA-256 of the JSON of every message of the run, so the middle of a long conversation was serialized two or
-three times (0.15 s each for the aider history's 5,477 messages, measured 2026-12-03). Here each message's canonical
+(:mod:`.page_cache`) and the fingerprint of the messages before a cut (:func:`.sticky.prefix_fingerprint`). So that
+a long conversation's middle is serialized once, not once for each of them, each message's canonical
 JSON (:func:`.store.message_to_dict`, keys sorted, ASCII) is hashed once, and a run's digest is the SHA-256 of its
 messages' digests in order: equal runs give equal digests, and a run whose messages differ in any field (or in
 their order or number) gives another one, as SHA-256 is collision resistant.

@@ -3,9 +3,8 @@
 :func:`snapglyph.readers.registry.load` reads a whole file into one ``str`` (40 M characters: 40-160 MB, plus the
 bytes read). For a file that ``load`` would read as plain text (format ``"text"``), :class:`TextFileDocument`
 yields the same segments the renderer would cut from that one string (:func:`snapglyph.raster.stream.split_point`),
-so the pages are byte-identical, while about 256 KiB of the file is held at a time (a few times that in memory:
-a non-ASCII text is held as 4 bytes a character; 1 MiB pieces measured 224 MB peak for a 40 M-character render,
-256 KiB pieces 209 MB).
+so the pages are byte-identical, while about 256 KiB of the file is held at a time (a few times that in memory: a
+non-ASCII text is held as 4 bytes a character; the peak memory of a render is measured in bench/RESULTS.md).
 """
 
 from __future__ import annotations
