@@ -1,39 +1,36 @@
 """Issue 29's measured goals for the doors: first-retry recovery, the latency ``serve`` adds, the prompt-cache share.
 
-Real conversations from ``../shared/data`` (read with :func:`snapglyph.load`, written as requests with
-:func:`snapglyph.providers.dialects.to_request`): the Claude Code session (tool calls and results) and the aider chat
-history (1.3 M tokens of prose and code), each cut at the shortest prefix the provider simulator
-(:class:`snapglyph.testing.Simulator`, in this process) counts over the size wanted.
+Real conversations from ``../shared/data`` (:func:`snapglyph.load`, then
+:func:`snapglyph.providers.dialects.to_request`, with the session's one tool list as an agent sends it): the Claude
+Code session (tool calls and results) and the aider chat history (1.3 M tokens), each cut at the shortest prefix (no
+tool call left open) that the provider simulator (:class:`snapglyph.testing.Simulator`, in this process) counts
+over the size wanted. Every request asks for ``RESERVE`` output tokens.
 
-(a) First retry. For every overflow body the simulator knows (but Ollama, which truncates instead of refusing),
-    every dialect a door speaks and windows of 8k / 32k / 128k / 200k: the conversation grown just over the window
-    is refused with that body, the door's own rule makes the retry (``serve``: ``Planner.recover``; the adapters:
-    ``ConversationCompactor.learn`` from a configured budget far above the prompt, then ``compact``) and the
-    simulator must take it. In process, as tests/test_doors_recover.py does with synthetic turns.
-(b) Latency. ``snapglyph serve`` as a user starts it, in front of the simulator. Recovery: a 200,000-token
-    conversation (Anthropic from the Claude Code session, OpenAI chat from the aider history) refused at a 200,000
-    window; the time from the simulator's overflow answer written (its ``on_request`` hook) to the retried request
-    read whole (the log's ``arrived``), a new conversation each round (``x-snapglyph-conversation``), after one
-    run of each not counted (warm). Pass-through: the same requests direct to the simulator and through the proxy,
-    alternating in each round; first byte at the client, and the upstream leg (client send to ``arrived``).
-(c) Cache share. Through ``serve``: a conversation refused once, then the transcript's next rounds sent one by one.
-    For each turn whose cut is the previous turn's (``/snapglyph/status``: no new cut), the share of the request's
-    bytes up to its last ``cache_control`` breakpoint that are unchanged from the previous turn: the request as
-    the upstream received it, in prompt order (tools, system, messages), as one JSON text per block with
-    ``cache_control`` left out (a marker, not prompt), counted whole blocks from the start.
+(a) First retry, in process as tests/test_doors_recover.py (which grows synthetic turns): for every overflow body the
+    simulator knows but Ollama's (it truncates instead), every dialect of a door and windows 8k / 32k / 128k / 200k,
+    the conversation just over the window is refused with that body, the door's rule makes the retry (``serve``:
+    ``Planner.recover``; the adapters: ``ConversationCompactor.learn`` from a configured budget far above the
+    prompt, then ``compact``) and the simulator must take it.
+(b) Latency, through ``snapglyph serve`` started as a user starts it. Recovery of a 200,000-token conversation
+    (Anthropic: the Claude Code session; OpenAI chat: aider) at a 200,000 window: from the simulator's overflow
+    answer written (its ``on_request`` hook) to the retry read whole (the log's ``arrived``), a new conversation
+    each round (``x-snapglyph-conversation``), one run of each first, not counted. Pass-through of a 2 KB request
+    and of the same conversations (window raised), direct and proxied alternating within each round: the first
+    byte at the client, and the upstream leg (client send to ``arrived``).
+(c) Cache share, through ``serve``: a conversation refused once, then the transcript's next rounds one a turn; for
+    each turn that kept the previous turn's cut (``/snapglyph/status``: no new cut), :func:`cache_share` of the
+    requests as the upstream received them.
 
 ``--write`` puts the section into bench/RESULTS.md between ``<!-- serve-goals:start -->`` and
-``<!-- serve-goals:end -->`` with the commit, date, machine and load.
-
-    python bench/serve_goals.py --write          # about 10 minutes on 2 cores
-    python bench/serve_goals.py --tiny           # the same at a tiny size (bench/test_bench_serve_goals.py)
+``<!-- serve-goals:end -->`` with the commit, date, machine and load:
+``python bench/serve_goals.py --write`` (about 4 minutes on 2 cores); ``--tiny`` runs it all at a tiny size.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
-import os
+import re
 import statistics
 import sys
 import tempfile
@@ -41,24 +38,28 @@ import threading
 import time
 from pathlib import Path
 
-from serve import _context, _cpu, _start_proxy
-
 import httpx
+from serve import _context, _cpu, _start_proxy
 
 ROOT = Path(__file__).resolve().parent.parent
 DATA = ROOT.parent / "shared" / "data"
 SOURCES = {"claude-code": DATA / "claude-code-spotter" / "8463c716-a2ea-4c14-9efa-87158ebd9f20.jsonl",
            "aider": DATA / "aider-chat-history" / "chat-history.md"}
-MODELS = {"openai": "gpt-5.4", "responses": "gpt-5.4", "anthropic": "claude-sonnet-4-5", "gemini": "gemini-2.5-pro"}
+MODELS = {"openai": "gpt-5.4", "responses": "gpt-5.4", "anthropic": "claude-sonnet-4-5"}
 PATHS = {"openai": "/v1/chat/completions", "responses": "/v1/responses", "anthropic": "/v1/messages"}
 HEADERS = {"x-api-key": "k", "authorization": "Bearer k", "anthropic-version": "2023-06-01",
            "content-type": "application/json"}
-RESERVE = 4096                                       # the output every request asks for
+RESERVE = 4096
 CC = {"type": "ephemeral"}
-FULL = dict(windows=(8_000, 32_000, 128_000, 200_000), bodies=None, tokens=200_000, rounds=10, pass_rounds=100,
-            turns=40, cache_windows={"claude-code": 128_000, "aider": 200_000})
-TINY = dict(windows=(8_000,), bodies=("anthropic", "openai", "openai-responses", "bedrock"), tokens=12_000, rounds=2,
-            pass_rounds=6, turns=3, cache_windows={"claude-code": 8_000, "aider": 8_000})
+FULL = {"windows": (8_000, 32_000, 128_000, 200_000), "bodies": None, "tokens": 200_000, "rounds": 10,
+        "pass_rounds": 100, "turns": 40, "cache_windows": {"claude-code": 128_000, "aider": 200_000}}
+TINY = {"windows": (8_000,), "bodies": ("anthropic", "openai", "openai-responses", "bedrock"), "tokens": 12_000,
+        "rounds": 2, "pass_rounds": 6, "turns": 3, "cache_windows": {"claude-code": 8_000, "aider": 8_000}}
+DOORS = {  # door -> (dialect, "serve" for its planner, else the adapter's recall setting)
+    "serve (openai)": ("openai", "serve"), "serve (responses)": ("responses", "serve"),
+    "serve (anthropic)": ("anthropic", "serve"), "LangChain, pydantic-ai (openai, recall tool)": ("openai", True),
+    "LiteLLM (openai, no recall tool)": ("openai", False),
+    "OpenAI Agents SDK (responses, recall tool)": ("responses", True)}
 
 
 def progress(msg: str) -> None:
@@ -70,7 +71,8 @@ def progress(msg: str) -> None:
 
 # -- real conversations ----------------------------------------------------------------------------------------------
 class Source:
-    """A transcript's messages and the requests made of their prefixes (cut where no tool call is left open)."""
+    """A transcript's messages and the requests of their prefixes; :attr:`cuts`: the prefix lengths that leave no
+    tool call open."""
 
     def __init__(self, name: str) -> None:
         import snapglyph
@@ -79,18 +81,18 @@ class Source:
         ms = self.tr.messages
         self.cuts = [k for k in range(2, len(ms) + 1)
                      if ms[k - 1].role in ("user", "tool") and (k == len(ms) or ms[k].role == "assistant")]
-        self._tools: dict[str, list] = {}                # per dialect: the definitions of every tool the session uses
+        self._tools: dict[str, list] = {}
 
     def body(self, k: int, dialect: str, *, breakpoints: bool = False) -> dict:
-        """The request of the first ``k`` messages; ``breakpoints``: shaped as Claude Code sends them (system as
-        blocks, one ``cache_control`` on the system prompt and one on the last block of the last message)."""
+        """The request of the first ``k`` messages; ``breakpoints``: shaped as Claude Code sends them (the system
+        prompt as a block with a ``cache_control``, and one on the last block of the last message)."""
         from snapglyph.providers.dialects import normalize, to_request
-        msgs, _ = normalize(self.tr.messages[:k], dialect=dialect)
-        body = to_request(msgs, dialect=dialect, model=MODELS[dialect], max_tokens=RESERVE, tools=self.tr.tools)
-        if dialect not in self._tools:                   # an agent sends one tool list every turn, as Claude Code does
+        if dialect not in self._tools:                   # the definitions of every tool the session uses
             full, _ = normalize(self.tr.messages, dialect=dialect)
             self._tools[dialect] = to_request(full, dialect=dialect, model="m", max_tokens=1,
                                               tools=self.tr.tools).get("tools") or []
+        msgs, _ = normalize(self.tr.messages[:k], dialect=dialect)
+        body = to_request(msgs, dialect=dialect, model=MODELS[dialect], max_tokens=RESERVE, tools=self.tr.tools)
         if self._tools[dialect]:
             body["tools"] = self._tools[dialect]
         if breakpoints:
@@ -102,115 +104,103 @@ class Source:
             last["content"][-1]["cache_control"] = CC
         return body
 
-    def over(self, dialect: str, tokens: int, sim, start: int = 0) -> int | None:
-        """The shortest prefix (a cut point at ``start`` or later) whose request the simulator counts over
-        ``tokens``; ``None`` when the whole transcript is not."""
-        cuts = [k for k in self.cuts if k >= start]
-        if not cuts or sim.count_request(dialect, self.body(cuts[-1], dialect)).text <= tokens:
+    def over(self, dialect: str, tokens: int, sim) -> int | None:
+        """The shortest prefix whose request ``sim`` counts over ``tokens``; ``None`` when the whole is not."""
+        cuts = self.cuts
+        if sim.count_request(dialect, self.body(cuts[-1], dialect)).text <= tokens:
             return None
         lo, hi = 0, len(cuts) - 1
         while lo < hi:
             mid = (lo + hi) // 2
-            if sim.count_request(dialect, self.body(cuts[mid], dialect)).text > tokens:
-                hi = mid
-            else:
-                lo = mid + 1
+            lo, hi = (lo, mid) if sim.count_request(dialect, self.body(cuts[mid], dialect)).text > tokens else \
+                (mid + 1, hi)
         return cuts[lo]
 
 
-def _sources() -> dict[str, Source]:
-    return {name: Source(name) for name in SOURCES}
-
-
-def _grown(sources: dict, dialect: str, window: int, sim) -> tuple[str, dict]:
-    """The Claude Code session over ``window`` where it is long enough in ``dialect``, else the aider history."""
-    for name in ("claude-code", "aider"):
-        k = sources[name].over(dialect, window, sim)
-        if k is not None:
-            return name, sources[name].body(k, dialect)
-    raise SystemExit(f"no transcript passes {window} tokens in {dialect}")
-
-
 # -- (a) first retry -------------------------------------------------------------------------------------------------
-class _SDKError(Exception):
-    """What an SDK raises for an error answer: its status and the body as received."""
-
-    def __init__(self, status: int, body) -> None:
-        super().__init__(f"Error code: {status}")
-        self.status_code, self.body = status, body
-
-
-DOORS = {  # door -> (dialect, what it builds: serve's planner or an adapter's ConversationCompactor and its recall)
-    "serve (openai)": ("openai", "serve"), "serve (responses)": ("responses", "serve"),
-    "serve (anthropic)": ("anthropic", "serve"),
-    "LangChain, pydantic-ai (openai, recall tool)": ("openai", True), "LiteLLM (openai, no recall tool)": ("openai", False),
-    "OpenAI Agents SDK (responses, recall tool)": ("responses", True),
-}
-
-
-def _retry(door: str, body: dict, status: int, err, profile: str, state: Path, n: int) -> dict:
-    """The retry ``door``'s rule makes after ``err``."""
+def _retry(door: str, body: dict, status: int, err, state: Path, n: int) -> dict:
+    """The retry ``door``'s rule makes after ``err`` (an adapter is given it as the OpenAI SDK raises it, an
+    ``APIStatusError``); raises where it makes none."""
     from snapglyph.integrations._common import ConversationCompactor
     from snapglyph.providers.overflow import detect
     from snapglyph.serve.app import ServeConfig
     from snapglyph.serve.planner import Planner
+    from snapglyph.serve.rewrite import pick_profile
     from snapglyph.serve.state import StateDir
     dialect, how = DOORS[door]
+    profile = pick_profile(MODELS[dialect], dialect)
     if how == "serve":
-        planner = Planner(StateDir(state), ServeConfig("http://127.0.0.1:9"))
-        out = planner.recover(f"{n:016x}", dialect, body, profile, detect(status, err))
+        out = Planner(StateDir(state), ServeConfig("http://127.0.0.1:9")).recover(f"{n:016x}", dialect, body,
+                                                                                  profile, detect(status, err))
         if out.error:
             raise RuntimeError(out.error)
         return json.loads(out.data)
+    import openai
+    exc = openai.APIStatusError(f"Error code: {status}", body=err, response=httpx.Response(
+        status, json=err, request=httpx.Request("POST", "http://127.0.0.1:9/v1")))
     conv = ConversationCompactor(None, None, budget=10_000_000, profile=profile, recall=how)
     sent, res = conv.compact(body, dialect)
-    if res is not None or not conv.learn(_SDKError(status, err), sent):
+    if res is not None or not conv.learn(exc, sent):
         raise RuntimeError("the adapter's rule did not take the error as an overflow")
     return conv.compact(body, dialect)[0]
 
 
+def _attempt(door: str, provider: str, body: dict, window: int, state: Path, n: int) -> str:
+    """One case: empty when the simulator took the retry, else why not."""
+    from snapglyph.errors import SnapglyphError
+    from snapglyph.testing import Simulator
+    dialect = DOORS[door][0]
+    sim = Simulator(provider=provider, context_window=window)
+    try:
+        retry = _retry(door, body, *sim.handle(dialect, body), state, n)
+    except (SnapglyphError, RuntimeError) as e:          # a failure of the rule is a result, not a crash
+        return f"no retry: {type(e).__name__}: {str(e)[:150]}"
+    got, _ = sim.handle(dialect, retry)
+    return "" if got == 200 else (f"the retry overflowed again ({sim.log[-1].get('prompt_tokens', 0):,} prompt "
+                                  f"tokens + {RESERVE:,} output asked)")
+
+
 def first_retry(sources: dict, windows, bodies) -> dict:
-    """Per door and window: the bodies whose retry the simulator took, the bodies tried, the failures."""
-    from snapglyph.serve.rewrite import pick_profile
+    """Per door and window ``(retries taken, cases)``; the failures grouped by door, window and cause."""
     from snapglyph.testing import PROVIDERS, Simulator
     bodies = [p for p in (bodies or PROVIDERS) if p != "ollama"]
-    out: dict = {"bodies": bodies, "cells": {}, "fails": [], "sources": {}}
+    out: dict = {"bodies": bodies, "cells": {}, "fails": {}, "sources": {}}
     n = 0
     with tempfile.TemporaryDirectory() as state:
         for window in windows:
-            grown = {d: _grown(sources, d, window, Simulator(context_window=window)) for d in PATHS}
-            for d, (name, body) in grown.items():
-                out["sources"][(d, window)] = (name, Simulator().count_request(d, body).text)
+            sim, grown = Simulator(context_window=window), {}
+            for d in PATHS:                  # the Claude Code session where it passes the window, else aider
+                name, k = next((n, k) for n, k in ((n, sources[n].over(d, window, sim)) for n in SOURCES) if k)
+                less = max([c for c in sources[name].cuts if c < k] or [k])
+                grown[d] = (name, k, sources[name].body(k, d))
+                out["sources"][(d, window)] = (name, k, sim.count_request(d, grown[d][2]).text,
+                                               sim.count_request(d, sources[name].body(less, d)).text)
             for door, (dialect, _) in DOORS.items():
                 ok = 0
                 for provider in bodies:
                     n += 1
                     progress(f"(a) {door}, {window // 1000}k, {provider}")
-                    sim = Simulator(provider=provider, context_window=window)
-                    body = grown[dialect][1]
-                    status, err = sim.handle(dialect, body)
-                    try:
-                        retry = _retry(door, body, status, err, pick_profile(MODELS[dialect], dialect),
-                                       Path(state), n)
-                        got, answer = sim.handle(dialect, retry)
-                    except Exception as e:              # a failure of the rule is a result, not a crash
-                        got, answer = None, repr(e)
-                    ok += got == 200
-                    if got != 200:
-                        out["fails"].append((door, window, provider, got, str(answer)[:160]))
+                    why = _attempt(door, provider, grown[dialect][2], window, Path(state), n)
+                    ok += not why
+                    if why:
+                        out["fails"].setdefault((door, window, re.sub(r"[\d,]+", "N", why)), []).append(provider)
                 out["cells"][(door, window)] = (ok, len(bodies))
     return out
 
 
 # -- (b) latency -----------------------------------------------------------------------------------------------------
 class Proxy:
-    """``snapglyph serve`` in a process of its own in front of ``sim``; its log lines are kept in :attr:`lines`."""
+    """``snapglyph serve`` in a process of its own in front of ``sim`` (its log read away: a full pipe stops it)."""
 
     def __init__(self, sim) -> None:
         self.state = tempfile.TemporaryDirectory()
         self.proc, self.url = _start_proxy(sim.base_url, self.state.name)
-        self.lines: list[str] = []
-        threading.Thread(target=lambda: self.lines.extend(iter(self.proc.stderr.readline, "")), daemon=True).start()
+        threading.Thread(target=self.proc.stderr.read, daemon=True).start()
+
+    def record(self, key: str) -> dict:
+        """The conversation's figures on ``/snapglyph/status`` (empty when it has none)."""
+        status = httpx.get(self.url + "/snapglyph/status", timeout=60).json()
+        return next((c for c in status["conversations"] if c["key"] == key), {})
 
     def close(self) -> None:
         self.proc.terminate()
@@ -229,20 +219,9 @@ def _post(c: httpx.Client, url: str, path: str, raw: bytes, caller: str | None =
     return t, r.status_code, first if first is not None else time.monotonic() - t
 
 
-def _conversations(sources: dict, tokens: int, sim) -> dict[str, tuple[str, bytes]]:
-    """The (b) conversations: dialect -> (source name, raw request over ``tokens``)."""
-    out = {}
-    for dialect, name in (("anthropic", "claude-code"), ("openai", "aider")):
-        k = sources[name].over(dialect, tokens, sim)
-        if k is None:
-            raise SystemExit(f"{name} does not reach {tokens} tokens in {dialect}")
-        out[dialect] = (name, json.dumps(sources[name].body(k, dialect)).encode())
-    return out
-
-
 def recovery(sim, proxy: Proxy, convs: dict, rounds: int) -> dict:
-    """Seconds from the overflow answer to the retry read whole, per dialect (the first run of each not counted),
-    and the proxy's CPU seconds per recovery."""
+    """Per dialect: seconds from the overflow answer to the retry read whole (the first run of each not counted),
+    the proxy's CPU seconds per recovery, and each counted round's ``(status, kinds the simulator logged)``."""
     out: dict = {d: {"added": [], "cpu": [], "status": []} for d in convs}
     with httpx.Client(timeout=600) as c:
         for r in range(rounds + 1):
@@ -252,7 +231,7 @@ def recovery(sim, proxy: Proxy, convs: dict, rounds: int) -> dict:
                 _, status, _ = _post(c, proxy.url, PATHS[d], raw, caller=f"latency-{d}-{r}")
                 got = sim.log[n0:]
                 if r == 0:
-                    continue                                   # warm-up: not counted
+                    continue                                   # warm-up
                 out[d]["status"].append((status, [e["kind"] for e in got]))
                 if [e["kind"] for e in got] == ["overflow", "ok"]:
                     out[d]["added"].append(got[1]["arrived"] - got[0]["answered"])
@@ -281,13 +260,14 @@ def passthrough(sim, proxy: Proxy, raws: dict, rounds: int) -> dict:
 
 
 # -- (c) cache share -------------------------------------------------------------------------------------------------
-def prompt_blocks(body: dict) -> list[tuple[int, bool]]:
-    """An Anthropic request in prompt order (tools, system, messages) as ``(bytes of the block's JSON without its
-    cache_control, whether it carries one)``, the block's place (role, message number) in its text."""
+def prompt_blocks(body: dict) -> list[tuple[bytes, bool]]:
+    """An Anthropic request in prompt order (tools, system, messages), one ``(JSON of the block and its place,
+    whether it carries a cache_control)`` per block; the ``cache_control`` itself is left out (a marker, not
+    prompt)."""
     def one(where, block) -> tuple[bytes, bool]:
-        b = {k: v for k, v in block.items() if k != "cache_control"} if isinstance(block, dict) else block
-        return json.dumps([where, b], sort_keys=True, ensure_ascii=False).encode(), isinstance(block, dict) and \
-            "cache_control" in block
+        marked = isinstance(block, dict) and "cache_control" in block
+        b = {k: v for k, v in block.items() if k != "cache_control"} if marked else block
+        return json.dumps([where, b], sort_keys=True, ensure_ascii=False).encode(), marked
     system = body.get("system") or []
     out = [one("tools", t) for t in body.get("tools") or []]
     out += [one("system", b) for b in ([{"type": "text", "text": system}] if isinstance(system, str) else system)]
@@ -298,8 +278,17 @@ def prompt_blocks(body: dict) -> list[tuple[int, bool]]:
 
 
 def cache_share(prev: dict, cur: dict) -> tuple[float, float]:
-    """``(share of the bytes up to the last breakpoint, share of all bytes)`` of ``cur`` unchanged from ``prev``
-    (whole blocks from the start)."""
+    """``(share of the bytes up to the last breakpoint, share of all bytes)`` of ``cur`` unchanged from ``prev``:
+    whole blocks (:func:`prompt_blocks`) counted from the start up to the first that differs.
+
+    Examples
+    --------
+    >>> page = {"type": "image", "cache_control": CC, "source": {"data": "A" * 80}}
+    >>> prev = {"messages": [{"role": "user", "content": [page]}, {"role": "user", "content": "old"}]}
+    >>> cur = {"messages": prev["messages"] + [{"role": "assistant", "content": "new"}]}
+    >>> [round(x, 2) for x in cache_share(prev, cur)]           # the pages' prefix is the same; the new turn is not
+    [1.0, 0.78]
+    """
     a, b = prompt_blocks(prev), prompt_blocks(cur)
     same = 0
     while same < min(len(a), len(b)) and a[same][0] == b[same][0]:
@@ -310,42 +299,35 @@ def cache_share(prev: dict, cur: dict) -> tuple[float, float]:
     return (sum(size[:min(same, last + 1)]) / upto if upto else 0.0), sum(size[:same]) / sum(size)
 
 
-def _conv_record(proxy: Proxy, key: str) -> dict:
-    status = httpx.get(proxy.url + "/snapglyph/status", timeout=60).json()
-    return next((c for c in status["conversations"] if c["key"] == key), {})
-
-
 def turns(sim, proxy: Proxy, src: Source, window: int, n_turns: int, breakpoints: bool) -> dict:
-    """Send the transcript's prefix over ``window``, then its next ``n_turns`` rounds; per turn after the first:
-    the action (the cut kept or a new one) and the two shares."""
+    """Send the transcript's prefix over ``window``, then its next ``n_turns`` rounds one a turn; per turn after
+    the first ``(cut kept, share up to the last breakpoint, share of all)``."""
     from snapglyph.compaction.keys import conversation_id
     sim.context_window = window
     k0 = src.over("anthropic", window, sim)
-    ks = [k for k in src.cuts if k >= k0][:n_turns + 1]
     out: dict = {"turns": [], "cuts": [], "first": k0, "window": window}
     prev = None
     with httpx.Client(timeout=600) as c:
-        for t, k in enumerate(ks):
-            progress(f"(c) {src.name}, turn {t}/{len(ks) - 1}")
+        for t, k in enumerate([k for k in src.cuts if k >= k0][:n_turns + 1]):
+            progress(f"(c) {src.name}, turn {t}/{n_turns}")
             body = src.body(k, "anthropic", breakpoints=breakpoints)
             n0 = len(sim.log)
             _, status, _ = _post(c, proxy.url, PATHS["anthropic"], json.dumps(body).encode())
             sent = [e for e in sim.log[n0:] if e["kind"] == "ok"]
-            rec = _conv_record(proxy, conversation_id("anthropic", body))
+            rec = proxy.record(conversation_id("anthropic", body))
             if status != 200 or not sent or rec.get("cut") is None:
                 raise SystemExit(f"(c) {src.name} turn {t}: status {status}, {[e['kind'] for e in sim.log[n0:]]}")
             cur = json.loads(sent[-1]["raw"])
             out["cuts"].append(rec["cuts"])
             if prev is not None:
-                kept = rec["cuts"] == out["cuts"][-2]
-                out["turns"].append((kept, *cache_share(prev, cur)))
+                out["turns"].append((rec["cuts"] == out["cuts"][-2], *cache_share(prev, cur)))
             prev = cur
     return out
 
 
 # -- the section -----------------------------------------------------------------------------------------------------
 def _spread(xs: list[float], unit: float = 1.0, fmt: str = "{:.2f}") -> str:
-    """``median (quartile 1-quartile 3, n)`` of ``xs`` times ``unit``."""
+    """``median (quartile 1-quartile 3, n=...)`` of ``xs`` times ``unit``."""
     ys = sorted(x * unit for x in xs)
     if not ys:
         return "no samples"
@@ -358,21 +340,21 @@ def _met(ok: bool) -> str:
 
 
 def section_a(a: dict, windows) -> str:
-    """The first-retry table and its conversations."""
+    """The first-retry table, the conversations refused and the failures."""
     rows = ["| door (dialect) | " + " | ".join(f"{w // 1000}k" for w in windows) + " |",
             "|---|" + "---|" * len(windows)]
-    for door in DOORS:
-        rows.append(f"| {door} | " + " | ".join("{}/{}".format(*a["cells"][(door, w)]) for w in windows) + " |")
-    convs = "; ".join(f"{w // 1000}k {d}: {name} {tok:,}" for (d, w), (name, tok) in a["sources"].items())
-    ok = sum(v[0] for v in a["cells"].values())
-    total = sum(v[1] for v in a["cells"].values())
-    fails = "".join(f"\n- {door}, {w // 1000}k, {p}: " + (f"the retry answered {st}" if st else "no retry")
-                    + f": {why}" for door, w, p, st, why in a["fails"])
-    return ("**(a) Recovery on the first retry** (goal: 100%): " + f"{ok} of {total} retries taken, "
-            f"{100 * ok / max(1, total):.0f}%, {_met(ok == total)}. Overflow bodies ({len(a['bodies'])}): "
-            + ", ".join(a["bodies"]) + ". Each cell: bodies whose single retry the simulator took.\n\n"
-            + "\n".join(rows) + f"\n\nConversations refused (simulator tokens, {RESERVE} output asked): {convs}."
-            + fails)
+    rows += [f"| {door} | " + " | ".join("{}/{}".format(*a["cells"][(door, w)]) for w in windows) + " |"
+             for door in DOORS]
+    convs = "; ".join(f"{w // 1000}k {d}: {name}, first {k} messages, {tok:,} tokens ({tok / w:.2f}x the window; "
+                      f"a round fewer: {less:,})" for (d, w), (name, k, tok, less) in a["sources"].items())
+    ok, total = (sum(v[i] for v in a["cells"].values()) for i in (0, 1))
+    fails = "".join(f"\n- {door}, {w // 1000}k, {len(ps)} bodies ({', '.join(ps)}): {why}"
+                    for (door, w, why), ps in a["fails"].items())
+    return (f"**(a) Recovery on the first retry** (goal: 100%): {ok} of {total} retries taken, "
+            f"{100 * ok / max(1, total):.1f}%, {_met(ok == total)}. Overflow bodies ({len(a['bodies'])}): "
+            + ", ".join(a["bodies"]) + ". A cell: the bodies whose one retry the simulator took.\n\n"
+            + "\n".join(rows) + f"\n\nConversations refused (simulator tokens; {RESERVE:,} output asked): {convs}."
+            + ("\n\nNot taken (N: a number that differs by case):" + fails if fails else ""))
 
 
 def section_b(rec: dict, convs: dict, pas: dict) -> str:
@@ -380,7 +362,7 @@ def section_b(rec: dict, convs: dict, pas: dict) -> str:
     rows = ["| measure | median (IQR, n) | goal | |", "|---|---|---|---|"]
     for d, r in rec.items():
         ok = bool(r["added"]) and statistics.median(r["added"]) < 0.5 and len(r["added"]) == len(r["status"])
-        rows.append(f"| recovery of {d} ({convs[d][0]}, {convs[d][2]:,} tokens; retry {convs[d][3]} images), "
+        rows.append(f"| recovery of {d} ({convs[d][0]}, {convs[d][2]:,} tokens; the retry {convs[d][3]} pages), "
                     f"overflow answer to retry sent | {_spread(r['added'], 1000, '{:.0f}')} ms | < 500 ms | "
                     f"{_met(ok)} |")
         if r["cpu"]:
@@ -398,16 +380,17 @@ def section_b(rec: dict, convs: dict, pas: dict) -> str:
 
 def section_c(c: dict) -> str:
     """The cache-share table."""
-    rows = ["| conversation | window | turns after the first | cut kept | share up to the last breakpoint, cut "
-            "kept: median (IQR, n), min | share of the whole request | goal >= 90% |", "|---|---|---|---|---|---|---|"]
+    rows = [("| conversation | window | turns after the first | cut kept | share up to the last breakpoint, cut "
+             "kept: median (IQR, n), min | share of the whole request | goal >= 90% |"),
+            "|---|---|---|---|---|---|---|"]
     for name, r in c.items():
         kept = [t for t in r["turns"] if t[0]]
-        share = [t[1] for t in kept]
-        whole = [t[2] for t in kept]
+        share, whole = [t[1] for t in kept], [t[2] for t in kept]
         low = min(share) if share else 0.0
-        rows.append(f"| {name} (first {r['first']} messages, then one round a turn) | {r['window']:,} | "
-                    f"{len(r['turns'])} | {len(kept)} (new cuts: {len(r['turns']) - len(kept)}) | "
-                    f"{_spread(share, 100, '{:.1f}')} %, min {100 * low:.1f} % | "
+        cuts = ", ".join(f"{100 * t[1]:.1f} %" for t in r["turns"] if not t[0])
+        rows.append(f"| {name} (first {r['first']} messages, then a round a turn) | {r['window']:,} | "
+                    f"{len(r['turns'])} | {len(kept)} (a new cut: {len(r['turns']) - len(kept)}, share there "
+                    f"{cuts or '-'}) | {_spread(share, 100, '{:.1f}')} %, min {100 * low:.1f} % | "
                     f"{_spread(whole, 100, '{:.1f}')} % | {_met(bool(share) and low >= 0.9)} |")
     return ("**(c) Prompt-cache share of the next turns** (Anthropic; the Claude Code session shaped as Claude Code "
             "sends it: a breakpoint on the system prompt and on the last message; the aider history with none of "
@@ -416,75 +399,63 @@ def section_c(c: dict) -> str:
 
 def write(section: str) -> None:
     """Replace the serve-goals section of bench/RESULTS.md (or append it)."""
-    import re
     path = ROOT / "bench" / "RESULTS.md"
     text = path.read_text(encoding="utf-8")
     block = f"<!-- serve-goals:start -->\n{section}\n<!-- serve-goals:end -->"
-    if "<!-- serve-goals:start -->" in text:
-        text = re.sub(r"<!-- serve-goals:start -->.*?<!-- serve-goals:end -->", lambda m: block, text, flags=re.S)
-    else:
-        text = text.rstrip("\n") + "\n\n" + block + "\n"
-    path.write_text(text, encoding="utf-8")
+    new, n = re.subn(r"<!-- serve-goals:start -->.*?<!-- serve-goals:end -->", lambda m: block, text, flags=re.DOTALL)
+    path.write_text(new if n else text.rstrip("\n") + "\n\n" + block + "\n", encoding="utf-8")
 
 
 # -- running ---------------------------------------------------------------------------------------------------------
-def run_b_c(sources: dict, size: dict, only: str) -> tuple[str, str]:
+def run_b_c(sources: dict, size: dict, only: str) -> list[str]:
     """Parts (b) and (c): one simulator here, one ``serve`` process in front of it."""
     from snapglyph.testing import Simulator, answer
     sim = Simulator(lambda d, b: answer("ok"), provider="native", context_window=size["tokens"])
     sim.on_request = lambda e: e.__setitem__("answered", time.monotonic())
-    sim.start()
-    proxy = Proxy(sim)
-    out_b = out_c = ""
+    proxy = Proxy(sim.start())
+    out = []
     try:
         if "b" in only:
-            convs = _conversations(sources, size["tokens"], sim)
+            convs = {d: (name, json.dumps(sources[name].body(sources[name].over(d, size["tokens"], sim), d)).encode())
+                     for d, name in (("anthropic", "claude-code"), ("openai", "aider"))}
             rec = recovery(sim, proxy, convs, size["rounds"])
-            figures = {}
-            for d, (name, raw) in convs.items():
-                retry = [e for e in sim.log if e.get("kind") == "ok" and e.get("dialect") == d][-1]
-                figures[d] = (name, raw, Simulator().count_request(d, json.loads(raw)).text, len(retry["images"]))
+            figures = {d: (name, raw, sim.count_request(d, json.loads(raw)).text,
+                           len([e for e in sim.log if e.get("kind") == "ok" and e["dialect"] == d][-1]["images"]))
+                       for d, (name, raw) in convs.items()}
             sim.context_window = 10 ** 9
             small = json.dumps({"model": MODELS["anthropic"], "max_tokens": 64, "messages": [
                 {"role": "user", "content": "Summarize the build log. " + "ok " * 600}]}).encode()
             raws = {"small (2 KB, anthropic)": (PATHS["anthropic"], small)}
             raws.update({f"{d} {figures[d][2]:,} tokens ({len(raw) // 1000} KB)": (PATHS[d], raw)
                          for d, (_, raw) in convs.items()})
-            out_b = section_b(rec, figures, passthrough(sim, proxy, raws, size["pass_rounds"]))
+            out.append(section_b(rec, figures, passthrough(sim, proxy, raws, size["pass_rounds"])))
         if "c" in only:
-            res = {f"{name} session" if name == "claude-code" else name:
-                   turns(sim, proxy, sources[name], size["cache_windows"][name], size["turns"], name == "claude-code")
-                   for name in ("claude-code", "aider")}
-            out_c = section_c(res)
+            out.append(section_c({f"{name} session" if name == "claude-code" else name: turns(
+                sim, proxy, sources[name], size["cache_windows"][name], size["turns"], name == "claude-code")
+                for name in ("claude-code", "aider")}))
     finally:
         proxy.close()
         sim.stop()
-    return out_b, out_c
+    return out
 
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--tiny", action="store_true", help="a tiny run (8k window, 4 bodies, 2 rounds, 3 turns)")
     ap.add_argument("--only", default="abc", help="the parts to run (default abc)")
-    ap.add_argument("--rounds", type=int, help="recovery rounds counted (default 10)")
-    ap.add_argument("--pass-rounds", type=int, help="pass-through rounds (default 100)")
-    ap.add_argument("--turns", type=int, help="turns after the first per conversation in (c) (default 40)")
     ap.add_argument("--write", action="store_true", help="write the section of bench/RESULTS.md (all parts)")
     args = ap.parse_args(argv)
     if not DATA.is_dir():
         raise SystemExit(f"{DATA} is absent: the conversations come from ../shared/data")
     if args.write and (args.tiny or set(args.only) != set("abc")):
         raise SystemExit("--write takes a full run of every part (no --tiny, no --only)")
-    size = dict(TINY if args.tiny else FULL)
-    size.update({k: v for k, v in (("rounds", args.rounds), ("pass_rounds", args.pass_rounds),
-                                   ("turns", args.turns)) if v is not None})
+    size = TINY if args.tiny else FULL
     started = time.monotonic()
-    sources = _sources()
-    parts = []
-    if "a" in args.only:
-        parts.append(section_a(first_retry(sources, size["windows"], size["bodies"]), size["windows"]))
+    sources = {name: Source(name) for name in SOURCES}
+    parts = [section_a(first_retry(sources, size["windows"], size["bodies"]), size["windows"])] if "a" in args.only \
+        else []
     if set(args.only) & set("bc"):
-        parts += [p for p in run_b_c(sources, size, args.only) if p]
+        parts += run_b_c(sources, size, args.only)
     progress("")
     cmd = "python bench/serve_goals.py" + " --tiny" * args.tiny + " --write" * args.write
     section = ("## snapglyph serve: issue 29's goals (first retry, added latency, prompt-cache share)\n\n"
