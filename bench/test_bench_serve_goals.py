@@ -63,7 +63,7 @@ def test_cache_share_rows(section):
 
 
 def test_cache_share_counts_whole_blocks_up_to_the_last_breakpoint():
-    from serve_goals import CC, cache_share
+    from serve_goals import CC, cache_share, prompt_blocks
     img = {"type": "image", "source": {"data": "A" * 1000}}
     prev = {"system": [{"type": "text", "text": "sys", "cache_control": CC}],
             "messages": [{"role": "user", "content": [img, {**img, "cache_control": CC}]},
@@ -72,7 +72,8 @@ def test_cache_share_counts_whole_blocks_up_to_the_last_breakpoint():
                                   {"role": "user", "content": [{"type": "text", "text": "more", "cache_control": CC}]}]}
     upto, whole = cache_share(prev, moved)            # the client's breakpoint moved on: nothing before it changed
     assert upto == whole and 0.95 < upto < 1
-    repaged = {**moved, "messages": [{"role": "user", "content": [img, {"type": "image", "source": {"data": "B"}}]},
-                                     *moved["messages"][1:]]}
-    assert cache_share(moved, repaged)[0] < 0.5       # a changed page: only the blocks before it count
+    repaged = {**moved, "messages": [{"role": "user", "content": [img, {"type": "image", "source": {"data": "B" * 1000},
+                                                                        "cache_control": CC}]}, *moved["messages"][1:]]}
+    sizes = [len(b) for b, _ in prompt_blocks(repaged)]          # system, page 1, page 2, tail, more
+    assert cache_share(moved, repaged) == ((sizes[0] + sizes[1]) / sum(sizes),) * 2   # only the blocks before it
     assert cache_share(prev, prev) == (1.0, 1.0)
