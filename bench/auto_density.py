@@ -1,20 +1,31 @@
-"""Layout ``auto`` against ``dense``: source characters per image token on the real transcripts in ../shared/data.
+"""Layout ``auto`` against ``dense``: source characters per image token on the real transcripts in ../shared/data,
+before and after, in one run.
 
 For each transcript that :func:`snapglyph.readers.registry.load` reads, the whole conversation is built into one
-document (the default drawing: tool calls decoded, headers inline) and rendered with each layout on a profile; the
-table gives pages, source characters shown (``Page.chars``) per image token (the profile's own cost of each page),
-auto over dense, and the share of block lines that wrap in their column. The goal of issue 10 item 2: ``auto`` keeps
-at least 70% of ``dense``'s characters per image token (over all transcripts together).
+document (the default drawing: tool calls decoded, headers inline) and rendered with each layout on a profile; so
+are an excerpt of code and prose (:func:`excerpt`: 16,000 characters of the Claude Code session's messages from #20
+and 16,000 of the pi session's from #40) and the prose of the license texts beside the transcripts (as conversation
+text and as tool output). The table gives pages, source characters shown (``Page.chars``) per image token (the
+profile's own cost of each page), auto over dense, the block lines (non-blank lines of the blocks the layout plans),
+the share of them broken across rows (each run of rows that start with the continuation mark in the pages' text is
+one line) and the share that start a row with their indentation (drawn whole: before, a line indented as wide as
+its column wrapped inside its indentation; after, the block's common indentation is not drawn and a line indented
+past half its column is drawn at half). Goals of issue 30: ``auto`` at least 90% of ``dense`` on prose and 80% on
+code-heavy pages, at most 5% of block lines broken, none inside its indentation.
 
-Usage: ``python bench/auto_density.py [--profile claude] [--write]``; ``--write`` puts the table into
-bench/RESULTS.md between the ``auto-density`` markers. Skips with a reason (exit 0) where ../shared is absent.
+Usage: ``python bench/auto_density.py [--profile claude] [--before /work/before] [--write]``: ``--before`` runs the
+same measurement on the package found at that path (a worktree of an earlier commit; PYTHONPATH) in a subprocess;
+``--write`` puts the table into bench/RESULTS.md between the ``auto-density`` markers. Skips with a reason (exit 0)
+where ../shared is absent.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import platform
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -24,6 +35,7 @@ from provenance import commit_label
 ROOT = Path(__file__).resolve().parent.parent
 DATA = ROOT.parent / "shared" / "data"
 RESULTS = ROOT / "bench" / "RESULTS.md"
+CONT = "\u21aa"
 
 
 def files() -> list[Path]:
@@ -31,22 +43,58 @@ def files() -> list[Path]:
     return sorted(p for p in DATA.glob("*/*") if p.is_file() and not p.name.startswith(skip))
 
 
-def wrapped_share(doc, cols: int) -> tuple[int, int]:
-    """Block lines and how many of them are wider than their column."""
+def excerpt():
+    """About 32,000 characters of real agent work, code and prose: messages of the Claude Code session from #20 and
+    of the pi session from #40, each until 16,000 characters of text."""
+    from snapglyph.model.document import Document, build_document
+    from snapglyph.readers.registry import load
+
+    segs = []
+    for rel, lo in (("claude-code-spotter/8463c716-a2ea-4c14-9efa-87158ebd9f20.jsonl", 20),
+                    ("pi-session/before-compaction.jsonl", 40)):
+        ms = load(DATA / rel).messages
+        hi = lo
+        while hi < len(ms) and sum(len(s.text) for s in build_document(ms[lo:hi]).segments) < 16_000:
+            hi += 1
+        segs += build_document(ms[lo:hi]).segments
+    return Document(segs)
+
+
+def license_prose():
+    """The license texts beside the transcripts, each as conversation text and as tool output."""
+    from snapglyph.model.document import STYLE_DIM, STYLE_TEXT, Document, Segment
+
+    texts = [p.read_text(encoding="utf-8") for p in sorted(DATA.glob("*/LICENSE*"))]
+    return Document([Segment(t, style, i) for i, t in enumerate(texts) for style in (STYLE_TEXT, STYLE_DIM)])
+
+
+def block_lines(doc, cols: int) -> tuple[int, int]:
+    """Non-blank block lines, and those that start a row with their indentation drawn whole (by the rule of the
+    package measured: whether it takes the common indentation off, ``MAX_PROSE_RUN`` tells)."""
+    from snapglyph.raster import blocks
     from snapglyph.raster._codes import expand_tabs
-    from snapglyph.raster.blocks import plan_blocks, split_lines
 
-    lines = wraps = 0
+    after = hasattr(blocks, "MAX_PROSE_RUN")
+    n = whole = 0
     for seg in doc.segments:
-        for a, b, k, colw in plan_blocks(seg.text, seg.style, cols):
-            for line in split_lines(seg.text)[a:b]:
-                lines += 1
-                wraps += len(expand_tabs(line).rstrip()) > colw
-    return lines, wraps
+        lines = blocks.split_lines(seg.text)
+        for a, b, k, colw in blocks.plan_blocks(seg.text, seg.style, cols):
+            part = [expand_tabs(x) for x in lines[a:b] if x.strip()]
+            leads = [len(x) - len(x.lstrip(" ")) for x in part]
+            strip = min(leads, default=0) if after else 0
+            n += len(part)
+            whole += sum((ld - strip <= colw // 2) if after else (ld < colw) for ld in leads)
+    return n, whole
 
 
-def run(prof_name: str) -> tuple[list[tuple], dict]:
-    sys.path.insert(0, str(ROOT))
+def broken(pages) -> int:
+    """Lines broken across rows: runs of rows of the pages' text that start with the continuation mark."""
+    rows = [r for p in pages for r in p.text.split("\n")]
+    return sum(1 for i, r in enumerate(rows) if r.startswith(CONT) and (i == 0 or not rows[i - 1].startswith(CONT)))
+
+
+def measure(prof_name: str) -> list[dict]:
+    """Every document measured with the package on sys.path: a dict per document."""
     from snapglyph.errors import SnapglyphError
     from snapglyph.model.document import build_document
     from snapglyph.providers.profiles import profile
@@ -55,62 +103,100 @@ def run(prof_name: str) -> tuple[list[tuple], dict]:
 
     prof = profile(prof_name)
     cols = prof.page_size[0] // resolve_cell(None, prof)[0]
-    rows, tot = [], {"dense": [0, 0], "auto": [0, 0], "lines": 0, "wraps": 0}
+    docs = [("excerpt (code and prose, 32k)", excerpt()), ("license texts (prose)", license_prose())]
     for f in files():
         try:
-            doc = build_document(load(f).messages)
+            docs.append((f"{f.parent.name}/{f.name[:40]}", build_document(load(f).messages)))
         except SnapglyphError:
             continue
-        got = {}
+    out = []
+    for name, doc in docs:
+        row = {"name": name}
         for mode in ("dense", "auto"):
             pages = render_document(doc, profile=prof, mode=mode)
-            chars = sum(p.chars for p in pages)
-            tok = sum(prof.image_tokens(p.width, p.height) for p in pages)
-            got[mode] = (len(pages), chars, tok)
-            tot[mode][0] += chars
-            tot[mode][1] += tok
-        n, w = wrapped_share(doc, cols)
-        tot["lines"] += n
-        tot["wraps"] += w
-        rows.append((f"{f.parent.name}/{f.name[:40]}", got, n, w))
-    return rows, tot
+            row[mode] = [len(pages), sum(p.chars for p in pages), sum(prof.image_tokens(p.width, p.height)
+                                                                      for p in pages)]
+            if mode == "auto":
+                row["broken"] = broken(pages)
+        row["lines"], row["whole"] = block_lines(doc, cols)
+        out.append(row)
+    return out
 
 
-def table(rows, tot, prof_name: str) -> str:
+def run_before(path: str, prof_name: str) -> list[dict]:
+    """:func:`measure` on the package at ``path``, in a subprocess (its own imports)."""
+    env = dict(os.environ, PYTHONPATH=path)
+    code = (f"import sys, json; sys.path.insert(0, {str(ROOT / 'bench')!r}); import auto_density as m; "
+            f"print(json.dumps(m.measure({prof_name!r})))")
+    done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True,
+                          cwd=path)
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def _cells(r: dict) -> str:
+    d, a = r["dense"], r["auto"]
+    cd, ca = d[1] / d[2], a[1] / a[2]
+    n = max(1, r["lines"])
+    return (f"{d[0]} | {cd:.2f} | {a[0]} | {ca:.2f} | **{ca / cd:.1%}** | {r['lines']} | {r['broken'] / n:.1%} | "
+            f"{r['whole'] / n:.1%}")
+
+
+def _total(rows: list[dict]) -> dict:
+    tot = {"name": "**all transcripts**", "dense": [0, 0, 0], "auto": [0, 0, 0], "broken": 0, "lines": 0, "whole": 0}
+    for r in rows[2:]:
+        for mode in ("dense", "auto"):
+            tot[mode] = [x + y for x, y in zip(tot[mode], r[mode])]
+        for key in ("broken", "lines", "whole"):
+            tot[key] += r[key]
+    return tot
+
+
+def table(after: list[dict], before: list[dict] | None, prof_name: str, before_label: str) -> str:
     commit = commit_label()
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
-    out = [f"Generated by `python bench/auto_density.py --profile {prof_name} --write` at commit {commit}, "
-           f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, {platform.machine()} {os.cpu_count()} cores, "
-           f"load {load:.1f} (the figures are counts, not times: load does not change them).", "",
-           "| transcript | dense pages | dense chars/token | auto pages | auto chars/token | auto / dense | "
-           "block lines | wrapped |", "|---|---|---|---|---|---|---|---|"]
-    for name, got, n, w in rows:
-        d, a = got["dense"], got["auto"]
-        cd, ca = d[1] / d[2], a[1] / a[2]
-        out.append(f"| {name} | {d[0]} | {cd:.2f} | {a[0]} | {ca:.2f} | {ca / cd:.1%} | {n} | "
-                   f"{w / max(1, n):.0%} |")
-    cd = tot["dense"][0] / tot["dense"][1]
-    ca = tot["auto"][0] / tot["auto"][1]
-    out.append(f"| **all** | | {cd:.2f} | | {ca:.2f} | **{ca / cd:.1%}** | {tot['lines']} | "
-               f"{tot['wraps'] / max(1, tot['lines']):.0%} |")
+    out = [f"Generated by `python bench/auto_density.py --profile {prof_name} --before ... --write` at commit "
+           f"{commit} (after) against {before_label} (before), {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, "
+           f"{platform.machine()} {os.cpu_count()} cores, load {load:.1f} (counts, not times). Block lines: the "
+           "non-blank lines of the blocks each version plans; broken: of those, the ones broken across rows; whole "
+           "indentation: the ones that start a row with their indentation drawn whole.", "",
+           "| document | version | dense pages | dense chars/token | auto pages | auto chars/token | auto / dense | "
+           "block lines | broken | whole indentation |", "|---|---|---|---|---|---|---|---|---|---|"]
+    before_by = {r["name"]: r for r in before or []}
+    for r in after + [_total(after)]:
+        b = before_by.get(r["name"]) if r["name"] != "**all transcripts**" else (_total(before) if before else None)
+        if b:
+            out.append(f"| {r['name']} | before | {_cells(b)} |")
+        out.append(f"| {r['name'] if not b else ''} | after | {_cells(r)} |")
     return "\n".join(out) + "\n"
+
+
+def commit_label_at(path: str) -> str:
+    """The short commit of the git worktree at ``path``, or ``unknown``."""
+    try:
+        return subprocess.run(["git", "-C", path, "rev-parse", "--short", "HEAD"], capture_output=True, text=True,
+                              check=True).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        return "unknown"
 
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--profile", default="claude")
+    ap.add_argument("--before", default=None, help="a worktree of an earlier commit to measure beside this one")
     ap.add_argument("--write", action="store_true", help="write the table into bench/RESULTS.md")
     args = ap.parse_args(argv)
     if not DATA.exists():
         print(f"SKIP: {DATA} is absent")
         return 0
-    rows, tot = run(args.profile)
-    text = table(rows, tot, args.profile)
+    after = measure(args.profile)
+    before = run_before(args.before, args.profile) if args.before else None
+    text = table(after, before, args.profile, f"{args.before} ({commit_label_at(args.before)})" if args.before
+                 else "nothing")
     print(text)
     if args.write:
         start, end = "<!-- auto-density:start -->", "<!-- auto-density:end -->"
         old = RESULTS.read_text(encoding="utf-8") if RESULTS.exists() else "# Benchmark results\n"
-        block = (f"{start}\n## Layout auto: characters per image token against dense (issue 10 item 2)\n\n"
+        block = (f"{start}\n## Layout auto: characters per image token against dense, block lines broken (issue 30)\n\n"
                  f"{text}{end}")
         if start in old and end in old:
             new = old[:old.index(start)] + block + old[old.index(end) + len(end):]

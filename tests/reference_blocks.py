@@ -1,5 +1,6 @@
 """Slow reference of the ``auto`` layout's block planning: the line rule of :mod:`snapglyph.raster.blocks` written
-the plain way (one regex search per line, tabs expanded character by character, columns counted in Python).
+the plain way (one regex search per feature and line, tabs expanded character by character, columns counted in
+Python).
 
 The package's one implementation is compiled (:mod:`snapglyph.raster._line_kernels`); tests hold it equal to this,
 letter by letter and plan by plan, and the reference renderer plans its blocks with this. Only the tuning
@@ -15,25 +16,30 @@ from snapglyph.raster import blocks
 from snapglyph.raster._codes import INDENT_TAB_STOP, KMAX, TAB_STOP
 
 _FENCE = re.compile(r"^\s{0,3}(```|~~~)")
-_CODE = re.compile(
-    r"^(?:[ ]{2,}|\t)\S"
-    r"|^(?:@@ |\+\+\+ |--- |diff --git |index [0-9a-f]{7})"
+_SHAPE = re.compile(  # what a line is by its shape alone: a table, a rule, a log, a listing, a diff, a prompt
+    r"^(?:@@ |\+\+\+ |--- |diff --git |index [0-9a-f]{7})"
     r"|^\s*\|.*\|\s*$"
+    r"|^\s*[-=+|:_*~#]{4,}[-=+|:_*~# ]*$"
+    r"|^\s*[\u2500-\u259f]"
     r"|^\s*\[?\d{4}-\d\d-\d\d[ T]\d|^\s*\[?\d\d:\d\d:\d\d"
     r"|^\s*\[?(?:DEBUG|INFO|WARN|WARNING|ERROR|TRACE|FATAL|CRITICAL)\b"
     r"|^\s*\d+\s*(?:[:\t|\u2192]|\s{2})"
     r"|^[\w./-]+:\d+[:\s]"
     r"|^[dlcbps-][rwxsStT-]{9}[.+@]?\s"
     r"|^(?:\$|>>>|\.\.\.|#!|%) "
-    r"|[{};(\[,]\s*$|^\s*[})\]]"
-    r"|^\s*(?:def|class|import|from|return|if|elif|else|for|while|try|except|finally|with|async|await|const|let"
-    r"|var|function|fn|pub|use|package|func|struct|impl|enum|type|interface|export|public|private|static"
-    r"|#include|#define)\b"
+    r"|^\s*[})\]]"
+    r"|^\s*#(?:include|define)\b"
 )
-_CODE_TOKENS = re.compile(r"=>|->|::|==|!=|&&|\|\|")
+_KEYWORD = re.compile(
+    r"^\s*(?:def|class|import|from|return|if|elif|else|for|while|try|except|finally|with|async|await|const|let"
+    r"|var|function|fn|pub|use|package|func|struct|impl|enum|type|interface|export|public|private|static)\b"
+)
+_TOKENS = re.compile(r"=>|->|::|==|!=|&&|\|\|")
+_EVIDENCE = re.compile(r"[#$%&*+/;<=>@\[\\\]^`{|}~_]|\w\(|\w\.\w")
+_INDENTED = re.compile(r"^(?:[ ]{2,}|\t)\S")
 _LIST_ITEM = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s")
 _DIFF_LINE = re.compile(r"^[+ -]")
-_WORD = re.compile(r"[A-Za-z]{2,}")
+_LETTERS = re.compile(r"[^\W\d_]{2,}")
 
 
 def split_lines(text: str) -> list[str]:
@@ -54,9 +60,27 @@ def expand_tabs(line: str) -> str:
     return "".join(out)
 
 
-def _prose(line: str) -> bool:
-    words = _WORD.findall(line)
-    return len(line) >= 80 and len(words) >= 10 and sum(map(len, words)) + line.count(" ") >= 0.8 * len(line)
+def wordy(line: str) -> bool:
+    """Four or more words of two or more letters, letters and spaces three quarters of the line's text."""
+    s = line.strip()
+    words = _LETTERS.findall(s)
+    return len(words) >= 4 and sum(map(len, words)) + s.count(" ") >= 0.75 * len(s)
+
+
+def _kind(line: str, listing: bool) -> str:
+    s = line.strip()
+    if _LIST_ITEM.match(line):
+        return "N"
+    if _SHAPE.search(line):
+        return "C"
+    tokens = bool(_TOKENS.search(line))
+    if wordy(line):
+        if s[-1] in "{([;" or _KEYWORD.match(line) and s[-1] in ":{" or listing and tokens:
+            return "C"
+        return "P"
+    if s[-1] in blocks.CODE_END or _KEYWORD.match(line) or tokens or _INDENTED.match(line) and _EVIDENCE.search(s):
+        return "C"
+    return "C" if listing else "N"
 
 
 def classify_lines(lines: list[str], style: int = 0) -> str:
@@ -74,29 +98,62 @@ def classify_lines(lines: list[str], style: int = 0) -> str:
                 diff = True
             elif diff and not _DIFF_LINE.match(line):
                 diff = False
-            if diff:
-                out.append("C")
-            elif not listing and _LIST_ITEM.match(line):
-                out.append("N")
-            elif _CODE.search(line) or listing and _CODE_TOKENS.search(line):
-                out.append("C")
-            elif _prose(line):
-                out.append("P")
-            else:
-                out.append("C" if listing else "N")
+            out.append("C" if diff else _kind(line, listing))
     return "".join(out)
 
 
-def choose_columns(widths: list[int], cols: int) -> tuple[int, int]:
-    nonblank = sum(1 for w in widths if w > 0)
+def runs(kinds: str) -> list[tuple[int, int]]:
+    """Blocks: from a C line to a C line over C, B and N lines and runs of at most MAX_PROSE_RUN P lines."""
+    out, i, n = [], 0, len(kinds)
+    while i < n:
+        if kinds[i] != "C":
+            i += 1
+            continue
+        end, j = i + 1, i + 1
+        while j < n:
+            if kinds[j] == "P":
+                p = j
+                while p < n and kinds[p] == "P":
+                    p += 1
+                if p - j > blocks.MAX_PROSE_RUN:
+                    break
+                j = p
+                continue
+            if kinds[j] == "C":
+                end = j + 1
+            j += 1
+        if end - i >= blocks.MIN_BLOCK_LINES:
+            out.append((i, end))
+        i = end
+    return out
+
+
+def lead(line: str) -> int:
+    """Cells of a line's leading spaces, tabs expanded."""
+    x = expand_tabs(line)
+    return len(x) - len(x.lstrip(" "))
+
+
+def choose_columns(widths: list[int], leads: list[int], cols: int) -> tuple[int, int]:
+    nonblank = [i for i, w in enumerate(widths) if w > 0]
+    strip = min(leads[i] for i in nonblank) if nonblank else 0
     best_h, best_k = -1, 1
     for k in range(1, min(KMAX, max(1, len(widths) // blocks.MIN_ROWS_PER_COLUMN)) + 1):
         colw = (cols - (k - 1)) // k
         if k > 1 and colw < blocks.MIN_COLW:
             break
-        if k > 1 and sum(1 for w in widths if w > colw) > blocks.MAX_WRAP_SHARE * nonblank:
+        rows = over = 0
+        for w, ld in zip(widths, leads):
+            if w == 0:
+                rows += 1
+                continue
+            ind = ld - strip
+            h = min(ind, colw // 2)
+            drawn = w - ld + h
+            over += drawn > colw or ind > h
+            rows += 1 + (-(-(drawn - colw) // (colw - h - 1)) if drawn > colw else 0)
+        if k > 1 and over > blocks.MAX_WRAP_SHARE * len(nonblank):
             continue
-        rows = len(widths) + sum(-(-(w - colw) // (colw - 1)) for w in widths if w > colw)
         if best_h < 0 or -(-rows // k) < best_h:
             best_h, best_k = -(-rows // k), k
     return best_k, (cols - (best_k - 1)) // best_k
@@ -106,10 +163,9 @@ def plan_blocks(text: str, style: int, cols: int) -> list[tuple[int, int, int, i
     if style == 2 or "\n" not in text and "\u2028" not in text and "\u2029" not in text:
         return []
     lines = split_lines(text)
-    kinds = classify_lines(lines, style)
     out = []
-    for m in re.finditer(r"C(?:[CBN]*C)?", kinds):
-        a, b = m.span()
-        if b - a >= blocks.MIN_BLOCK_LINES:
-            out.append((a, b, *choose_columns([len(expand_tabs(x).rstrip()) for x in lines[a:b]], cols)))
+    for a, b in runs(classify_lines(lines, style)):
+        part = lines[a:b]
+        out.append((a, b, *choose_columns([len(expand_tabs(x).rstrip()) for x in part],
+                                          [lead(x) if x.strip() else 0 for x in part], cols)))
     return out

@@ -96,20 +96,29 @@ class _Pages:
 
     def block(self, lines, ended, style, k, colw):
         """Lay out the lines of one block in bands of k columns of colw cells (see the kernel's docstring).
-        ``ended``: the last line ends with a newline (else an empty last line makes no row)."""
-        rows = []  # each row: (continuation?, characters)
+        ``ended``: the last line ends with a newline (else a last line that draws nothing makes no row).
+
+        The spaces a line starts with are its indentation: the block's common indentation (the fewest of a line
+        holding anything else) is not drawn, nor is indentation past colw // 2 cells; a continuation row has its
+        mark in the cell where the line's text starts and the text after it."""
+        strip = min((len(x) - len(x.lstrip(" ")) for x in lines if x.strip(" ")), default=0)
+        rows = []  # each row: (the cell of its continuation mark or None, characters)
         for i, line in enumerate(lines):
-            if not line and i == len(lines) - 1 and not ended:
-                break
-            cur, col, cont = [], 0, False
-            for c in line:
+            body = line.lstrip(" ")
+            indent = " " * min(len(line) - len(body) - strip, colw // 2) if len(line) > len(body) + strip else ""
+            text = indent + body
+            hang = len(indent) if body else 0
+            cur, col, mark = [], 0, None
+            for j, c in enumerate(text):
                 w = self.width_of(c)
                 if col + w > colw:
-                    rows.append((cont, cur))
-                    cur, col, cont = [], 1, True
+                    rows.append((mark, cur))
+                    cur, col, mark = [], hang + 1, hang
                 cur.append(c)
                 col += w
-            rows.append((cont, cur))
+            if i == len(lines) - 1 and not ended and not cur and mark is None:
+                break
+            rows.append((mark, cur))
         while True:
             if self.col > 0:
                 self.row, self.col = self.row + 1, 0
@@ -125,14 +134,14 @@ class _Pages:
                 x = (j * colw + j - 1) * self.cw + self.cw // 2
                 for y in range(top * self.ch, (top + h) * self.ch):
                     self.page[y][x] = RULE
-            for r, (cont, chars) in enumerate(rows[:used_cols * h]):
+            for r, (mark, chars) in enumerate(rows[:used_cols * h]):
                 j, rr = divmod(r, h)
                 key = (top, 1 + j, rr)
                 self.lines.setdefault(key, "")
                 x = j * (colw + 1)
-                if cont:
-                    self.draw(CONT_CHAR, MARKER_INK, top + rr, x, key)
-                    x += 1
+                if mark is not None:
+                    self.draw(CONT_CHAR, MARKER_INK, top + rr, x + mark, key)
+                    x += mark + 1
                 for c in chars:
                     self.draw(c, INK.get(style, INK[0]), top + rr, x, key)
                     x += self.width_of(c)

@@ -17,23 +17,28 @@ the block widths of :mod:`snapglyph.raster.blocks`.
 Blocks (layout ``auto``): the lines of a block are laid out one source line per row in ``k`` side-by-side columns of
 ``colw`` cells (one blank cell between columns, holding a 1-px rule in the marker's grey), read top to bottom then
 left to right. The block's rows (:func:`snapglyph.raster._kernels.block_rows`) fill a **band** of ``ceil(rows / k)``
-rows, or the rest of the page, in which case the block goes on in a new band on the next page. A line longer than
-its column goes on in a continuation row that starts with the continuation mark. Prose after the block starts below
-the band.
+rows, or the rest of the page, in which case the block goes on in a new band on the next page. The indentation
+common to the block's lines (the fewest leading blanks of a line that holds anything else) is not drawn, and a
+line's indentation is drawn at most ``colw // 2`` cells deep: a line never wraps inside its leading whitespace. A
+line longer than its column goes on in continuation rows that hang under its text: the continuation mark in the
+cell where the line's text starts, the text after it. Prose after the block starts below the band.
 
 The layout state is an int64 array of ``N_STATE`` elements, modified in place by the layout; the ``S_*`` names are
-its indices. Indices 0-3 are the cursor and the page's counts; 4-7 the block fields, kept across pages; 8-15 the band
-fields of the page. A new page resets 0-3 and 8-15 (:func:`new_page_state`).
+its indices. Indices 0-3 are the cursor and the page's counts; 4-7 and 16-18 the block fields, kept across pages;
+8-15 the band fields of the page. A new page resets 0-3 and 8-15 (:func:`new_page_state`).
 """
 
 from __future__ import annotations
 
-__all__ = ["CODE_BLOCK", "CODE_BLOCK_END", "CODE_NEWLINE", "CODE_NOP", "CODE_ROW_START", "CODE_UNSEEN", "INDENT_TAB_STOP",
+__all__ = ["BLANK", "CODE_BLOCK", "CODE_BLOCK_END", "CODE_NEWLINE", "CODE_NOP", "CODE_ROW_START", "CODE_UNSEEN", "INDENT_TAB_STOP",
            "KMAX", "N_STATE", "STYLE_MARKER", "S_BAND_OPEN", "S_CELLS", "S_COL", "S_COLUMN", "S_COLUMNS", "S_COLW",
-           "S_EXTRA", "S_FIRST_LINE", "S_HEIGHT", "S_IN_BLOCK", "S_K", "S_RESUME", "S_ROW", "S_ROWS_USED",
-           "S_ROW_IN_COLUMN", "S_TOP", "TAB_STOP", "expand_tabs",
+           "S_EXTRA", "S_FIRST_LINE", "S_HANG", "S_HEIGHT", "S_IN_BLOCK", "S_K", "S_LEAD", "S_RESUME", "S_ROW",
+           "S_ROWS_USED", "S_ROW_IN_COLUMN", "S_STRIP", "S_TOP", "TAB_STOP", "expand_tabs",
            "new_page_state", "tab_fill"]
 
+BLANK = 0
+"""The glyph index of the blank cell (a space; :data:`snapglyph.raster.atlas.BLANK`): a line's leading run of it is
+its indentation."""
 CODE_NEWLINE = -1
 CODE_ROW_START = -2
 CODE_NOP = -3
@@ -60,7 +65,7 @@ block lines hold 78,967 indentation tabs and 1,525 other tabs): 4 instead of 8 c
 6.07 to 6.33 and of ``dense`` from 9.02 to 9.38 (the pi session: 8.00 to 9.14). Stops of 4 for every tab measure
 the same to 0.1% but would move the columns of tab-separated listings off the terminal's."""
 
-N_STATE = 16
+N_STATE = 19
 """Length of the layout state array."""
 S_ROW, S_COL, S_CELLS, S_ROWS_USED = 0, 1, 2, 3
 """Cursor row and cell (within the band's column inside a block), cells drawn on the page, rows the page uses."""
@@ -71,10 +76,13 @@ S_BAND_OPEN, S_TOP, S_HEIGHT, S_COLUMN, S_ROW_IN_COLUMN = 8, 9, 10, 11, 12
 S_EXTRA, S_FIRST_LINE, S_COLUMNS = 13, 14, 15
 """Reading lines the page's earlier bands added (their columns after the first); the band's first reading line;
 columns the band uses."""
+S_STRIP, S_LEAD, S_HANG = 16, 17, 18
+"""The block's common indentation in blanks (not drawn); the blanks of the current line's leading whitespace seen so
+far, or -1 past it; the cell where the current line's text starts (its continuation rows' mark goes there)."""
 
 
 def new_page_state(state) -> None:
-    """Reset the layout state for a new page, keeping the block fields (indices 4-7).
+    """Reset the layout state for a new page, keeping the block fields (indices 4-7 and 16-18).
 
     Parameters
     ----------
@@ -86,10 +94,10 @@ def new_page_state(state) -> None:
     >>> st = list(range(N_STATE))
     >>> new_page_state(st)
     >>> st
-    [0, 0, 0, 0, 4, 5, 6, 7, 0, 0, 0, 0, 0, 0, 0, 0]
+    [0, 0, 0, 0, 4, 5, 6, 7, 0, 0, 0, 0, 0, 0, 0, 0, 16, 17, 18]
     """
     state[:S_IN_BLOCK] = [0] * S_IN_BLOCK
-    state[S_BAND_OPEN:] = [0] * (N_STATE - S_BAND_OPEN)
+    state[S_BAND_OPEN:S_STRIP] = [0] * (S_STRIP - S_BAND_OPEN)
 
 
 def tab_fill(col: int, indent: bool) -> int:

@@ -22,45 +22,57 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from ._codes import (CODE_BLOCK, CODE_BLOCK_END, CODE_NEWLINE, CODE_ROW_START, CODE_UNSEEN, S_BAND_OPEN, S_CELLS,
-                     S_COL, S_COLUMN, S_COLUMNS, S_COLW, S_EXTRA, S_FIRST_LINE, S_HEIGHT, S_IN_BLOCK, S_K, S_RESUME,
-                     S_ROW, S_ROW_IN_COLUMN, S_ROWS_USED, S_TOP, STYLE_MARKER)
+from ._codes import (BLANK, CODE_BLOCK, CODE_BLOCK_END, CODE_NEWLINE, CODE_ROW_START, CODE_UNSEEN, S_BAND_OPEN,
+                     S_CELLS, S_COL, S_COLUMN, S_COLUMNS, S_COLW, S_EXTRA, S_FIRST_LINE, S_HANG, S_HEIGHT, S_IN_BLOCK,
+                     S_K, S_LEAD, S_RESUME, S_ROW, S_ROW_IN_COLUMN, S_ROWS_USED, S_STRIP, S_TOP, STYLE_MARKER)
 
 __all__ = ["block_rows", "count_span", "jit", "layout_blit"]
 
 jit = njit(cache=True, nogil=True, _nrt=False)  # the one JIT decorator every kernel uses (see the module)
-CODES_DIGEST = "bec1ad9acfd43d22"  # SHA-256 of _codes.py, whose constants the kernels bake in
+CODES_DIGEST = "aa256c3283a28a05"  # SHA-256 of _codes.py, whose constants the kernels bake in
 
 _MARK = np.int64(STYLE_MARKER)
 """Calls of :func:`_cell` pass int64 glyph, style, row, cell: one compile (3 more types cost 0.3 s of cold start)."""
 
 
 @jit
-def block_rows(codes, i, stop, colw, gwidth, cont, limit):
-    """Rows (int) a block needs in a column of ``colw`` cells (``>= 3``), from ``codes[i]`` (int32 stream codes)
+def block_rows(codes, i, stop, colw, gwidth, cont, hang, strip, limit):
+    """Rows (int) a block needs in a column of ``colw`` cells (``>= 6``), from ``codes[i]`` (int32 stream codes)
     to its ``CODE_BLOCK_END`` or ``stop``, counted up to ``limit``; 0 for an empty block.
 
-    The wrapping rule of :func:`_block_run`: a source newline ends a row; a glyph (``gwidth``: uint8 cells per
-    glyph) that does not fit starts a continuation row (its first cell: the mark); ``cont`` is 1 if the first row
-    is a continuation row, else 0. A block that needs ``limit`` rows or more returns ``limit`` (its band takes the
-    rest of the page whatever the count past that): a block that runs over many pages is counted a page at a time,
-    not to its end on every page.
+    The wrapping rule of :func:`_block_run`: a source newline ends a row; of a line's leading blanks (glyph
+    ``BLANK``) the first ``strip`` (the block's common indentation) and those past ``colw // 2`` cells take no cell;
+    a glyph (``gwidth``: uint8 cells per glyph) that does not fit starts a continuation row, its mark in the cell
+    where the line's text starts, the text after it. ``cont`` is 1 if the first row is a continuation row of a line
+    whose text starts at cell ``hang``, else 0 (the first row starts a line). A block that needs ``limit`` rows or
+    more returns ``limit`` (its band takes the rest of the page whatever the count past that): a block that runs
+    over many pages is counted a page at a time, not to its end on every page.
     """
-    b, col = 0, 1 if cont else 0
+    b = 0
+    col, lead = (hang + 1, -1) if cont else (0, 0)
+    half = colw // 2
     while i < stop:
         c = codes[i]
         if c == CODE_BLOCK_END:
             break
         if c == CODE_NEWLINE:
             b += 1
-            col = 0
+            col = lead = hang = 0
             if b >= limit:
                 return limit
         elif c >= 0:
+            if lead >= 0:
+                if c == BLANK:
+                    lead += 1
+                    if lead > strip and col < half:
+                        col += 1
+                    i += 1
+                    continue
+                hang, lead = col, -1
             w = np.int64(gwidth[c])
             if col + w > colw:
                 b += 1
-                col = 1
+                col = hang + 1
                 if b >= limit:
                     return limit
             col += w
@@ -68,6 +80,27 @@ def block_rows(codes, i, stop, colw, gwidth, cont, limit):
     if col > 0:
         b += 1
     return min(b, limit)
+
+
+@jit
+def _common_indent(codes, i, stop):
+    """The fewest leading ``BLANK`` glyphs of a line of the block from ``codes[i]`` to its ``CODE_BLOCK_END`` (or
+    ``stop``) that holds another glyph; 0 where none does."""
+    best, lead = -1, 0
+    while i < stop:
+        c = codes[i]
+        if c == CODE_BLOCK_END:
+            break
+        if c == CODE_NEWLINE:
+            lead = 0
+        elif c == BLANK and lead >= 0:
+            lead += 1
+        elif c > BLANK and lead >= 0:
+            if best < 0 or lead < best:
+                best = lead
+            lead = -1
+        i += 1
+    return max(best, 0)
 
 
 @jit
@@ -154,12 +187,16 @@ def _prose_run(codes, styles, i, stop, state, page, flat, glyphs, gwidth, lut, c
 
 @jit
 def _enter_block(codes, i, state):
-    """``CODE_BLOCK, k, colw`` at ``codes[i]``: enter a block (its band opens at its first element)."""
+    """``CODE_BLOCK, k, colw`` at ``codes[i]``: enter a block (its band opens at its first element); find its
+    common indentation."""
     state[S_IN_BLOCK] = 1
     state[S_K] = codes[i + 1]
     state[S_COLW] = codes[i + 2]
     state[S_RESUME] = 0
     state[S_BAND_OPEN] = 0
+    state[S_STRIP] = _common_indent(codes, i + 3, len(codes))
+    state[S_LEAD] = 0
+    state[S_HANG] = 0
 
 
 @jit
@@ -168,7 +205,7 @@ def _open_band(codes, i, stop, state, page, flat, glyphs, gwidth, lut, cell_w, c
     """Open the block's band at the cursor row (after the current row when it holds anything): ``ceil(n / k)`` rows
     for the block's ``n`` rows left (:func:`block_rows`), or the rest of the page. Sets the band fields of
     ``state``, draws the column rules and, where the block goes on mid-line from the previous page, the
-    continuation mark. Returns False when the page has no row left."""
+    continuation mark (under the line's text). Returns False when the page has no row left."""
     row = state[S_ROW]
     if state[S_COL] > 0:
         row += 1
@@ -177,7 +214,8 @@ def _open_band(codes, i, stop, state, page, flat, glyphs, gwidth, lut, cell_w, c
         return False
     k = state[S_K]
     colw = state[S_COLW]
-    n = block_rows(codes, i, stop, colw, gwidth, state[S_RESUME], k * free + 1)  # past k * free: the rest of the page
+    n = block_rows(codes, i, stop, colw, gwidth, state[S_RESUME], state[S_HANG], state[S_STRIP],
+                   k * free + 1)  # past k * free: the rest of the page
     bh = (n + k - 1) // k if n <= k * free else free
     ncu = min(k, (n + bh - 1) // bh) if bh > 0 else 0
     for j in range(1, ncu):
@@ -195,10 +233,10 @@ def _open_band(codes, i, stop, state, page, flat, glyphs, gwidth, lut, cell_w, c
     state[S_FIRST_LINE] = row + state[S_EXTRA]
     state[S_COLUMNS] = ncu
     if state[S_RESUME] == 1:
-        _cell(page, flat, cont, _MARK, row, np.int64(0), glyphs, gwidth, lut, cell_w, cell_h, ink_start, ink_off,
+        _cell(page, flat, cont, _MARK, row, state[S_HANG], glyphs, gwidth, lut, cell_w, cell_h, ink_start, ink_off,
               ink_lvl)
         line_flag[state[S_FIRST_LINE]] = 2
-        state[S_COL] = 1
+        state[S_COL] = state[S_HANG] + 1
         state[S_CELLS] += 1
         state[S_RESUME] = 0
     return True
@@ -216,25 +254,34 @@ def _close_block(state):
 
 
 @jit
+def _next_row(column, in_column, bh):
+    """The band row after row ``in_column`` of column ``column``: the next row, or the next column's first."""
+    in_column += 1
+    if in_column == bh:
+        return column + 1, 0
+    return column, in_column
+
+
+@jit
 def _block_run(codes, styles, i, stop, state, page, flat, glyphs, gwidth, lut, cell_w, cell_h, rows, ink_start,
                ink_off, ink_lvl, out_line, out_col, line_flag, cont):
     """Lay out a block from ``codes[i]`` in its band (opened here on a new page) until ``CODE_BLOCK_END`` (included),
-    a ``CODE_BLOCK``, ``stop`` or a full band: one source line per row; a glyph that does not fit the column's row
-    goes on in a continuation row that starts with glyph ``cont``. Returns ``(next index, page full)``."""
+    a ``CODE_BLOCK``, ``stop`` or a full band: one source line per row, without the block's common indentation and
+    with a line's indentation at most half the column (see :func:`block_rows`); a glyph that does not fit the
+    column's row goes on in a continuation row that starts with glyph ``cont`` where the line's text starts.
+    Returns ``(next index, page full)``."""
     if state[S_BAND_OPEN] == 0 and not _open_band(codes, i, stop, state, page, flat, glyphs, gwidth, lut, cell_w,
                                                   cell_h, rows, ink_start, ink_off, ink_lvl, line_flag, cont):
         return i, True
     colw, bh, top, first, columns = state[S_COLW], state[S_HEIGHT], state[S_TOP], state[S_FIRST_LINE], state[S_COLUMNS]
     column, in_column, col, cells = state[S_COLUMN], state[S_ROW_IN_COLUMN], state[S_COL], state[S_CELLS]
-    width = page.shape[1]
+    lead, hang, strip, width = state[S_LEAD], state[S_HANG], state[S_STRIP], page.shape[1]
     full = closed = False
     while i < stop:  # the band cursor in locals (as in _prose_run): state goes back on every exit
         c = codes[i]
-        if c == CODE_BLOCK:
-            break
-        if c == CODE_BLOCK_END:
-            i += 1
-            closed = True
+        if c == CODE_BLOCK or c == CODE_BLOCK_END:
+            closed = c == CODE_BLOCK_END
+            i += 1 if closed else 0
             break
         if c < CODE_NEWLINE:
             i += 1
@@ -244,34 +291,32 @@ def _block_run(codes, styles, i, stop, state, page, flat, glyphs, gwidth, lut, c
             break
         line = first + column * bh + in_column
         if c == CODE_NEWLINE:
-            if line_flag[line] == 0:
-                line_flag[line] = 1
-            in_column += 1  # the next band row, or the next column's first
-            if in_column == bh:
-                column += 1
-                in_column = 0
-            col = 0
+            line_flag[line] = max(line_flag[line], 1)
+            column, in_column = _next_row(column, in_column, bh)
+            col = lead = hang = 0
             i += 1
             continue
+        if lead >= 0 and c != BLANK:  # the line's text starts here: its continuation rows hang here
+            lead, hang = -1, col
+        elif lead >= 0:
+            lead += 1
+            if lead <= strip or col >= colw // 2:  # the common indentation, or past half the column: no cell
+                i += 1
+                continue
         w = np.int64(gwidth[c])
         if col + w > colw:  # a continuation row
-            in_column += 1
-            if in_column == bh:
-                column += 1
-                in_column = 0
+            column, in_column = _next_row(column, in_column, bh)
             if column >= columns:
                 state[S_RESUME] = 1
                 full = True
                 break
             line = first + column * bh + in_column
             line_flag[line] = 2
-            _cell(page, flat, cont, _MARK, top + in_column, column * (colw + 1), glyphs, gwidth, lut, cell_w, cell_h,
-                  ink_start, ink_off, ink_lvl)
-            col = 1
+            _cell(page, flat, cont, _MARK, top + in_column, column * (colw + 1) + hang, glyphs, gwidth, lut, cell_w,
+                  cell_h, ink_start, ink_off, ink_lvl)
+            col = hang + 1
             cells += 1
-        y = top + in_column
-        x = column * (colw + 1) + col
-        s = styles[i]
+        y, x, s = top + in_column, column * (colw + 1) + col, styles[i]
         if lut[s, 0] == 255:  # _cell, written out (see _prose_run)
             base = np.uint64(y * cell_h * width + x * cell_w)
             for k in range(np.uint64(ink_start[c]), np.uint64(ink_start[c + 1])):
@@ -279,14 +324,13 @@ def _block_run(codes, styles, i, stop, state, page, flat, glyphs, gwidth, lut, c
         else:
             _cell(page, flat, np.int64(c), np.int64(s), y, x, glyphs, gwidth, lut, cell_w, cell_h, ink_start,
                   ink_off, ink_lvl)
-        if line_flag[line] == 0:
-            line_flag[line] = 1
-        out_line[i] = line
-        out_col[i] = col
+        line_flag[line] = max(line_flag[line], 1)
+        out_line[i], out_col[i] = line, col
         col += w
         cells += w
         i += 1
     state[S_COLUMN], state[S_ROW_IN_COLUMN], state[S_COL], state[S_CELLS] = column, in_column, col, cells
+    state[S_LEAD], state[S_HANG] = lead, hang
     if closed:
         _close_block(state)
     return i, full

@@ -17,10 +17,11 @@ from __future__ import annotations
 import numpy as np
 
 from ._kernels import jit
-from ._line_rule import (CLASS_DIGIT, CLASS_SPACE, CLASS_WORD, CODE_END, CODE_KEYWORDS, F_DIFF_LINE, F_ENDS_CODE,
-                         F_PROSE, F_TOKENS, KIND_BITS, LOG_LEVELS)
+from ._line_rule import (CLASS_DIGIT, CLASS_SPACE, CLASS_WORD, CODE_KEYWORDS, CODE_PUNCT, F_DIFF_LINE, F_ENDS_CODE,
+                         F_EVIDENCE, F_KEYWORD, F_TOKENS, F_WORDY, KIND_BITS, LOG_LEVELS, RULE_CHARS, WORDY_MIN_WORDS,
+                         WORDY_SHARE)
 
-RULE_DIGEST = "cbe2572411d9db99"  # SHA-256 of _line_rule.py, whose constants and tables the kernels bake in
+RULE_DIGEST = "b76c8fcd52221573"  # SHA-256 of _line_rule.py, whose constants and tables the kernels bake in
 
 __all__ = ["RULE_DIGEST", "choose_band", "line_kinds"]
 
@@ -49,7 +50,9 @@ _DIFF_AT, _DIFF_GIT, _PLUS3, _MINUS3, _INDEX = _codes("@@ "), _codes("diff --git
     _codes("index ")
 _LS_TYPE, _LS_MODE, _LS_MARK = _codes("dlcbps-"), _codes("rwxsStT-"), _codes(".+@")
 _PROMPTS = _word_table(["$ ", ">>> ", "... ", "#! ", "% "])
-_CODE_END = _codes(CODE_END)
+_WORDY_END = _codes("{([;")  # of CODE_END, the ends that make a wordy line code too
+_PUNCT = _codes(CODE_PUNCT)
+_RULE = _codes(RULE_CHARS)
 _ARROW = 0x2192  # a numbered listing line's separator, beside : | and a tab
 
 
@@ -126,10 +129,12 @@ def _digit_stamp(cps, s, b, cls):
 
 @jit
 def _after_space(cps, b, p, q, cls):
-    """The code-like alternatives after optional leading space (``p``: first non-space, ``q``: past the last)."""
+    """The shapes of the rule after optional leading space (``p``: first non-space, ``q``: past the last)."""
     c = cps[p]
-    if c == 124:  # a table row: | ... |
-        return q - 1 > p and cps[q - 1] == 124
+    if c == 124 and q - 1 > p and cps[q - 1] == 124:  # a table row: | ... |
+        return True
+    if _rule(cps, p, b) or 0x2500 <= c <= 0x259F:  # a rule line, box drawing
+        return True
     s = p + 1 if c == 91 else p  # [ before a time stamp or a level
     if _digit_stamp(cps, s, b, cls) or _row_of(cps, s, _run(cps, s, b, cls, CLASS_WORD), _LEVEL_TABLE):
         return True
@@ -144,25 +149,26 @@ def _after_space(cps, b, p, q, cls):
             return True
     if c == 125 or c == 41 or c == 93:  # } ) ]
         return True
-    if c == 35:  # #include, #define
-        return _row_of(cps, p + 1, _run(cps, p + 1, b, cls, CLASS_WORD), _HASH_TABLE)
-    return _row_of(cps, p, _run(cps, p, b, cls, CLASS_WORD), _KEY_TABLE)
+    return c == 35 and _row_of(cps, p + 1, _run(cps, p + 1, b, cls, CLASS_WORD), _HASH_TABLE)  # #include, #define
 
 
 @jit
-def _code_start(cps, a, b, p, q, cls):
-    """Whether line ``cps[a:b]`` is code-like at its start (the alternatives of the rule in
-    :mod:`snapglyph.raster.blocks`)."""
-    if p - a >= 2 and p < b:  # two or more spaces (U+0020 only), then a non-space
-        spaces = True
-        for k in range(a, p):
-            if cps[k] != 32:
-                spaces = False
-                break
-        if spaces:
-            return True
-    if cps[a] == 9 and a + 1 < b and not _is(cps[a + 1], cls, CLASS_SPACE):
-        return True
+def _rule(cps, p, b):
+    """Four or more of :data:`~._line_rule.RULE_CHARS` from ``p``, then only those and spaces to ``b``."""
+    r = p
+    while r < b and _one_of(cps[r], _RULE):
+        r += 1
+    if r - p < 4:
+        return False
+    while r < b and (cps[r] == 32 or _one_of(cps[r], _RULE)):
+        r += 1
+    return r == b
+
+
+@jit
+def _shape(cps, a, b, p, q, cls):
+    """Whether line ``cps[a:b]`` is code-like by its shape (the ``_SHAPE`` alternatives of the reference): a diff,
+    a listing, a prompt, a table, a rule, a log line, a closing bracket; not by its indentation."""
     if _at(cps, a, b, _DIFF_AT) or _at(cps, a, b, _PLUS3) or _at(cps, a, b, _MINUS3) or _at(cps, a, b, _DIFF_GIT):
         return True
     if b - a >= 13 and _at(cps, a, b, _INDEX):  # index [0-9a-f]{7}
@@ -189,6 +195,19 @@ def _code_start(cps, a, b, p, q, cls):
 
 
 @jit
+def _indented(cps, a, b, p, cls):
+    """Two or more spaces (U+0020 only) then a non-space, or a tab then a non-space."""
+    if cps[a] == 9:
+        return a + 1 < b and not _is(cps[a + 1], cls, CLASS_SPACE)
+    if p - a < 2 or p == b:
+        return False
+    for k in range(a, p):
+        if cps[k] != 32:
+            return False
+    return True
+
+
+@jit
 def _item(cps, p, b, cls):
     """A markdown list item from the first non-space ``p``: ``- x``, ``* x``, ``+ x``, ``1. x``, ``1) x``."""
     c = cps[p]
@@ -199,22 +218,25 @@ def _item(cps, p, b, cls):
 
 
 @jit
+def _letter(c, cls):
+    """A letter of the wordy test: a word character that is not a digit nor ``_`` (``[^\\W\\d_]``)."""
+    return c < 0x10000 and (cls[c] & (CLASS_WORD | CLASS_DIGIT)) == CLASS_WORD and c != 95
+
+
+@jit
 def _scan(cps, a, n, cls, tab_stop, indent_stop):
-    """One pass over the line that starts at ``cps[a]``: ``(end, width, tokens, words, letters)``.
+    """One pass over the line that starts at ``cps[a]``: ``(end, width, lead, tokens, evidence, words, letters,
+    spaces)``.
 
     ``end``: the index of its newline (or ``n``); ``width``: its cells with tabs expanded (``_codes.expand_tabs``)
-    and trailing space dropped; ``tokens``: whether it holds a code token (``=>``, ``->``, ``==``, ``!=``, ``::``,
-    ``&&``, ``||``); ``words`` and ``letters``: the runs of two or more ASCII letters, and their letters plus the
-    spaces (the counts of the prose test, :data:`~snapglyph.raster._line_rule.F_PROSE`). One loop instead of
-    three."""
-    col = 0
-    last = 0
-    indent = True
-    words = 0
-    letters = 0
-    run = 0
-    tokens = False
-    prev = 0
+    and trailing space dropped; ``lead``: the cells of its leading spaces and tabs; ``tokens``: whether it holds a
+    code token (``=>``, ``->``, ``==``, ``!=``, ``::``, ``&&``, ``||``); ``evidence``: a character of
+    :data:`~._line_rule.CODE_PUNCT`, a ``(`` after a word character or a ``.`` between two; ``words`` and
+    ``letters``: the runs of two or more letters (:func:`_letter`) and their letters; ``spaces``: its U+0020 between
+    its first and last non-space characters. One loop instead of five."""
+    col = last = lead = words = letters = run = spaces = pending = 0
+    indent, seen, tokens, evidence = True, False, False, False
+    prev = prev2 = 0
     b = a
     while b < n:
         c = cps[b]
@@ -223,36 +245,43 @@ def _scan(cps, a, n, cls, tab_stop, indent_stop):
         if b > a and not tokens and ((c == 62 and (prev == 61 or prev == 45)) or (c == 61 and (
                 prev == 61 or prev == 33)) or (c == prev and (c == 58 or c == 38 or c == 124))):
             tokens = True
-        prev = c
-        if 65 <= c <= 90 or 97 <= c <= 122:
+        if not evidence and (_one_of(c, _PUNCT) or (b > a and (c == 40 and _is(prev, cls, CLASS_WORD)) or (
+                b > a + 1 and prev == 46 and _is(prev2, cls, CLASS_WORD) and _is(c, cls, CLASS_WORD)))):
+            evidence = True
+        prev2, prev = prev, c
+        if _letter(c, cls):
             run += 1
         else:
             if run >= 2:
                 words += 1
                 letters += run
             run = 0
-            if c == 32:
-                letters += 1
         if c == 9:
             stop = indent_stop if indent else tab_stop
             col += stop - col % stop
         else:
-            if c != 32:
+            if c != 32 and indent:
                 indent = False
+                lead = col
             col += 1
             if not _is(c, cls, CLASS_SPACE):
                 last = col
+                seen = True
+                pending = 0
+            elif c == 32 and seen:
+                spaces += 1
+                pending += 1
         b += 1
     if run >= 2:
         words += 1
         letters += run
-    return b, last, tokens, words, letters
+    return b, last, lead, tokens, evidence, words, letters, spaces - pending
 
 
 @jit
-def _features(cps, a, b, listing, cls, tokens, words, letters):
+def _features(cps, a, b, listing, cls, tokens, evidence, words, letters, spaces):
     """The feature bits of line ``cps[a:b]`` (:data:`~snapglyph.raster._line_rule.KIND_BITS` and the ``F_`` bits;
-    ``tokens``, ``words``, ``letters``: from :func:`_scan`)."""
+    the counts from :func:`_scan`)."""
     p = _run(cps, a, b, cls, CLASS_SPACE)
     if p == b:
         return _BLANK
@@ -263,25 +292,46 @@ def _features(cps, a, b, listing, cls, tokens, words, letters):
         f = _FENCE
     elif _at(cps, a, b, _DIFF_AT) or _at(cps, a, b, _DIFF_GIT):
         f = _DIFF
-    elif not listing and _item(cps, p, b, cls):
+    elif _item(cps, p, b, cls):
         f = _ITEM
-    elif _code_start(cps, a, b, p, q, cls):
+    elif _shape(cps, a, b, p, q, cls):
         f = _CODE
     else:
         f = 0
-    if _one_of(cps[q - 1], _CODE_END):
+    end = cps[q - 1]
+    wordy = words >= WORDY_MIN_WORDS and letters + spaces >= WORDY_SHARE * (q - p)
+    if wordy:
+        f |= F_WORDY
+    if _one_of(end, _WORDY_END) or (not wordy and (end == 44 or end == 125)):  # } and , only where not wordy
         f |= F_ENDS_CODE
+    if _row_of(cps, p, _run(cps, p, b, cls, CLASS_WORD), _KEY_TABLE) and (not wordy or end == 58 or end == 123):
+        f |= F_KEYWORD
     if cps[a] == 43 or cps[a] == 32 or cps[a] == 45:
         f |= F_DIFF_LINE
     if tokens:
         f |= F_TOKENS
-    if b - a >= 80 and words >= 10 and letters >= 0.8 * (b - a):
-        f |= F_PROSE
+    if evidence and _indented(cps, a, b, p, cls):
+        f |= F_EVIDENCE
     return f
 
 
 @jit
-def line_kinds(cps, listing, cls, tab_stop, indent_stop, out, widths):
+def _letter_of(f, listing):
+    """The letter (ASCII code) of a line outside fences, blanks and diffs from its feature bits ``f``."""
+    kind = f & KIND_BITS
+    if kind == _ITEM:
+        return 78
+    if kind == _CODE:
+        return 67
+    if (f & F_WORDY) != 0:
+        return 67 if (f & (F_ENDS_CODE | F_KEYWORD)) != 0 or (listing and (f & F_TOKENS) != 0) else 80
+    if (f & (F_ENDS_CODE | F_KEYWORD | F_TOKENS | F_EVIDENCE)) != 0:
+        return 67
+    return 67 if listing else 78
+
+
+@jit
+def line_kinds(cps, listing, cls, tab_stop, indent_stop, out, widths, leads):
     """Classify each line of a segment for block planning and measure it.
 
     Parameters
@@ -290,26 +340,28 @@ def line_kinds(cps, listing, cls, tab_stop, indent_stop, out, widths):
         The segment's code points, its newlines as 10 (CRLF, U+2028 and U+2029 made newlines), each above U+FFFF
         replaced by one of the plane of the same class.
     listing : bool
-        Tool output or a tool call: no list items, and a neutral line counts as code-like.
+        Tool output or a tool call: a neutral line counts as code-like, a wordy one with a code token too.
     cls : uint8 array (0x10000,)
         :data:`CLASS_SPACE`, :data:`CLASS_WORD` and :data:`CLASS_DIGIT` of each code point of the Basic
         Multilingual Plane.
     tab_stop, indent_stop : int
         Tab stops after text and in indentation (``_codes.TAB_STOP``, ``_codes.INDENT_TAB_STOP``).
     out : uint8 array (lines,)
-        Per line (one more than the newlines): its letter as its ASCII code: ``C`` code-like, ``P`` prose, ``B``
-        blank, ``N`` neutral.
-    widths : int32 array (lines,)
-        Each line's width in cells, one a character (modified in place, like ``out``).
+        Per line (one more than the newlines): its letter as its ASCII code: ``C`` code-like, ``P`` prose (wordy),
+        ``B`` blank, ``N`` neutral.
+    widths, leads : int32 arrays (lines,)
+        Each line's width in cells, one a character, and the cells of its leading spaces and tabs (0 for a blank
+        line). Modified in place, like ``out``.
     """
     fenced = False
     diff = False
     a = 0
     n = len(cps)
     for i in range(len(out)):
-        b, width, tokens, words, letters = _scan(cps, a, n, cls, tab_stop, indent_stop)
-        f = _features(cps, a, b, listing, cls, tokens, words, letters)
+        b, width, lead, tokens, evidence, words, letters, spaces = _scan(cps, a, n, cls, tab_stop, indent_stop)
+        f = _features(cps, a, b, listing, cls, tokens, evidence, words, letters, spaces)
         widths[i] = width
+        leads[i] = lead if width > 0 else 0
         kind = f & KIND_BITS
         if kind == _FENCE:
             fenced = not fenced
@@ -320,26 +372,37 @@ def line_kinds(cps, listing, cls, tab_stop, indent_stop, out, widths):
             out[i] = 66
         else:
             diff = kind == _DIFF or (diff and (f & F_DIFF_LINE) != 0)
-            if diff or kind == _CODE or ((f & F_ENDS_CODE) != 0 and kind != _ITEM):
-                out[i] = 67
-            elif kind == _ITEM:
-                out[i] = 78
-            elif listing:
-                out[i] = 80 if (f & F_PROSE) != 0 and (f & F_TOKENS) == 0 else 67
-            else:
-                out[i] = 80 if (f & F_PROSE) != 0 else 78
+            out[i] = 67 if diff else _letter_of(f, listing)
         a = b + 1
 
 
 @jit
-def choose_band(widths, a, b, cols, kmax, min_colw, min_rows, max_share):
-    """The columns of a block band from the widths of its lines ``widths[a:b]`` (int32, cells): returns
-    ``(k, colw)``, by the rule of :func:`snapglyph.raster.blocks.choose_columns`."""
+def _line_rows(w, ld, strip, colw):
+    """Rows a line of ``w`` cells with ``ld`` cells of indentation takes in a column of ``colw`` cells once the
+    block's common indentation ``strip`` is taken off (the rule of :func:`snapglyph.raster._kernels.block_rows`,
+    one cell a character), and whether it is broken: wider than its column, or indented past half of it."""
+    if w == 0:
+        return 1, False
+    ind = ld - strip
+    h = min(ind, colw // 2)
+    drawn = w - ld + h
+    if drawn <= colw:
+        return 1, ind > h
+    return 1 + (drawn - colw + colw - h - 2) // (colw - h - 1), True
+
+
+@jit
+def choose_band(widths, leads, a, b, cols, kmax, min_colw, min_rows, max_share):
+    """The columns of a block band from the widths and indentations of its lines ``widths[a:b]``, ``leads[a:b]``
+    (int32, cells): returns ``(k, colw)``, by the rule of :func:`snapglyph.raster.blocks.choose_columns`."""
     n = b - a
     nonblank = 0
+    strip = -1
     for i in range(a, b):
         if widths[i] != 0:
             nonblank += 1
+            if strip < 0 or leads[i] < strip:
+                strip = leads[i]
     best_h, best_k = -1, 1
     top = min(kmax, max(1, n // min_rows))
     for k in range(1, top + 1):
@@ -347,13 +410,11 @@ def choose_band(widths, a, b, cols, kmax, min_colw, min_rows, max_share):
         if k > 1 and colw < min_colw:
             break
         over = 0
-        rows = n
+        rows = 0
         for i in range(a, b):
-            w = widths[i]
-            if w > colw:
-                over += 1
-                if colw > 1:  # numpy's floor division by zero gives 0
-                    rows += (w - colw + colw - 2) // (colw - 1)
+            r, broken = _line_rows(widths[i], leads[i], strip, colw)
+            rows += r
+            over += broken
         if k > 1 and over > max_share * nonblank:
             continue
         h = -(-rows // k)

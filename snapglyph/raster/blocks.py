@@ -1,29 +1,36 @@
 """Block detection for the ``auto`` layout: which source lines of a segment keep their shape (one line per row).
 
 A segment's text is split into lines (after the newline rules of :func:`snapglyph.raster.text.normalize`: CRLF,
-U+2028 and U+2029 are newlines). Each line is classified, by its own text alone:
+U+2028 and U+2029 are newlines). Each line is classified, by its own text alone, by what it is, not by its
+indentation alone:
 
-``C`` code-like  indented (2+ spaces or a tab), a fence (```` ``` ```` or ``~~~``), a diff line (``@@``, ``+++``,
-                 ``---``, ``diff --git``, ``index``), a table row (``| a | b |``), a log line (a date or time stamp,
-                 a level word), a listing line (``12: ...``, ``path:12:``, ``drwxr-xr-x``, a shell prompt), or a
-                 line that reads as code (ends with ``{ } ; ( [ ,``, starts with a keyword or a closing bracket;
-                 in tool output and calls also a line holding ``=>``, ``->``, ``::``, ``==``, ``!=``, ``&&``,
-                 ``||``). In conversation text a markdown list item (``- x``, ``1. x``) is never code-like.
-``P`` prose      80+ characters and 10+ words, mostly letters and spaces.
+``C`` code-like  a fence (```` ``` ```` or ``~~~``), a diff line (``@@``, ``+++``, ``---``, ``diff --git``,
+                 ``index``), a table row (``| a | b |``) or rule (``|---|``, ``=====``, box drawing), a log line
+                 (a date or time stamp, a level word), a listing line (``12: ...``, ``path:12:``, ``drwxr-xr-x``,
+                 a shell prompt), a line that starts with a closing bracket, ``#include`` or ``#define``; else a
+                 line that is not wordy (see ``P``) and ends with ``{ } ; ( [ ,``, starts with a keyword, holds a
+                 code token (``=>``, ``->``, ``::``, ``==``, ``!=``, ``&&``, ``||``), or is indented (2+ spaces or
+                 a tab) and holds evidence of code (:data:`~._line_rule.CODE_PUNCT`, ``f(``, ``a.b``); a wordy
+                 line that ends with ``{ ( [ ;``, or starts with a keyword and ends with ``:`` or ``{``.
+``P`` prose      wordy: four or more words of two or more letters (any script), whose letters and spaces make
+                 three quarters of the line's text; indented or not (a license text, a hard-wrapped paragraph).
+``N`` neutral    a markdown list item (``- x``, ``1. x``), and anything else (a short line: a heading, a file
+                 name, an indented line with no evidence of code).
 ``B`` blank      nothing but spaces.
-``N`` neutral    anything else (a short line: a heading, a list item, a file name).
 
 Inside a fence every line is ``C``. In tool output and tool calls (``STYLE_DIM``, ``STYLE_CALL``) a neutral line
-counts as code-like (a listing of names keeps one name per row). A block is a maximal run of ``C``, ``B`` and
-(only between two ``C`` lines of the run) ``N`` lines that starts and ends with a ``C`` line and holds at least
-:data:`MIN_BLOCK_LINES` lines. Everything else is prose, laid out dense.
+that is not a list item counts as code-like (a listing of names keeps one name per row), and so does a wordy line
+with a code token. A block is a maximal run from a ``C`` line to a ``C`` line over ``C``, ``B`` and ``N`` lines and
+runs of at most :data:`MAX_PROSE_RUN` ``P`` lines (a comment or a one-line docstring stays in its code), that holds
+at least :data:`MIN_BLOCK_LINES` lines. Everything else is prose, laid out dense.
 
-The column count of a block (:func:`choose_columns`) follows from its line widths: the lowest band, with columns of
-at least :data:`MIN_COLW` cells that wrap at most :data:`MAX_WRAP_SHARE` of the lines.
+The column count of a block (:func:`choose_columns`) follows from its line widths less the indentation common to
+the block (which the layout does not draw): the lowest band, with columns of at least :data:`MIN_COLW` cells that
+break at most :data:`MAX_WRAP_SHARE` of the lines (a line wider than its column, or indented past half of it).
 
 The letters, widths and columns come from compiled kernels (:mod:`snapglyph.raster._line_kernels`, called through
 :func:`snapglyph.raster.native.kernels`), the rule's one implementation here; its constants are in
-:mod:`snapglyph.raster._line_rule`. The rule written the plain way, one regex search a line, is the tests'
+:mod:`snapglyph.raster._line_rule`. The rule written the plain way, one regex search a feature, is the tests'
 reference (tests/reference_blocks.py), which the kernels are held equal to on every line of ../shared/data.
 
 Deterministic: the same text and page width give the same blocks and columns. Nothing here reads pixels.
@@ -39,30 +46,31 @@ import numpy as np
 from . import native
 from ._codes import INDENT_TAB_STOP, TAB_STOP
 from ._codes import KMAX as _KMAX
-from ._line_rule import (CLASS_DIGIT, CLASS_SPACE, CLASS_WORD, CODE_END, CODE_KEYWORDS, F_DIFF_LINE, F_ENDS_CODE,
-                         F_PROSE, F_TOKENS, KIND_BITS, LOG_LEVELS)
+from ._line_rule import CLASS_DIGIT, CLASS_SPACE, CLASS_WORD, CODE_END, CODE_KEYWORDS, LOG_LEVELS
 
-__all__ = ["CLASS_DIGIT", "CLASS_SPACE", "CLASS_WORD", "CODE_END", "CODE_KEYWORDS", "F_DIFF_LINE", "F_ENDS_CODE",
-           "F_PROSE", "F_TOKENS", "KIND_BITS", "LOG_LEVELS", "MAX_WRAP_SHARE", "MIN_BLOCK_LINES", "MIN_COLW",
-           "MIN_ROWS_PER_COLUMN", "char_classes", "choose_columns", "classify_lines", "find_blocks", "line_kinds",
-           "plan_blocks", "plan_with_newlines", "split_lines"]
+__all__ = ["CLASS_DIGIT", "CLASS_SPACE", "CLASS_WORD", "CODE_END", "CODE_KEYWORDS", "LOG_LEVELS", "MAX_PROSE_RUN",
+           "MAX_WRAP_SHARE", "MIN_BLOCK_LINES", "MIN_COLW", "MIN_ROWS_PER_COLUMN", "char_classes", "choose_columns",
+           "classify_lines", "find_blocks", "line_kinds", "plan_blocks", "plan_with_newlines", "split_lines"]
 
 MIN_BLOCK_LINES = 2
-"""A run of code-like lines shorter than this stays prose. 3 would add 0.4 points to the figures of
-:data:`MAX_WRAP_SHARE` but draw a two-line tool-call argument or code snippet dense, its lines run together."""
+"""A run of code-like lines shorter than this stays prose. 3 would draw a two-line tool-call argument or code
+snippet dense, its lines run together."""
+MAX_PROSE_RUN = 2
+"""Most wordy (``P``) lines in a row that a block holds between two code-like lines: a comment or a docstring's
+line stays in its code; a paragraph (three lines or more) ends the block."""
 MIN_COLW = 28
-"""Fewest cells per column of a block band with more than one column: 28 allows six columns of 29 cells on a
-182-cell row (Claude's page at 6x12), 32 only five of 35. Measured with :data:`MAX_WRAP_SHARE` (see there): +1.4
-points of ``auto``'s share of ``dense``'s characters per image token over 32. Any value from 8 up lays out (a test
-holds 8 to 28 pixel-equal to the reference renderer); below 3 a wide character could not follow a continuation
-mark."""
+"""Fewest cells per column of a block band with more than one column (six columns of 29 cells on a 182-cell row,
+Claude's page at 6x12, where the lines are that short). Any value from 8 up lays out (a test holds 8 to 28
+pixel-equal to the reference renderer); below 6 a hanging continuation row could not hold a wide character."""
 MIN_ROWS_PER_COLUMN = 3
 """A block of n lines gets at most ``n // MIN_ROWS_PER_COLUMN`` columns (two lines side by side read as a table)."""
-MAX_WRAP_SHARE = 0.7
-"""Most of a block's non-blank lines that may wrap in a band of more than one column. Measured on ../shared/data
-(``python bench/auto_density.py``, profile claude, 2026-12-01, indentation tabs of 4 cells; ``auto``'s characters
-per image token as a share of ``dense``'s, block lines wrapped): 0.5 with 32-cell columns 67.5%, 28%; 0.6 68.5%
-(28 cells: 69.5%); 0.7 69.6% (28 cells: 71.0%, 40%: the setting); 0.1 with 28 cells 51.7%, 3%."""
+MAX_WRAP_SHARE = 0.1
+"""Most of a block's non-blank lines that may be broken (wider than the column once the block's common
+indentation is off, or indented past half of it) in a band of more than one column; a block that would break more
+takes fewer, wider columns, down to the full width. Measured on ../shared/data (``python bench/auto_density.py``,
+profile claude, 2026-12-04; block lines broken across rows, ``auto``'s characters per image token as a share of
+``dense``'s): 0.7 (the earlier setting, without the common indentation off) 40%, 71%; 0.05 2%; 0.1 3% (the
+setting); 0.2 9%: bench/RESULTS.md, section "Layout auto"."""
 
 _STYLE_HEADER = 2
 _LISTING_STYLES = (1, 3)  # STYLE_DIM (tool output), STYLE_CALL (tool calls)
@@ -111,8 +119,8 @@ def classify_lines(lines: list[str], style: int = 0) -> str:
 
     Examples
     --------
-    >>> classify_lines(["Here is the fix:", "```py", "x = 1", "```", "", "It works now."])
-    'NCCCBN'
+    >>> classify_lines(["Here is the fix, in full:", "```py", "x = 1", "```", "", "It works now."])
+    'PCCCBN'
     >>> classify_lines(["README.md", "setup.py"], style=1)
     'CC'
     """
@@ -184,40 +192,42 @@ def _in_plane(cps: np.ndarray) -> np.ndarray:
     return cps
 
 
-def line_kinds(lines: list[str], style: int = 0) -> tuple[str, np.ndarray]:
-    """:func:`classify_lines` of ``lines``, and each line's width, by the compiled
+def line_kinds(lines: list[str], style: int = 0) -> tuple[str, np.ndarray, np.ndarray]:
+    """:func:`classify_lines` of ``lines``, each line's width and its indentation, by the compiled
     :func:`snapglyph.raster._line_kernels.line_kinds` (through :func:`snapglyph.raster.native.kernels`).
 
-    The widths are ``len(expand_tabs(line).rstrip())`` (:func:`snapglyph.raster._codes.expand_tabs`); both are
-    tested equal to the reference's on every line of ../shared/data and on generated lines.
+    The widths are ``len(expand_tabs(line).rstrip())`` (:func:`snapglyph.raster._codes.expand_tabs`), the
+    indentations the cells of the leading spaces and tabs (0 for a blank line); all are tested equal to the
+    reference's on every line of ../shared/data and on generated lines.
 
     Returns
     -------
     kinds : str
         One letter per line.
-    widths : numpy.ndarray
-        int32 ``(len(lines),)``.
+    widths, leads : numpy.ndarray
+        int32 ``(len(lines),)`` each.
 
     Examples
     --------
-    >>> kinds, widths = line_kinds(["Here is the fix:", "```py", "\\tx = 1", "```", "", "It works now, naïvely."])
-    >>> kinds, widths.tolist()
-    ('NCCCBN', [16, 5, 9, 3, 0, 22])
+    >>> kinds, widths, leads = line_kinds(["Here is the fix:", "```py", "\\tx = 1", "```", "", "It works now."])
+    >>> kinds, widths.tolist(), leads.tolist()
+    ('PCCCBN', [16, 5, 9, 3, 0, 13], [0, 0, 4, 0, 0, 0])
     """
     joined = "\n".join(lines)
     cps = np.frombuffer(joined.encode("utf-32-le", "surrogatepass"), np.uint32)
     return _line_kinds(joined, cps, len(lines), style)
 
 
-def _line_kinds(text: str, cps: np.ndarray, n: int, style: int) -> tuple[str, np.ndarray]:
+def _line_kinds(text: str, cps: np.ndarray, n: int, style: int) -> tuple[str, np.ndarray, np.ndarray]:
     """:func:`line_kinds` of the ``n`` lines of ``text`` (newlines between them), whose code points are ``cps``."""
     if not text.isascii() and cps.max() > 0xFFFF:  # beyond the class table: a stand-in of the same class
         cps = _in_plane(cps)
     out = np.empty(n, np.uint8)
     widths = np.empty(n, np.int32)
+    leads = np.empty(n, np.int32)
     native.kernels().line_kinds(cps, style in _LISTING_STYLES, char_classes(), TAB_STOP, INDENT_TAB_STOP, out,
-                                widths)
-    return out.tobytes().decode("ascii"), widths
+                                widths, leads)
+    return out.tobytes().decode("ascii"), widths, leads
 
 
 def _may_have_blocks(text: str, style: int) -> bool:
@@ -245,7 +255,7 @@ def find_blocks(text: str, style: int = 0, lines: list[str] | None = None) -> li
 
     Examples
     --------
-    >>> find_blocks("Run it:\\n$ make\\nok\\n  done\\nThat is all.")
+    >>> find_blocks("Run it:\\n$ make\\nok\\n  done;\\nThat is all.")
     [(1, 4)]
     """
     if not _may_have_blocks(text, style):
@@ -257,22 +267,26 @@ def find_blocks(text: str, style: int = 0, lines: list[str] | None = None) -> li
 
 def _runs(kinds: str) -> list[tuple[int, int]]:
     """The blocks of a segment from its line kinds (see :func:`find_blocks`)."""
-    blocks = []
-    for m in re.finditer(r"C(?:[CBN]*C)?", kinds):
-        a, b = m.span()
-        if b - a >= MIN_BLOCK_LINES:
-            blocks.append((a, b))
-    return blocks
+    return [m.span() for m in _run_pattern(MAX_PROSE_RUN).finditer(kinds) if m.end() - m.start() >= MIN_BLOCK_LINES]
 
 
-def choose_columns(widths: list[int], cols: int) -> tuple[int, int]:
-    """Choose the column count and width of a block band from the block's line widths.
+@functools.lru_cache(maxsize=4)
+def _run_pattern(prose_run: int) -> re.Pattern:
+    """A block over the line letters: C to C over C, B, N and runs of at most ``prose_run`` P (a longer run of P
+    ends it: ``(?!P)`` lets no shorter part of it pass)."""
+    return re.compile(rf"C(?:(?:[CBN]|P{{1,{prose_run}}}(?!P))*C)?" if prose_run > 0 else r"C(?:[CBN]*C)?")
 
-    Of the counts k = 1..KMAX (at most one per :data:`MIN_ROWS_PER_COLUMN` lines) whose columns are at least
-    :data:`MIN_COLW` cells wide and wrap at most :data:`MAX_WRAP_SHARE` of the block's non-blank lines, the one
-    with the lowest band (rows needed over k, rounded up); the fewest columns on a tie. Measured on ../shared/data
-    (bench/RESULTS.md, layout ``auto``, profile claude): this keeps 71.0% of ``dense``'s characters per image
-    token with 40% of block lines wrapped; fitting 90% of the lines instead keeps 51.7% (3% wrapped).
+
+def choose_columns(widths: list[int], cols: int, leads: list[int] | None = None) -> tuple[int, int]:
+    """Choose the column count and width of a block band from the block's line widths and indentations.
+
+    The indentation common to the block's non-blank lines is not drawn (:mod:`snapglyph.raster._codes`), so it is
+    taken off every line first. A line is broken in a column of ``colw`` cells where it is wider than the column,
+    or indented past ``colw // 2`` (its indentation is drawn at most that deep, and a continuation row hangs under
+    its text). Of the counts k = 1..KMAX (at most one per :data:`MIN_ROWS_PER_COLUMN` lines) whose columns are at
+    least :data:`MIN_COLW` cells wide and break at most :data:`MAX_WRAP_SHARE` of the block's non-blank lines, the
+    one with the lowest band (rows needed over k, rounded up); the fewest columns on a tie; one column (the full
+    width) where no other count qualifies.
 
     Parameters
     ----------
@@ -280,6 +294,8 @@ def choose_columns(widths: list[int], cols: int) -> tuple[int, int]:
         Width of each line of the block in cells (tabs expanded: :func:`snapglyph.raster._codes.expand_tabs`).
     cols : int
         Cells per page row.
+    leads : list of int or None
+        Cells of each line's leading spaces and tabs (0 for a blank line); None: no line is indented.
 
     Returns
     -------
@@ -293,9 +309,12 @@ def choose_columns(widths: list[int], cols: int) -> tuple[int, int]:
     (3, 60)
     >>> choose_columns([120, 10], 182)
     (1, 182)
+    >>> choose_columns([58, 64, 60, 62, 61, 0, 63], 124, [8, 8, 12, 12, 8, 0, 8])  # 8 cells in common: 2 of 61
+    (2, 61)
     """
     w = np.ascontiguousarray(widths, np.int32)
-    k, colw = native.kernels().choose_band(w, 0, len(w), int(cols), _KMAX, MIN_COLW, MIN_ROWS_PER_COLUMN,
+    ld = np.zeros(len(w), np.int32) if leads is None else np.ascontiguousarray(leads, np.int32)
+    k, colw = native.kernels().choose_band(w, ld, 0, len(w), int(cols), _KMAX, MIN_COLW, MIN_ROWS_PER_COLUMN,
                                            MAX_WRAP_SHARE)
     return int(k), int(colw)
 
@@ -319,7 +338,8 @@ def plan_blocks(text: str, style: int, cols: int, cps: np.ndarray | None = None)
     -------
     list of tuple of int
         See :func:`find_blocks` and :func:`choose_columns` (by :func:`line_kinds` and
-        :func:`snapglyph.raster._line_kernels.choose_band`).
+        :func:`snapglyph.raster._line_kernels.choose_band`); the layout finds the common indentation again in the
+        stream.
 
     Examples
     --------
@@ -345,11 +365,11 @@ def plan_with_newlines(text: str, style: int, cols: int, cps: np.ndarray | None 
     if not _may_have_blocks(text, style):
         return [], 0
     if "\r\n" in text or (not text.isascii() and ("\u2028" in text or "\u2029" in text)):  # as split_lines
-        kinds, widths = line_kinds(split_lines(text), style)
+        kinds, widths, leads = line_kinds(split_lines(text), style)
     else:
         if cps is None:
             cps = np.frombuffer(text.encode("utf-32-le", "surrogatepass"), np.uint32)
-        kinds, widths = _line_kinds(text, cps, int(np.count_nonzero(cps == 10)) + 1, style)
+        kinds, widths, leads = _line_kinds(text, cps, int(np.count_nonzero(cps == 10)) + 1, style)
     choose_band = native.kernels().choose_band
-    return [(a, b, *choose_band(widths, a, b, int(cols), _KMAX, MIN_COLW, MIN_ROWS_PER_COLUMN, MAX_WRAP_SHARE))
-            for a, b in _runs(kinds)], len(widths) - 1
+    return [(a, b, *choose_band(widths, leads, a, b, int(cols), _KMAX, MIN_COLW, MIN_ROWS_PER_COLUMN,
+                                MAX_WRAP_SHARE)) for a, b in _runs(kinds)], len(widths) - 1

@@ -258,8 +258,8 @@ _SIGNATURES = {
     "pack_rows": ("i8", ("u1:2", "i8", "i8", "u1:1")),
     "text_flags": ("i8", ("u4:1r",)),
     "expand_codes": ("i8x3", ("u4:1r", "i8:2", "i1:1", "i4:1", "i4:1", "u1:1", "i8", "i8", "i8", "u1:1")),
-    "line_kinds": ("none", ("u4:1r", "b1", "u1:1", "i8", "i8", "u1:1", "i4:1")),
-    "choose_band": ("i8x2", ("i4:1", "i8", "i8", "i8", "i8", "i8", "i8", "f8")),
+    "line_kinds": ("none", ("u4:1r", "b1", "u1:1", "i8", "i8", "u1:1", "i4:1", "i4:1")),
+    "choose_band": ("i8x2", ("i4:1", "i4:1", "i8", "i8", "i8", "i8", "i8", "i8", "f8")),
 }
 """The one signature each kernel is called with: what numba's JIT compiles for the renderer's calls."""
 
