@@ -92,9 +92,11 @@ def anthropic_block(b: dict, path: str | None, where: str, names: CallNames) -> 
 def read_anthropic(body: Any, path: str | None = None) -> ReadResult:
     """Read an Anthropic messages request body (or a bare Anthropic message list).
 
-    ``system`` (a string or text blocks) becomes message 0. A user message holding ``tool_result`` blocks becomes
-    role ``tool``: its tool results first, then its other blocks. ``tool_use`` input is serialized with
-    ``json.dumps(input, ensure_ascii=False)``.
+    ``system`` (a string or text blocks) becomes message 0; a ``system`` message inside ``messages`` (the API
+    takes them: ``anthropic.types.SystemMessageParam``, anthropic-sdk-python 2.17.0, read 2026-12-04; Claude Code
+    2.1.332 sends its environment and date so) stays a system message where it is. A user message holding
+    ``tool_result`` blocks becomes role ``tool``: its tool results first, then its other blocks. ``tool_use`` input
+    is serialized with ``json.dumps(input, ensure_ascii=False)``.
 
     Parameters
     ----------
@@ -111,7 +113,7 @@ def read_anthropic(body: Any, path: str | None = None) -> ReadResult:
     Raises
     ------
     FormatError
-        A role other than user/assistant, or content of the wrong type.
+        A role other than user/assistant/system, or content of the wrong type.
 
     Examples
     --------
@@ -122,6 +124,8 @@ def read_anthropic(body: Any, path: str | None = None) -> ReadResult:
     >>> msgs, tools, model, meta = read_anthropic(body)
     >>> len(msgs), [m.role for m in msgs], model, msgs[3].parts[0].name
     (4, ['system', 'user', 'assistant', 'tool'], 'claude-x', 'ls')
+    >>> [m.role for m in read_anthropic([{"role": "user", "content": "hi"}, {"role": "system", "content": "today"}])[0]]
+    ['user', 'system']
     """
     if isinstance(body, dict):
         msgs = body.get("messages")
@@ -145,8 +149,9 @@ def read_anthropic(body: Any, path: str | None = None) -> ReadResult:
         m = require_dict(m, f"message {i}", path)
         role = m.get("role")
         where = f"message {i} ({role})"
-        if role not in ("user", "assistant"):
-            raise FormatError(f"{where}: an Anthropic message role must be 'user' or 'assistant'", path=path)
+        if role not in ("user", "assistant", "system"):
+            raise FormatError(f"{where}: an Anthropic message role must be 'user' or 'assistant' (or 'system' "
+                              f"inside the conversation)", path=path)
         meta_m = {"extra": extra_keys(m, _ANTHROPIC_MSG_KEYS)} if extra_keys(m, _ANTHROPIC_MSG_KEYS) else {}
         c = m.get("content")
         if isinstance(c, str):
