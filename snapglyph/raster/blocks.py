@@ -64,13 +64,14 @@ Claude's page at 6x12, where the lines are that short). Any value from 8 up lays
 pixel-equal to the reference renderer); below 6 a hanging continuation row could not hold a wide character."""
 MIN_ROWS_PER_COLUMN = 3
 """A block of n lines gets at most ``n // MIN_ROWS_PER_COLUMN`` columns (two lines side by side read as a table)."""
-MAX_WRAP_SHARE = 0.1
+MAX_WRAP_SHARE = 0.5
 """Most of a block's non-blank lines that may be broken (wider than the column once the block's common
 indentation is off, or indented past half of it) in a band of more than one column; a block that would break more
-takes fewer, wider columns, down to the full width. Measured on ../shared/data (``python bench/auto_density.py``,
-profile claude, 2026-12-04; block lines broken across rows, ``auto``'s characters per image token as a share of
-``dense``'s): 0.7 (the earlier setting, without the common indentation off) 40%, 71%; 0.05 2%; 0.1 3% (the
-setting); 0.2 9%: bench/RESULTS.md, section "Layout auto"."""
+takes fewer, wider columns, down to the full width. The trade of broken lines against characters per image token
+(each setting, and what the whole compaction shows per token at it) is in bench/RESULTS.md, section "Layout auto":
+a broken line now continues under its own text (a hanging indent, never inside its indentation), so a break costs
+the reader little, while a lower setting costs every compaction pages: 0.5 keeps the whole compaction's characters
+per token where they were before this rule, 0.1 breaks 4% of the lines at about three quarters of them."""
 
 _STYLE_HEADER = 2
 _LISTING_STYLES = (1, 3)  # STYLE_DIM (tool output), STYLE_CALL (tool calls)
