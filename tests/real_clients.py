@@ -24,6 +24,8 @@ from pathlib import Path
 
 import pytest
 
+from snapglyph import validate
+
 FIRST = "FIRST-TASK-91c2: find the slowest worker in the build logs."
 LAST = "LAST-ASSISTANT-5d0e: I have read all 12 parts."
 PROMPT = "NEW-PROMPT-33aa: which worker was slowest?"
@@ -78,7 +80,8 @@ def installed(name: str) -> Path:
             pytest.skip(f"npm install {cli.package}@{cli.version} did not finish in {INSTALL_TIMEOUT} s (offline?)")
         if p.returncode != 0 or not (part / "node_modules" / ".bin" / cli.command).exists():
             shutil.rmtree(part, ignore_errors=True)
-            why = (p.stderr.strip().splitlines() or ["no output"])[-1]
+            lines = p.stderr.strip().splitlines() or ["no output"]
+            why = next((ln for ln in lines if "Error:" in ln), lines[0])      # npm's FetchError line says most
             pytest.skip(f"npm install {cli.package}@{cli.version} failed (exit {p.returncode}): {why}")
         try:
             part.rename(folder)                         # atomic; another process that won the race keeps its copy
@@ -310,7 +313,8 @@ def assert_recovered(sim, dialect: str, proc: subprocess.CompletedProcess, first
     received it compacted, with page images in one snapshot item; outside that item the compacted request is the
     client's own: every top-level field but the item list and tools as sent, the client's tools first (then only
     ``recall_messages``), the items before the snapshot the client's first items (its first user message among
-    them), the items after it the client's last ones (its new prompt among them).
+    them), the items after it the client's last ones (its new prompt among them); :func:`snapglyph.validate`
+    finds no fault in it that the client's own request does not have.
     """
     out = f"exit {proc.returncode}\nstdout: {proc.stdout[-1500:]}\nstderr: {proc.stderr[-3000:]}"
     conv = conversation(sim, first)
@@ -336,4 +340,5 @@ def assert_recovered(sim, dialect: str, proc: subprocess.CompletedProcess, first
     assert head and tail and len(head) + len(tail) < len(a)
     assert head == a[:len(head)] and tail == a[len(a) - len(tail):]
     assert json.dumps(first)[1:-1] in json.dumps(head) and PROMPT in json.dumps(tail)
+    assert {f.text for f in validate(got, dialect)} <= {f.text for f in validate(sent, dialect)}
     return sent, got

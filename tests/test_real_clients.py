@@ -151,3 +151,11 @@ def test_serve_recovers_a_request_with_mid_conversation_system_messages(tmp_path
     assert [e["kind"] for e in sim.log] == ["overflow", "ok"] and sim.log[1]["images"]
     got = json.loads(sim.log[1]["raw"])["messages"]
     assert got[0] == msgs[0] and got[-3:] == msgs[-3:] and got[-1]["role"] == "system"
+
+
+def test_a_missing_npm_skips_with_the_reason(tmp_path, monkeypatch):
+    monkeypatch.setenv("SNAPGLYPH_TEST_NPM_CACHE", str(tmp_path / "cache"))
+    monkeypatch.setenv("PATH", str(tmp_path))                      # no npm here
+    with pytest.raises(pytest.skip.Exception, match=r"npm is not on PATH, so @openai/codex@0\.171\.0 cannot be"):
+        installed("codex")
+    assert not (tmp_path / "cache").exists()
