@@ -193,11 +193,13 @@ def codex_rollout(codex_home: Path, cwd: Path, sid: str) -> Path:
 
 
 def codex_config(codex_home: Path, url: str) -> None:
-    """``config.toml``: a model provider ``sim`` speaking Responses at ``url``/v1, its key from ``SIM_API_KEY``."""
+    """``config.toml``: a model provider ``sim`` speaking Responses at ``url``/v1, its key from ``SIM_API_KEY``;
+    analytics off."""
     codex_home.mkdir(parents=True, exist_ok=True)
     (codex_home / "config.toml").write_text(
         f'model = "gpt-5.4"\nmodel_provider = "sim"\n\n[model_providers.sim]\nname = "snapglyph serve"\n'
-        f'base_url = "{url}/v1"\nwire_api = "responses"\nenv_key = "SIM_API_KEY"\n', encoding="utf-8")
+        f'base_url = "{url}/v1"\nwire_api = "responses"\nenv_key = "SIM_API_KEY"\n\n[analytics]\nenabled = false\n',
+        encoding="utf-8")
 
 
 # -- pi ------------------------------------------------------------------------------------------------------------
