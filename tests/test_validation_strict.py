@@ -346,3 +346,21 @@ def test_a_lone_surrogate_is_a_fault_in_every_dialect():
         assert not [f for f in validate(clean, dialect) if "surrogate" in f.text]
     system = {**bodies["anthropic"], "messages": [{"role": "user", "content": "ok"}], "system": "s\udfff"}
     assert [f.index for f in validate(system, "anthropic") if "surrogate" in f.text] == [None]
+
+
+def test_anthropic_system_messages_and_resumed_tool_names_are_accepted():
+    """What real Claude Code 2.1 sends: a system message among the messages (anthropic.types.SystemMessageParam)
+    and a tool_use of a tool the request no longer lists; a system message with an image, or first, is refused."""
+    from snapglyph import validate
+    msgs = [{"role": "user", "content": "task"},
+            {"role": "system", "content": [{"type": "text", "text": "Today is 2026-12-04."}]},
+            {"role": "assistant", "content": [{"type": "tool_use", "id": "t1", "name": "Glob", "input": {}}]},
+            {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t1", "content": "a.py"}]}]
+    body = {"model": "claude-sonnet-4-5", "max_tokens": 10, "messages": msgs,
+            "tools": [{"name": "Read", "input_schema": {"type": "object"}}]}
+    assert validate(body, "anthropic") == []
+    img = {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": "x"}}
+    bad = dict(body, messages=[msgs[0], {"role": "system", "content": [img]}] + msgs[2:])
+    assert [f.text for f in validate(bad, "anthropic")] == ["a system message holds text only"]
+    first = dict(body, messages=[{"role": "system", "content": "x"}] + msgs)
+    assert any("role" in f.text for f in validate(first, "anthropic"))

@@ -18,7 +18,9 @@ Conversation
   requests always open with one); every ``tool_use`` answered by a ``tool_result`` in the next message; every
   ``tool_result`` answering a ``tool_use`` of the previous message; tool results first in their user message; tool
   use ids unique; no image in an assistant message; no empty or whitespace-only text; no empty content; tools
-  defined when tool blocks are present. OpenAI chat completions (platform.openai.com/docs/api-reference/chat): a
+  defined when tool blocks are present (not every historical ``tool_use`` name among them: resumed Claude Code
+  sessions call tools the request no longer lists); a ``system`` message after the first holds text only
+  (``anthropic.types.SystemMessageParam``, anthropic-sdk-python 2.17, read 2026-12-04; Claude Code 2.1 sends them). OpenAI chat completions (platform.openai.com/docs/api-reference/chat): a
   ``tool`` message only as a response to a preceding ``tool_calls``; every ``tool_call_id`` answered before the
   next non-tool message, and unique in its message; images only in user messages; tool message content text
   only. OpenAI Responses (platform.openai.com/docs/api-reference/responses): every ``function_call`` with a
@@ -93,13 +95,12 @@ def _anthropic_tool_use(i: int, b: dict, where: str, body: dict, seen_ids: set, 
     if tid in seen_ids:
         out.append(Fault(i, f"{where}: `tool_use` ids must be unique: {tid}"))
     seen_ids.add(tid)
-    names = {t.get("name") for t in body.get("tools") or [] if isinstance(t, dict)}
+    # a tool_use of a tool the request no longer lists is accepted (real Claude Code requests resume such sessions);
+    # one request with tool blocks and no tools at all is refused
     if not body.get("tools"):
         f = Fault(None, "requests which include `tool_use` or `tool_result` blocks must define tools")
         if f not in out:
             out.append(f)
-    elif b.get("name") not in names:
-        out.append(Fault(i, f"{where}: tool {b.get('name')!r} is not defined in tools"))
 
 
 def _anthropic_blocks(i: int, role: str, content: Any, body: dict, seen_ids: set, out: list[Fault],
@@ -141,6 +142,10 @@ def _anthropic(body: dict, out: list[Fault], images: list[tuple[int, str]]) -> N
             out.append(Fault(i, "a message must be an object with role and content"))
             continue
         role, content = m.get("role"), m.get("content")
+        if role == "system" and i > 0:   # anthropic.types.SystemMessageParam (SDK 2.17): text, as Claude Code sends
+            if not isinstance(content, (str, list)) or any(b.get("type") != "text" for b in _blocks(content)):
+                out.append(Fault(i, "a system message holds text only"))
+            continue
         if role not in ("user", "assistant"):
             out.append(Fault(i, f"role must be user or assistant, not {role!r}"))
             continue
