@@ -1,6 +1,8 @@
 """The proxy: an ASGI application (starlette) in front of one provider.
 
-Every request is relayed to the upstream. ``POST`` requests to the conversation routes (:data:`ROUTES`) are read:
+Every request is relayed to the upstream. ``POST`` requests to the conversation routes (:func:`~.rewrite.route`: the
+paths of :data:`~.rewrite.ROUTES` and Gemini's ``models/{model}:generateContent`` and ``:streamGenerateContent``)
+are read:
 
 1. a conversation compacted before (or marked by an overflow inside a started stream) is compacted before it is
    sent, with the same cut while its tail fits (sticky: the earlier pages stay byte-identical, so a provider's
@@ -41,7 +43,7 @@ from .guards import host_allowed, read_json, read_raw
 from .recall_loop import RecallJob, RecallRelay
 from .recall_shapes import offers_recall
 from .relay import Relay
-from .rewrite import DEFAULT_TEXT_ONLY, ROUTES, image_refusal, pick_profile, text_only
+from .rewrite import DEFAULT_TEXT_ONLY, RECALL_DIALECTS, image_refusal, pick_profile, route, text_only
 from .state import ConversationRecord, StateDir, default_state_dir
 from .planner import Outcome, Planner
 from .upstream import Upstream, decode_body, forward_headers
@@ -117,6 +119,7 @@ class _Ctx:
     headers: list
     raw: bytes
     dialect: str | None = None
+    model: str = ""
     body: dict | None = None
     key: str | None = None
     caller: str | None = None
@@ -184,7 +187,7 @@ class Proxy:
         ctx.sent = ctx.raw
         ctx.caller = request.headers.get(CONVERSATION_HEADER) or None
         if request.method == "POST":
-            ctx.dialect = ROUTES.get(ctx.path)
+            ctx.dialect, ctx.model = route(ctx.path) or (None, "")     # Gemini: the model from the path
         if ctx.dialect is not None:
             await self._read(ctx)
         if ctx.key is not None:
@@ -210,7 +213,7 @@ class Proxy:
         except (SnapglyphError, RecursionError):
             return
         ctx.body, ctx.key = body, key
-        model = body.get("model") if isinstance(body.get("model"), str) else ""
+        model = ctx.model = ctx.model or (body.get("model") if isinstance(body.get("model"), str) else "")
         try:
             ctx.profile = pick_profile(model, ctx.dialect, self.config.profile)
         except SnapglyphError:
@@ -223,7 +226,7 @@ class Proxy:
         return lock
 
     def _images_refused(self, ctx: _Ctx, conv: ConversationRecord | None) -> str:
-        model = ctx.body.get("model") if isinstance(ctx.body.get("model"), str) else ""
+        model = ctx.model
         if conv is not None and conv.no_images:
             return conv.no_images
         if text_only(model, self.config.text_only):
@@ -243,7 +246,7 @@ class Proxy:
         count_only = ctx.path.endswith("/count_tokens")
         out = await anyio.to_thread.run_sync(
             lambda: self.planner.before(ctx.key, ctx.dialect, ctx.body, ctx.profile, dry=self.config.dry_run
-                                        or count_only))
+                                        or count_only, model=ctx.model or None))
         if out is None:
             return
         ctx.outcome = out
@@ -278,7 +281,7 @@ class Proxy:
             return Relay(resp, body=raw, on_done=lambda r: self._done(ctx, r))
         out = await anyio.to_thread.run_sync(
             lambda: self.planner.recover(ctx.key, ctx.dialect, ctx.body, ctx.profile, ov,
-                                         dry=self.config.dry_run))
+                                         dry=self.config.dry_run, model=ctx.model or None))
         ctx.outcome = out
         if out.error or self.config.dry_run:
             ctx.note = (f"overflow relayed: {out.error}" if out.error
@@ -313,11 +316,13 @@ class Proxy:
 
     def _relay(self, ctx: _Ctx, resp: httpx.Response) -> Any:
         """The answer to the client: through the recall loop where the compacted request offers recall_messages
-        (the proxy added it), else as it comes."""
+        (the proxy added it), else as it comes (always for a dialect outside
+        :data:`~snapglyph.serve.rewrite.RECALL_DIALECTS`: Gemini)."""
         done = functools.partial(self._done, ctx)
         out = ctx.outcome
         if (out is None or ctx.action == "passed" or not self.config.recall_rounds or resp.status_code >= 300
-                or ctx.body is None or offers_recall(ctx.body) or ctx.path.endswith("/count_tokens")):
+                or ctx.body is None or offers_recall(ctx.body) or ctx.path.endswith("/count_tokens")
+                or ctx.dialect not in RECALL_DIALECTS):
             return Relay(resp, on_done=done)
         conv = self.states.get(ctx.key)
         room = (conv.budget or 0) - out.tokens_after if conv is not None else 0

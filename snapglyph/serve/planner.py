@@ -151,21 +151,22 @@ class Planner:
             out.append((self._stores.pop(key), lock))
         return out
 
-    def _conv(self, key: str, dialect: str, body: dict, profile: str) -> ConversationRecord:
+    def _conv(self, key: str, dialect: str, body: dict, profile: str, model: str | None) -> ConversationRecord:
         conv = self.states.get(key, create=True)
         conv.dialect = dialect
-        conv.model = body.get("model") if isinstance(body.get("model"), str) else ""
+        conv.model = model or (body.get("model") if isinstance(body.get("model"), str) else "")
         conv.profile = profile
         return conv
 
     # -- entry points ------------------------------------------------------------------------------------------
-    def before(self, key: str, dialect: str, body: dict, profile: str, *, dry: bool = False) -> Outcome | None:
+    def before(self, key: str, dialect: str, body: dict, profile: str, *, dry: bool = False,
+               model: str | None = None) -> Outcome | None:
         """Compact a request before it is sent, or ``None`` to send it as it came. With ``dry`` nothing is
-        remembered."""
+        remembered; ``model``: where the body names none (Gemini: the path's)."""
         with self._key_lock(key):
             conv = self.states.get(key)
             if conv is not None and conv.compacted and not conv.pending:
-                out = self._sticky(conv, dialect, body, profile, save=not dry)
+                out = self._sticky(conv, dialect, body, profile, save=not dry, model=model)
                 if out is not None:
                     return out
             if conv is not None and (conv.compacted or conv.pending):
@@ -176,7 +177,7 @@ class Planner:
                     return Outcome(error=f"cannot read the request: {e}")
                 ceiling = Budget(conv.budget, window, conv.ratio) if conv.budget else budget_for(
                     est, output_reserve(None, body), window=window, ratio=conv.ratio, margin=self.config.margin)
-                return self._new_cut(key, dialect, body, profile, ceiling, "compacted", dry=dry)
+                return self._new_cut(key, dialect, body, profile, ceiling, "compacted", dry=dry, model=model)
             window = (conv.window if conv is not None else None) or self.config.window
             if self.config.compact_at is None or not window:
                 return None
@@ -188,11 +189,12 @@ class Planner:
             if est * ratio <= self.config.compact_at * window:
                 return None
             ceiling = budget_for(est, output_reserve(None, body), window=window, ratio=ratio, margin=self.config.margin)
-            return self._new_cut(key, dialect, body, profile, ceiling, "compacted", dry=dry)
+            return self._new_cut(key, dialect, body, profile, ceiling, "compacted", dry=dry, model=model)
 
     def recover(self, key: str, dialect: str, body: dict, profile: str, ov: OverflowResult, *,
-                dry: bool = False) -> Outcome:
-        """Compact a request the upstream refused as too long, to the window its answer reports."""
+                dry: bool = False, model: str | None = None) -> Outcome:
+        """Compact a request the upstream refused as too long, to the window its answer reports (``model`` as in
+        :meth:`before`)."""
         with self._key_lock(key):
             conv = self.states.get(key)
             try:
@@ -203,7 +205,7 @@ class Planner:
             ratio = conv.ratio if conv is not None else 1.0
             ceiling = next_budget(ov, body, profile, window=window, ratio=ratio, margin=self.config.margin,
                                   sent_estimate=est)
-            return self._new_cut(key, dialect, body, profile, ceiling, "recovered", dry=dry)
+            return self._new_cut(key, dialect, body, profile, ceiling, "recovered", dry=dry, model=model)
 
     def second_overflow(self, key: str, ov: OverflowResult, sent: Outcome | None) -> None:
         """The compacted request overflowed too: learn the smaller window and make a new cut next time."""
@@ -255,13 +257,13 @@ class Planner:
                        note="; ".join(res.notes))
 
     def _sticky(self, conv: ConversationRecord, dialect: str, body: dict, profile: str, *,
-                save: bool) -> Outcome | None:
+                save: bool, model: str | None = None) -> Outcome | None:
         """The earlier cut, when its tail still fits the budget and the messages before it are unchanged."""
         cut = Cut(conv.cut, conv.prefix, conv.kept) if conv.cut is not None else None
         try:
             budget = Budget(conv.budget, conv.window, conv.ratio)
             new_body, res, _ = compact_body(body, dialect, profile=conv.profile or profile, budget=budget,
-                                            store=self._store(conv.key), cut=cut,
+                                            store=self._store(conv.key), cut=cut, model=model,
                                             recall_tool=self.config.recall_rounds > 0)
         except CutNoLongerFits:
             return None
@@ -270,7 +272,7 @@ class Planner:
         return self._outcome(new_body, res, cut, "sticky")
 
     def _new_cut(self, key: str, dialect: str, body: dict, profile: str, ceiling: Budget, action: str, *,
-                 dry: bool) -> Outcome:
+                 dry: bool, model: str | None = None) -> Outcome:
         """A new cut aiming at ``target`` of the ceiling (the ceiling itself when nothing fits the target)."""
         mt = output_reserve(None, body)
         target = mt + max(1, int((ceiling.tokens - mt) * self.config.target))
@@ -279,7 +281,7 @@ class Planner:
         for budget in dict.fromkeys((target, ceiling.tokens)):
             try:
                 new_body, res, cut = compact_body(body, dialect, profile=profile, store=store,
-                                                  budget=Budget(budget, ceiling.window, ceiling.ratio),
+                                                  budget=Budget(budget, ceiling.window, ceiling.ratio), model=model,
                                                   recall_tool=self.config.recall_rounds > 0)
             except BudgetError as e:
                 last = e
@@ -294,7 +296,7 @@ class Planner:
             return Outcome(error=f"compaction failed: {last}")
         if not dry:
             with self._lock:
-                conv = self._conv(key, dialect, body, profile)
+                conv = self._conv(key, dialect, body, profile, model)
                 conv.window, conv.ratio, conv.budget = ceiling.window, ceiling.ratio, ceiling.tokens
                 conv.cut, conv.prefix, conv.kept, conv.pending = cut.first_tail, cut.prefix, cut.kept, False
                 conv.cuts += 1

@@ -4,7 +4,12 @@ A compacted body is the client's own body with only the middle of its conversati
 message (:func:`snapglyph.serve.verbatim.splice`): the head and tail items go out as they came (Responses
 ``developer`` messages and ``reasoning`` items with their ``encrypted_content``, Anthropic thinking signatures and
 ``cache_control``, unknown fields), and so does every other field (``stream``, ``max_tokens``, ``tools``,
-``tool_choice``, ``temperature``, Anthropic's ``system``, Responses' ``instructions``, metadata).
+``tool_choice``, ``temperature``, Anthropic's ``system``, Responses' ``instructions``, metadata; Gemini's
+``generationConfig``, ``safetySettings``, ``tools``, ``toolConfig``, ``systemInstruction``, ``cachedContent``).
+
+Gemini's paths name the model (``/v1beta/models/{model}:generateContent``, :func:`route`): it is taken from the
+path, not the body. The recall loop reads no Gemini answers, so a compacted Gemini request offers no
+``recall_messages`` (:data:`RECALL_DIALECTS`) and must show pages.
 """
 
 from __future__ import annotations
@@ -19,12 +24,41 @@ from ..providers.params import output_reserve
 from .recall_shapes import with_recall_tool
 from .verbatim import splice
 
-__all__ = ["DEFAULT_TEXT_ONLY", "ROUTES", "compact_body", "image_refusal", "pick_profile", "text_only"]
+__all__ = ["DEFAULT_TEXT_ONLY", "RECALL_DIALECTS", "ROUTES", "compact_body", "image_refusal", "pick_profile", "route",
+           "text_only"]
 
 ROUTES = {"/v1/messages": "anthropic", "/v1/messages/count_tokens": "anthropic",
           "/v1/chat/completions": "openai", "/chat/completions": "openai",
           "/v1/responses": "responses", "/responses": "responses"}
-"""Request paths the proxy reads, and their dialect; every other path is relayed unchanged."""
+"""Request paths the proxy reads, and their dialect; Gemini's paths (they name the model) are matched by
+:func:`route`; every other path is relayed unchanged."""
+
+_GEMINI = re.compile(r"^/(?:v1|v1beta)/models/([^/:]+):(?:generateContent|streamGenerateContent)$")
+
+RECALL_DIALECTS = frozenset({"anthropic", "openai", "responses"})
+"""Dialects whose answers the recall loop reads (:mod:`snapglyph.serve.recall_shapes`): only their compacted requests
+offer ``recall_messages``."""
+
+
+def route(path: str) -> tuple[str, str] | None:
+    """``(dialect, model from the path)`` of a request path the proxy reads (the model is ``""`` where the body
+    names it), or ``None`` for a path relayed unchanged (Gemini's ``:countTokens`` among them).
+
+    Gemini paths: ``POST /v1beta/models/{model}:generateContent`` and ``:streamGenerateContent``, the same under
+    ``/v1`` (https://ai.google.dev/api/generate-content, read 2026-12-04).
+
+    Examples
+    --------
+    >>> route("/v1/messages"), route("/v1beta/models/gemini-2.5-flash:streamGenerateContent")
+    (('anthropic', ''), ('gemini', 'gemini-2.5-flash'))
+    >>> route("/v1beta/models/gemini-2.5-flash:countTokens") is None, route("/v1/models") is None
+    (True, True)
+    """
+    dialect = ROUTES.get(path)
+    if dialect is not None:
+        return dialect, ""
+    m = _GEMINI.match(path)
+    return ("gemini", m.group(1)) if m else None
 
 
 DEFAULT_TEXT_ONLY = ("gpt-3.5*", "gpt-4", "gpt-4-0*", "gpt-4-32k*", "o1-mini*", "o3-mini*", "deepseek-*",
@@ -62,7 +96,7 @@ def image_refusal(text: str) -> bool:
 @functools.lru_cache(maxsize=256)
 def pick_profile(model: str, dialect: str, override: str | None = None) -> str:
     """The reader profile name: ``override``, else the one for ``model``, else the dialect's default
-    (``claude`` for Anthropic, ``openai`` otherwise).
+    (``claude`` for Anthropic, ``gemini`` for Gemini, ``openai`` otherwise).
 
     Raises
     ------
@@ -84,11 +118,11 @@ def pick_profile(model: str, dialect: str, override: str | None = None) -> str:
 
 
 def _default(dialect: str) -> str:
-    return "claude" if dialect == "anthropic" else "openai"
+    return {"anthropic": "claude", "gemini": "gemini"}.get(dialect, "openai")
 
 
 def compact_body(body: dict, dialect: str, *, profile: str, budget: int, store: Any = None,
-                 cut: Any = None, recall_tool: bool = False) -> tuple[dict, Any, Any]:
+                 cut: Any = None, recall_tool: bool = False, model: str | None = None) -> tuple[dict, Any, Any]:
     """Compact a request body and put the client's other fields back.
 
     Parameters
@@ -108,7 +142,9 @@ def compact_body(body: dict, dialect: str, *, profile: str, budget: int, store: 
     recall_tool : bool
         Offer ``recall_messages`` (counted in the budget, named in the snapshot text, added after the client's
         own tools) and accept a compaction that shows no page; the caller answers the calls
-        (:mod:`snapglyph.serve.recall_loop`).
+        (:mod:`snapglyph.serve.recall_loop`). Ignored outside :data:`RECALL_DIALECTS` (``res.notes`` says so).
+    model : str, optional
+        The model, where the body does not name it (Gemini: the path's); default: the body's ``model``.
 
     Returns
     -------
@@ -138,15 +174,18 @@ def compact_body(body: dict, dialect: str, *, profile: str, budget: int, store: 
     (True, True)
     """
     from ..compaction.compactor import compact
+    offered = recall_tool and dialect in RECALL_DIALECTS
     # allow_empty_middle where recall is answered (serve/recall_loop.py): the newest messages and a middle the model
     # can recall by id recover the session; without recall such a request would lose the middle, so it is refused
     kw = dict(profile=profile, dialect=dialect, budget=budget, store=store, max_tokens=output_reserve(None, body),
-              allow_empty_middle=recall_tool, recall_tool=recall_tool,
-              model=body.get("model") if isinstance(body.get("model"), str) else None)
+              allow_empty_middle=offered, recall_tool=offered,
+              model=model or (body.get("model") if isinstance(body.get("model"), str) else None))
     res = compact(body, cut=cut, **kw)
     if res.passthrough:
         return dict(body), res, res.cut
-    body = with_recall_tool(dialect, body) if recall_tool else body     # after the client's own tools
+    if recall_tool and not offered:
+        res.notes.append(f"recall_messages not offered ({dialect}: serve's recall loop does not read its answers)")
+    body = with_recall_tool(dialect, body) if offered else body     # after the client's own tools
     spliced = splice(body, dialect, res)
     why = "its items could not be mapped to the compaction's message ids"
     if spliced is not None:
@@ -178,6 +217,10 @@ def _rebuilt(body: dict, dialect: str, req: dict) -> dict:
         out["input"] = req["input"]
         if "instructions" not in body and req.get("instructions"):
             out["instructions"] = req["instructions"]
+    elif dialect == "gemini":
+        out["contents"] = req["contents"]
+        if not any(k in body for k in ("systemInstruction", "system_instruction")) and req.get("systemInstruction"):
+            out["systemInstruction"] = req["systemInstruction"]
     else:
         if dialect == "anthropic" and "system" not in body and req.get("system"):
             out["system"] = req["system"]
