@@ -11,7 +11,8 @@ pages). While the request body exceeds the profile's byte limit, a page is dropp
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections import Counter
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 from ..model.message_ids import id_ranges
@@ -31,7 +32,7 @@ if TYPE_CHECKING:  # pragma: no cover
 __all__ = ["Assembly", "assemble", "snapshot_message"]
 
 
-@dataclass
+@dataclass(frozen=True)
 class Assembly:
     """The assembled request.
 
@@ -45,6 +46,11 @@ class Assembly:
         Middle pages sent (fewer than :attr:`Fit.kept` when the request bytes forced a drop).
     dropped : list of int
         Middle ids not shown (or shown only in part).
+    fit : Fit
+        The fit the request was assembled from, its head's and tail's costs (and tail) as their own images were
+        made to fit the request's image count (:func:`fit_image_limits`): count the request's tokens with it.
+    rewrites : collections.Counter
+        What making those images fit changed, by kind.
 
     Examples
     --------
@@ -58,12 +64,16 @@ class Assembly:
     >>> out = assemble(conv, cut, fit, recall_tool=False)
     >>> [m["role"] for m in out.request["messages"]], [p["type"] for p in out.request["messages"][1]["content"]]
     (['user', 'user', 'user', 'assistant'], ['image', 'text'])
+    >>> out.fit.total(out.kept) == fit.total(), out.rewrites   # no image of their own to fit
+    (True, Counter())
     """
 
     messages: list[Message]
     request: dict
     kept: list
     dropped: list[int]
+    fit: "Fit"
+    rewrites: Counter
 
 
 def snapshot_message(conv: "Conversation", plan: "Plan", fit: "Fit", kept: list, recall_tool: bool) -> Message:
@@ -102,21 +112,16 @@ def snapshot_message(conv: "Conversation", plan: "Plan", fit: "Fit", kept: list,
                                                          "dropped": id_ranges(dropped)}})
 
 
-def _own_images(conv: Conversation, fit: Fit, h: int, n_pages: int) -> tuple[list[Message], list[Message]]:
+def _own_images(conv: Conversation, fit: Fit, h: int, n_pages: int) -> tuple[list[Message], Fit, Counter]:
     """The head and the tail with their own images within the limits of a request that also carries ``n_pages``
-    pages (the count and the many-image rule are known only now); the fit's costs follow what changed (a
-    placeholder can cost more than a tiny image: the caller then drops pages). Pages dropped afterwards only
-    lower the count, so what fits here still fits."""
+    pages (the count and the many-image rule are known only now): the head, a fit whose tail and costs follow
+    what changed (a placeholder can cost more than a tiny image: the caller then drops pages), and the changes
+    counted. Pages dropped afterwards only lower the count, so what fits here still fits."""
     before = conv.norm[:h] + fit.tail
-    own = fit_image_limits(before, conv.prof, conv.rewrites, extra=n_pages)
-    for i, (a, b) in enumerate(zip(before, own)):
-        if a is not b:
-            delta = conv.costs.message(b) - conv.costs.message(a)
-            if i < h:
-                fit.base += delta
-            else:
-                fit.tail_cost += delta
-    return own[:h], own[h:]
+    own, rewrites = fit_image_limits(before, conv.prof, extra=n_pages)
+    delta = [conv.costs.message(b) - conv.costs.message(a) if a is not b else 0 for a, b in zip(before, own)]
+    fit = replace(fit, tail=own[h:], base=fit.base + sum(delta[:h]), tail_cost=fit.tail_cost + sum(delta[h:]))
+    return own[:h], fit, rewrites
 
 
 def assemble(conv: "Conversation", plan: "Plan", fit: "Fit", recall_tool: bool) -> Assembly:
@@ -141,13 +146,12 @@ def assemble(conv: "Conversation", plan: "Plan", fit: "Fit", recall_tool: bool) 
     >>> [m.id for m in out.messages], len(out.kept), out.dropped
     ([0, 1, 6, 7], 1, [])
     """
-    h = plan.head_end
     kept = list(fit.kept)
-    head, tail = _own_images(conv, fit, h, len(kept) + len(fit.paged_pages()))
+    head, fit, rewrites = _own_images(conv, fit, plan.head_end, len(kept) + len(fit.paged_pages()))
     while True:
-        out = head + [snapshot_message(conv, plan, fit, kept, recall_tool)] + tail
+        out = head + [snapshot_message(conv, plan, fit, kept, recall_tool)] + fit.tail
         req = conv.request(out)
         if (request_fits(req, conv.prof) and not (fit.budget and fit.total(kept) > fit.budget)) or not kept:
             check_messages(out, conv.prof, request=req)
-            return Assembly(out, req, kept, dropped_ids(plan.middle_ids, kept, plan.pages))
+            return Assembly(out, req, kept, dropped_ids(plan.middle_ids, kept, plan.pages), fit, rewrites)
         kept = fit.kept_after(len(plan.pages) - len(kept) + 1)

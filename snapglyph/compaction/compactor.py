@@ -23,6 +23,7 @@ that source.
 
 from __future__ import annotations
 
+from collections import Counter
 from typing import Any, Callable, Sequence
 
 from .._config import DEFAULT_BUDGET, LEDGER_SHARE
@@ -34,7 +35,7 @@ from ..providers.profiles import Profile, profile as get_profile
 from ..raster.lazy import render_lazy  # pages laid out, drawn when looked at, kept as PNG bytes
 from .assemble import Assembly, assemble
 from .budget import Budget, calibrated
-from .conversation import Conversation, prepare, resolve_dialect
+from .conversation import Conversation, join_counts, prepare, resolve_dialect
 from .dropping import add_summary, fit_budget
 from .image_fit import fit_image_limits
 from .notes import SECTION_GAP, UserBound, planned_page_tokens, snapshot_notes
@@ -173,10 +174,10 @@ def _renderers(settings: RenderSettings) -> "tuple[_Middles, CachedDraw]":
 
 def _passthrough(conv: Conversation, prof: Profile) -> CompactResult:
     """The whole conversation, as it fits: only the many-image rule and the last check apply."""
-    sent = fit_image_limits(conv.norm, prof, conv.rewrites)
+    sent, rewrites = fit_image_limits(conv.norm, prof)
     check_messages(sent, prof)
-    return _finish(conv, sent, conv.request(sent), [], tail_ids=[m.id for m in conv.norm], tokens_after=conv.total,
-                   passthrough=True)
+    return _finish(conv, sent, conv.request(sent), [], rewrites=rewrites, tail_ids=[m.id for m in conv.norm],
+                   tokens_after=conv.total, passthrough=True)
 
 
 def _shrink(conv: Conversation, cache: CachedDraw, allowance: Allowance, *, cut, summarize,
@@ -194,19 +195,22 @@ def _shrink(conv: Conversation, cache: CachedDraw, allowance: Allowance, *, cut,
                            page_tokens=planned_page_tokens(conv, plan, budget))
     fit = fit_budget(conv, plan, budget, notes) if cut is None else refit(conv, plan, budget, notes, cut)
     if summarize is not None and len(fit.kept) < len(plan.pages):
-        add_summary(fit, plan, budget, summarize, conv.costs.text)
+        fit = add_summary(fit, plan, budget, summarize, conv.costs.text)
+    # the caller's store is written here and in _finish: a compaction refused after this line leaves this tail
+    # record in it (kept so: the stores stay byte-identical)
     conv.store.put_tail(format_ranges(plan.middle_ids), [m for m in conv.source if m.id >= conv.norm[plan.cut].id])
     out = assemble(conv, plan, fit, recall_tool)
     if cut is not None and len(out.kept) != len(fit.kept):
         raise CutNoLongerFits("the request would exceed the provider's request bytes with the earlier pages")
     cache.keep(plan.middle, plan.pages)
+    fit = out.fit  # its head's and tail's costs as their own images were fitted
     final = fit.total(out.kept)
     if final >= conv.before:
         raise BudgetError(f"compaction would not shrink the request: {conv.before} tokens in, {final} out",
                           needed=final, budget=budget)
-    if plan.middle_ids and set(out.dropped) >= set(plan.middle_ids) and not fit.summary:
-        _empty_middle(conv, plan, fit, budget, allow_empty_middle)
-    return _finish(conv, out.messages, out.request, out.kept + fit.paged_pages(),
+    shows_none = bool(plan.middle_ids) and set(out.dropped) >= set(plan.middle_ids) and not fit.summary
+    return _finish(conv, out.messages, out.request, out.kept + fit.paged_pages(), rewrites=out.rewrites,
+                   notes=_empty_middle(plan, fit, budget, allow_empty_middle) if shows_none else (),
                    head_ids=[m.id for m in conv.norm[:plan.head_end]], middle_ids=plan.middle_ids,
                    tail_ids=[m.id for m in conv.norm[plan.cut:]], dropped_ids=out.dropped, tokens_after=final,
                    cache_break=_cache_break(conv, out), middle_text_tokens=_shown_text_tokens(conv, plan, out),
@@ -233,9 +237,9 @@ class _Middles:
         return render_lazy(messages, like=self.largest, **self.settings)
 
 
-def _empty_middle(conv: Conversation, plan: Plan, fit: Any, budget: int, allowed: bool) -> None:
+def _empty_middle(plan: Plan, fit: Any, budget: int, allowed: bool) -> list[str]:
     """No message of the middle shown whole (every page dropped, or only the end of one message left): refuse (a
-    ``BudgetError`` naming the remedy) or, when ``allowed``, say so in a note."""
+    ``BudgetError`` naming the remedy) or, when ``allowed``, the note that says so."""
     ids = format_ranges(plan.middle_ids)
     if not allowed:
         need = fit.total(plan.pages[-2:])
@@ -243,8 +247,7 @@ def _empty_middle(conv: Conversation, plan: Plan, fit: Any, budget: int, allowed
                           f"budget is {budget} tokens; showing the newest two pages would need {need}); raise the "
                           f"budget, or allow an empty middle (--allow-empty-middle) to send them only as recallable "
                           f"from the store", needed=need, budget=budget)
-    conv.notes.append(f"every page of the middle was dropped: messages {ids} are not shown (recallable from the "
-                      f"store by id)")
+    return [f"every page of the middle was dropped: messages {ids} are not shown (recallable from the store by id)"]
 
 
 def _check_positive(**values: Any) -> None:
@@ -268,8 +271,10 @@ def _shown_text_tokens(conv: Conversation, plan: Plan, out: Assembly) -> int:
     return sum(conv.per[i] for i in range(plan.head_end, plan.cut) if conv.norm[i].id not in gone)
 
 
-def _finish(conv: Conversation, msgs: list[Message], req: dict, pages: list, **kw: Any) -> CompactResult:
-    """Check the request as the provider would, keep every message's source, and build the result.
+def _finish(conv: Conversation, msgs: list[Message], req: dict, pages: list, *, rewrites: Counter | None = None,
+            notes: Sequence[str] = (), **kw: Any) -> CompactResult:
+    """Check the request as the provider would, keep every message's source, and build the result: its rewrites
+    and notes are the conversation's (the reading) joined with those the later steps returned.
 
     Raises
     ------
@@ -282,11 +287,11 @@ def _finish(conv: Conversation, msgs: list[Message], req: dict, pages: list, **k
         raise InternalError(f"the compacted request would be rejected: {faults[0]}"
                             + (f" (and {len(faults) - 1} more)" if len(faults) > 1 else ""), faults=faults)
     conv.store.put(conv.source)
-    res = CompactResult(request=req, store=conv.store, pages=pages, rewrites=conv.rewrites, profile=conv.prof.name,
-                        dialect=conv.dialect, tokens_before=conv.before, notes=conv.notes,
-                        renamed_tools=dict(conv.renamed_tools), reader_notes=list(conv.reader_notes), **kw)
-    res.cut = cut_of(conv, res.tail_ids, -1 if res.paged or res.passthrough else len(res.pages))
-    return res
+    cut = cut_of(conv, kw["tail_ids"], -1 if kw.get("paged") or kw.get("passthrough") else len(pages))
+    return CompactResult(request=req, store=conv.store, pages=pages, rewrites=join_counts(conv.rewrites, rewrites or Counter()),
+                         profile=conv.prof.name, dialect=conv.dialect, tokens_before=conv.before,
+                         notes=[*conv.notes, *notes], renamed_tools=dict(conv.renamed_tools),
+                         reader_notes=list(conv.reader_notes), cut=cut, **kw)
 
 
 def compact_sticky(messages: Any, *, cut: Cut | None = None, **kw: Any) -> tuple[CompactResult, Cut]:

@@ -30,7 +30,7 @@ from .store import SourceStore
 if TYPE_CHECKING:  # pragma: no cover
     from ..raster.render import Page
 
-__all__ = ["Conversation", "prepare", "reader_notes", "resolve_dialect", "to_messages"]
+__all__ = ["Conversation", "join_counts", "prepare", "reader_notes", "resolve_dialect", "to_messages"]
 
 
 def resolve_dialect(prof: Profile, dialect: str | None) -> str:
@@ -120,9 +120,12 @@ def _with_recall_tool(tools: list[dict]) -> list[dict]:
         {"name": spec["name"], "description": spec["description"], "parameters": spec["parameters"]}]
 
 
-@dataclass
+@dataclass(frozen=True)
 class Conversation:
     """A conversation ready to be cut: source, normalized messages, their token costs, and the request settings.
+
+    Frozen: the steps of :func:`~snapglyph.compaction.compactor.compact` read it and return what they make (their
+    notes and rewrites are joined with this conversation's own in the result).
 
     Attributes
     ----------
@@ -144,6 +147,11 @@ class Conversation:
         The source: every earlier snapshot replaced by the messages it stands for.
     norm : list of Message
         ``source`` normalized for the dialect (the messages sent verbatim).
+    rewrites : collections.Counter
+        What reading the conversation changed, by kind: the dialect's normalization, tool names renamed, images
+        made to fit the limits known before the cut (:func:`fit_image_limits` with ``extra=None``).
+    costs : TokenCosts
+        The token counter of the profile.
     per : list of int
         Estimated tokens of each message of ``norm``.
     fixed : int
@@ -156,14 +164,19 @@ class Conversation:
         ``starts(messages) -> list of int``: the first message id of each page ``draw`` would give (-1 for none),
         by layout alone (the compactor's: a lazy render kept for the smaller middles drawn after it,
         :func:`snapglyph.raster.lazy.render_lazy`); None to take them from ``draw``.
-    notes : list of str
-        What the result should say (a model read by another profile's rules, parameters dropped, tools renamed).
+    notes : tuple of str
+        What the result should say of the reading (a model read by another profile's rules, parameters dropped,
+        tools renamed).
     recall_tool : str or None
         Name of the recall tool the request carries.
     renamed_tools : dict
         ``{old: new}`` tool names the dialect refuses, renamed (:mod:`snapglyph.providers.tool_names`).
-    reader_notes : list of str
+    reader_notes : tuple of str
         What the input's reader repaired or skipped (:func:`reader_notes`).
+    digests : MessageDigests
+        The memo of message digests (shared with the page cache's keys).
+    limit_key : str or None
+        The output limit's name in the dialect (:func:`snapglyph.providers.params.output_limit_key`).
 
     Examples
     --------
@@ -196,10 +209,10 @@ class Conversation:
     before: int
     draw: Callable[[list[Message]], "list[Page]"]
     starts: Callable[[list[Message]], list[int]] | None = None
-    notes: list[str] = field(default_factory=list)
+    notes: tuple[str, ...] = ()
     recall_tool: str | None = None
     renamed_tools: dict[str, str] = field(default_factory=dict)
-    reader_notes: list[str] = field(default_factory=list)
+    reader_notes: tuple[str, ...] = ()
     digests: MessageDigests = field(default_factory=MessageDigests)  # shared with the page cache's keys
     limit_key: str | None = None  # the output limit's name in the dialect (:func:`output_limit_key`)
 
@@ -244,17 +257,32 @@ def _settings(settings: dict, dialect: str, model: str,
     return output_reserve(max_tokens, src), params, limit_key, notes
 
 
-def _rename_tools(norm: list[Message], tools: list[dict], params: dict, dialect: str, rewrites: Counter,
-                  notes: list[str]) -> tuple[list[Message], list[dict], dict, dict[str, str]]:
+def _rename_tools(norm: list[Message], tools: list[dict], params: dict, dialect: str
+                  ) -> tuple[list[Message], list[dict], dict, dict[str, str], Counter, list[str]]:
     """Tool names the dialect refuses renamed alike in calls, results, definitions and the tool choice
-    (:func:`snapglyph.providers.tool_names.rename_tools`); counted, and named in a note."""
+    (:func:`snapglyph.providers.tool_names.rename_tools`); with their count and the note naming them."""
     from ..providers.tool_names import rename_tools
     norm, tools, params, renamed = rename_tools(norm, tools, params, dialect)
-    if renamed:
-        rewrites["tool names the dialect refuses renamed"] += len(renamed)
-        notes.append(f"tool names the {dialect} dialect refuses were renamed in calls, results and definitions "
-                     f"alike: " + ", ".join(f"{a!r} -> {b!r}" for a, b in renamed.items()))
-    return norm, tools, params, renamed
+    if not renamed:
+        return norm, tools, params, renamed, Counter(), []
+    note = (f"tool names the {dialect} dialect refuses were renamed in calls, results and definitions alike: "
+            + ", ".join(f"{a!r} -> {b!r}" for a, b in renamed.items()))
+    return norm, tools, params, renamed, Counter({"tool names the dialect refuses renamed": len(renamed)}), [note]
+
+
+def join_counts(*counters: Counter) -> Counter:
+    """A new counter holding the counts of ``counters`` added up, keys in the order they first appear (the inputs
+    are not modified; zero counts are kept, unlike ``+``).
+
+    Examples
+    --------
+    >>> list(join_counts(Counter({"a": 1, "z": 0}), Counter({"b": 2, "a": 1})).items())
+    [('a', 2), ('z', 0), ('b', 2)]
+    """
+    out: Counter = Counter()
+    for c in counters:
+        out.update(c)
+    return out
 
 
 def prepare(messages: Any, *, prof: Profile, dialect: str, store: SourceStore | None, model: str | None,
@@ -288,7 +316,6 @@ def prepare(messages: Any, *, prof: Profile, dialect: str, store: SourceStore | 
         all_tools = _with_recall_tool(all_tools)
     model, notes = request_model(model, src_model, prof)
     max_tokens, params, limit_key, more = _settings(settings, dialect, model, max_tokens)
-    notes += more
     key = conversation_key(source_in)
     if store is not None:
         store.bind(key)
@@ -296,9 +323,9 @@ def prepare(messages: Any, *, prof: Profile, dialect: str, store: SourceStore | 
     store = store if store is not None else SourceStore()
     store.bind(key)
     costs = TokenCosts(prof)
-    norm, rewrites = dialects.normalize(source, dialect=dialect)
-    norm, all_tools, params, renamed = _rename_tools(norm, all_tools, params, dialect, rewrites, notes)
-    norm = fit_image_limits(norm, prof, rewrites, extra=None)  # the many-image rule once the count is known
+    norm, normalized = dialects.normalize(source, dialect=dialect)
+    norm, all_tools, params, renamed, renames, renamed_notes = _rename_tools(norm, all_tools, params, dialect)
+    norm, fitted = fit_image_limits(norm, prof, extra=None)  # the many-image rule once the count is known
     if not any(m.role in ("user", "tool") for m in norm):
         raise InputError("nothing to send: the conversation has no user message (after removing empty ones)")
     tool_defs = dialects.tool_definitions(all_tools, norm, dialect=dialect)
@@ -308,8 +335,9 @@ def prepare(messages: Any, *, prof: Profile, dialect: str, store: SourceStore | 
     before = fixed + sum(costs.message(m) for m in source)
     return Conversation(prof=prof, dialect=dialect, model=model, max_tokens=max_tokens, params=params,
                         tools=all_tools,
-                        store=store, source_in=source_in, source=source, norm=norm, rewrites=rewrites, costs=costs,
-                        per=per, fixed=fixed, before=before, draw=draw, starts=starts, notes=notes,
+                        store=store, source_in=source_in, source=source, norm=norm,
+                        rewrites=join_counts(normalized, renames, fitted), costs=costs, per=per, fixed=fixed,
+                        before=before, draw=draw, starts=starts, notes=(*notes, *more, *renamed_notes),
                         recall_tool=_recall_name() if recall_tool else None, renamed_tools=renamed,
-                        reader_notes=list(settings.get("reader_notes") or []),
+                        reader_notes=tuple(settings.get("reader_notes") or ()),
                         digests=digests if digests is not None else MessageDigests(), limit_key=limit_key)

@@ -15,7 +15,7 @@ In this order, each only when the previous is not enough:
 from __future__ import annotations
 
 import bisect
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Callable, Sequence
 
 from .._config import SUMMARY_ROUNDS
@@ -122,9 +122,11 @@ def drop_order(pages: Sequence, middle: Sequence[Message]) -> list[int]:
     return first + [i for i in range(len(pages)) if i not in taken]
 
 
-@dataclass
+@dataclass(frozen=True)
 class Fit:
     """What fits the budget: the tail (with pointers where outputs are paged), the pages kept, and the summary.
+
+    Frozen: a step that changes what fits returns a new one (``dataclasses.replace``).
 
     Attributes
     ----------
@@ -211,15 +213,28 @@ class Fit:
         return rest + self.notes.ledger_cost(self.shown(kept), self.page_cost(kept))
 
 
-def _drop_to_fit(fit: Fit, n_dropped: int, budget: int) -> None:
-    """Drop pages in :attr:`Fit.order`, from ``n_dropped`` on, until the request fits (or no page is left)."""
+def _drop_to_fit(fit: Fit, n_dropped: int, budget: int) -> Fit:
+    """``fit`` with pages dropped in :attr:`Fit.order`, from ``n_dropped`` on, until the request fits (or no page
+    is left)."""
     n = len(fit.pages)
     while n_dropped < n:
         kept = fit.kept_after(n_dropped)
         if fit.rest(kept) <= budget and fit.total(kept) <= budget:  # the rest first: it is cheaper to count
             break
         n_dropped += 1
-    fit.kept = fit.kept_after(n_dropped)
+    return replace(fit, kept=fit.kept_after(n_dropped))
+
+
+def _trim_paged(fit: Fit, budget: int, page_cost: Callable[[list], int]) -> Fit:
+    """``fit`` with the oldest page of its largest paged output (of more than one page) left out, again and again,
+    while the request exceeds ``budget``."""
+    while fit.total() > budget and any(len(pp.pages) > 1 for pp in fit.paged):
+        big = max((i for i, pp in enumerate(fit.paged) if len(pp.pages) > 1),
+                  key=lambda i: page_cost(fit.paged[i].pages))
+        paged = list(fit.paged)
+        paged[big] = replace(paged[big], pages=paged[big].pages[1:])
+        fit = replace(fit, paged=paged)
+    return fit
 
 
 def fit_budget(conv: "Conversation", plan: "Plan", budget: int, notes: Notes | None = None) -> Fit:
@@ -257,14 +272,12 @@ def fit_budget(conv: "Conversation", plan: "Plan", budget: int, notes: Notes | N
                                text_cost=costs.text, render=conv.draw, page_cost=costs.pages)
         tail_cost = sum(costs.message(m) for m in tail)
     if notes is not None:
-        notes.fit_user(min(notes.user_cap, budget - base - tail_cost - conv.snapshot_text_cost))
+        notes = notes.fit_user(min(notes.user_cap, budget - base - tail_cost - conv.snapshot_text_cost))
     pages = plan.pages
     fit = Fit(tail, tail_cost, paged, [], base, conv.snapshot_text_cost, costs.pages, notes=notes, pages=pages,
               middle_ids=plan.middle_ids, order=drop_order(pages, plan.middle), budget=budget)
-    _drop_to_fit(fit, len(pages) - min(len(pages), max(0, plan.page_cap - len(fit.paged_pages()))), budget)
-    while fit.total() > budget and any(len(pp.pages) > 1 for pp in paged):
-        big_part = max((pp for pp in paged if len(pp.pages) > 1), key=lambda pp: costs.pages(pp.pages))
-        big_part.pages = big_part.pages[1:]
+    fit = _drop_to_fit(fit, len(pages) - min(len(pages), max(0, plan.page_cap - len(fit.paged_pages()))), budget)
+    fit = _trim_paged(fit, budget, costs.pages)
     if fit.total() > budget:
         final = fit.total()
         need = final if paged else base + tail_cost
@@ -281,8 +294,9 @@ def fit_budget(conv: "Conversation", plan: "Plan", budget: int, notes: Notes | N
 
 
 def add_summary(fit: Fit, plan: "Plan", budget: int, summarize: Callable[[list[Message]], str], cost_text:
-                Callable[[str], int]) -> None:
-    """Let the caller's ``summarize`` stand in for the pages dropped; drop more pages to make room for its text.
+                Callable[[str], int]) -> Fit:
+    """``fit`` with the caller's ``summarize`` standing in for the pages dropped, and more pages dropped to make
+    room for its text.
 
     Up to :data:`~snapglyph._config.SUMMARY_ROUNDS` rounds: a summary's length can drop another page, whose messages the next summary then covers.
 
@@ -302,7 +316,7 @@ def add_summary(fit: Fit, plan: "Plan", budget: int, summarize: Callable[[list[M
     >>> conv = conversation.prepare(msgs, prof=profile("claude"), dialect="anthropic", store=None, model=None,
     ...                             max_tokens=100, tools=None, recall_tool=False, draw=render)
     >>> cut = plan.plan_cut(conv, 5000); fit = fit_budget(conv, cut, 5000)
-    >>> add_summary(fit, cut, 5000, lambda ms: f"{len(ms)} messages about steps", conv.costs.text)
+    >>> fit = add_summary(fit, cut, 5000, lambda ms: f"{len(ms)} messages about steps", conv.costs.text)
     >>> fit.summary.splitlines(), fit.summary_cost, len(fit.kept), fit.total()
     (['Summary of messages #1-#6 (not shown as pages):', '6 messages about steps'], 26, 1, 4672)
     """
@@ -312,11 +326,12 @@ def add_summary(fit: Fit, plan: "Plan", budget: int, summarize: Callable[[list[M
         text = summarize([m for m in mid if m.id in gone])
         if not isinstance(text, str) or not text.strip():
             raise InputError("the summarize callback must return non-empty text")
-        fit.summary = f"Summary of messages {format_ranges(sorted(gone))} (not shown as pages):\n{text}"
-        fit.summary_cost = cost_text(fit.summary) + 2
-        _drop_to_fit(fit, len(pages) - len(fit.kept), budget)
+        summary = f"Summary of messages {format_ranges(sorted(gone))} (not shown as pages):\n{text}"
+        fit = _drop_to_fit(replace(fit, summary=summary, summary_cost=cost_text(summary) + 2),
+                           len(pages) - len(fit.kept), budget)
         if set(dropped_ids(mid_ids, fit.kept, pages)) == gone:
             break
     if fit.total() > budget:
         raise BudgetError(f"the summary ({fit.summary_cost} tokens) does not fit the budget of {budget} tokens",
                           needed=fit.total(), budget=budget)
+    return fit

@@ -14,8 +14,8 @@ the request's final image count is not known yet), and on the head and tail once
 pages beside them), where the many-image rule is decided on the request's real count: a request whose pages
 take it past 20 images keeps its pages and downscales the conversation's oversized images instead.
 Only then can :class:`~snapglyph.errors.LimitError` remain (the request bytes). Every change is counted as a
-rewrite. Pages are never among these images: they are made to the profile's size, which
-:class:`~snapglyph.providers.profiles.Profile` checks against the many-image side.
+rewrite, in the counter returned beside the messages. Pages are never among these images: they are made to the
+profile's size, which :class:`~snapglyph.providers.profiles.Profile` checks against the many-image side.
 """
 
 from __future__ import annotations
@@ -64,8 +64,8 @@ def _map_images(messages: Sequence[Message], fn) -> list[Message]:
     return out
 
 
-def fit_image_limits(messages: Sequence[Message], prof: "Profile", rewrites: Counter, *,
-                     extra: int | None = 0) -> list[Message]:
+def fit_image_limits(messages: Sequence[Message], prof: "Profile", *,
+                     extra: int | None = 0) -> tuple[list[Message], Counter]:
     """The conversation with its images within ``prof``'s limits: oldest dropped, oversized ones downscaled.
 
     Parameters
@@ -73,8 +73,6 @@ def fit_image_limits(messages: Sequence[Message], prof: "Profile", rewrites: Cou
     messages : sequence of Message
         Normalized messages (not modified).
     prof : Profile
-    rewrites : collections.Counter
-        Counts each change, in place.
     extra : int or None
         Images the request carries beside ``messages`` (its pages), counted for the image count and the
         many-image rule; ``None`` when the request's count is not known yet: the many-image rule is then left
@@ -82,19 +80,19 @@ def fit_image_limits(messages: Sequence[Message], prof: "Profile", rewrites: Cou
 
     Returns
     -------
-    list of Message
-        Unchanged messages are the same objects.
+    (list of Message, collections.Counter)
+        The messages (unchanged ones are the same objects) and each change counted by kind.
 
     Examples
     --------
     >>> from snapglyph.providers.profiles import profile
     >>> png = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAAAAAA6fptVAAAACklEQVR4nGNgAAAAAgABSK+kcQAAAABJRU5ErkJggg=="
     >>> msgs = [Message(0, "user", [Part("image", media_type="image/png", data=png, width=1, height=1)] * 102)]
-    >>> rw = Counter()
-    >>> out = fit_image_limits(msgs, profile("claude"), rw)
+    >>> out, rw = fit_image_limits(msgs, profile("claude"))
     >>> [p.kind for p in out[0].parts[:3]], len(images_in(out)), dict(rw)
     (['text', 'text', 'image'], 100, {'oldest images replaced by a placeholder for the image count limit': 2})
     """
+    rewrites: Counter = Counter()
     own = len(images_in(messages))
     drop = min(own, images_over(prof, own + (extra or 0)))
     n = own - drop + extra if extra is not None else 0  # 0: below any many-image threshold
@@ -119,4 +117,4 @@ def fit_image_limits(messages: Sequence[Message], prof: "Profile", rewrites: Cou
         return replace(q, data=data, media_type=media_type, width=w, height=h,
                        meta={**q.meta, "downscaled_from": [q.width, q.height, len(q.data)]})
 
-    return _map_images(messages, fit)
+    return _map_images(messages, fit), rewrites

@@ -20,7 +20,7 @@ oldest pages (tool output first) make room for it (the newest round stays verbat
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Callable, Sequence
 
 from ..model.messages import Message
@@ -38,9 +38,10 @@ SECTION_GAP = 2
 """Tokens charged for the blank line before each paragraph after the first."""
 
 
-@dataclass
+@dataclass(frozen=True)
 class Notes:
-    """The user's words and the ledger of one compaction (the guide is fixed: :func:`reading_guide`).
+    """The user's words and the ledger of one compaction (the guide is fixed: :func:`reading_guide`); frozen
+    (:meth:`fit_user` returns new notes).
 
     Attributes
     ----------
@@ -49,7 +50,7 @@ class Notes:
     typed : list of (int, str)
         The middle's user messages (:func:`~snapglyph.compaction.user_words.user_texts`), oldest first.
     user_cap : int
-        Tokens the user's words may take (set by :meth:`fit_user`).
+        Tokens the user's words may take (as :meth:`fit_user` set it).
     user_text : str
         The user's messages section, or empty.
     user_ids : list of int
@@ -91,14 +92,15 @@ class Notes:
     user_cost: int = 0
     page_tokens: int | None = None
 
-    def fit_user(self, cap: int) -> None:
-        """Write the user's messages within ``cap`` tokens (gap included; newest kept first), and within
-        :data:`~snapglyph.compaction.user_words.USER_PAGE_SHARE` of :attr:`page_tokens` where that is set."""
+    def fit_user(self, cap: int) -> "Notes":
+        """These notes with the user's messages written within ``cap`` tokens (gap included; newest kept first),
+        and within :data:`~snapglyph.compaction.user_words.USER_PAGE_SHARE` of :attr:`page_tokens` where that is
+        set."""
         if self.page_tokens is not None:
             cap = min(cap, int(USER_PAGE_SHARE * self.page_tokens) + SECTION_GAP)
-        self.user_cap = cap
-        self.user_text, self.user_ids = user_words_text(self.typed, cap - SECTION_GAP, self.count)
-        self.user_cost = self.count(self.user_text) + SECTION_GAP if self.user_text else 0
+        text, ids = user_words_text(self.typed, cap - SECTION_GAP, self.count)
+        return replace(self, user_cap=cap, user_text=text, user_ids=ids,
+                       user_cost=self.count(text) + SECTION_GAP if text else 0)
 
     def ledger_text(self, shown: Sequence[int], page_tokens: int) -> str:
         """The ledger of the ``shown`` ids, capped at :attr:`ledger_share` of ``page_tokens`` (its paragraph gap
@@ -181,5 +183,4 @@ def snapshot_notes(middle: Sequence[Message], *, user_cap: int, ledger_share: fl
     """
     notes = Notes(reading_guide(recall_tool), user_texts(middle, head),
                   Ledger(middle, count) if ledger_share > 0 else None, ledger_share, count, page_tokens=page_tokens)
-    notes.fit_user(user_cap)
-    return notes
+    return notes.fit_user(user_cap)

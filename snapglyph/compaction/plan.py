@@ -13,7 +13,7 @@ smaller middle, and only cut points the bounds leave open are rendered exactly (
 from __future__ import annotations
 
 import bisect
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Callable, Sequence
 
 from .._config import EXACT_RENDERS
@@ -28,7 +28,7 @@ if TYPE_CHECKING:  # pragma: no cover
 __all__ = ["Plan", "cut_points", "head_end", "page_caps", "plan_cut"]
 
 
-@dataclass
+@dataclass(frozen=True)
 class Plan:
     """Where :func:`plan_cut` cut the conversation, and the middle's pages.
 
@@ -139,7 +139,7 @@ def page_caps(norm: Sequence[Message], h: int, prof: Profile) -> list[int]:
     return caps
 
 
-@dataclass
+@dataclass(frozen=True)
 class _Bounds:
     """Token cost of each cut point, from the page starts of the largest middle (pages are append-stable)."""
 
@@ -228,33 +228,33 @@ def plan_cut(conv: "Conversation", budget: int, *, user_bound: Callable[[list[Me
     b = _Bounds(conv.fixed + sum(conv.per[:h]), suffix, caps, conv.page_starts(largest), [m.id for m in norm],
                 prof.image_tokens(*prof.page_size), prof.image_tokens(prof.page_size[0], prof.patch),
                 conv.snapshot_text_cost, user_bound(largest), ledger_share)
-    trials: dict[int, tuple[list[Message], list]] = {}
-    plan = _first_fit(conv, b, h, cuts, caps, user_bound, budget, ledger_share, trials)
+    plan, renders = _first_fit(conv, b, h, cuts, caps, user_bound, budget, ledger_share)
     if plan is not None:
         return plan
-    renders = len(trials)
-    trials.clear()  # not used from here on: their pages are freed before another render
+    # the exact renders are freed (they lived in _first_fit) before another render
     return _none_fits(conv, h, cuts, suffix, (budget - b.base) // 2, caps, renders)
 
 
 def _first_fit(conv: "Conversation", b: _Bounds, h: int, cuts: list[int], caps: list[int],
-               user_bound: Callable[[list[Message]], int], budget: int, ledger_share: float,
-               trials: dict) -> Plan | None:
-    """The oldest cut that fits ``budget`` with every page it may keep (the search of :func:`plan_cut`), or None.
+               user_bound: Callable[[list[Message]], int], budget: int, ledger_share: float
+               ) -> tuple[Plan | None, int]:
+    """The oldest cut that fits ``budget`` with every page it may keep (the search of :func:`plan_cut`), or None;
+    and the middles rendered exactly.
 
     The bounds settle most cuts; one between its bounds is rendered (at most :data:`EXACT_RENDERS` of them, kept
-    in ``trials`` by cut), so a younger cut that the bounds settle never wins over an older one that fits exactly.
+    by cut), so a younger cut that the bounds settle never wins over an older one that fits exactly.
     The ledger is charged at its cap first; where no cut fits with it, the cut is planned without it, and the
     dropping step makes room for it with the oldest pages."""
+    trials: dict[int, tuple[list[Message], list]] = {}
     for share in dict.fromkeys((ledger_share, 0.0)):
-        b.ledger_share = share
+        b = replace(b, ledger_share=share)
         for c in cuts:
             if b.lower(c) > budget:
                 continue
             if b.upper(c) <= budget:
                 middle, pages = trials.get(c) or (_middle(conv, h, c), None)
                 return Plan(h, c, pages if pages is not None else conv.draw(middle), caps[c], middle, True,
-                            len(trials))
+                            len(trials)), len(trials)
             if c not in trials:
                 if len(trials) >= EXACT_RENDERS:  # enough exact renders: settle the rest by the bounds alone
                     continue
@@ -265,8 +265,8 @@ def _first_fit(conv: "Conversation", b: _Bounds, h: int, cuts: list[int], caps: 
             pages = conv.costs.pages(kept)
             extra = user_bound(middle) + (pages + b.snap_text + int(share * pages) if kept else 0)
             if b.base + b.suffix[c] + extra <= budget:
-                return Plan(h, c, trial, caps[c], middle, True, len(trials))
-    return None
+                return Plan(h, c, trial, caps[c], middle, True, len(trials)), len(trials)
+    return None, len(trials)
 
 
 def _none_fits(conv: "Conversation", h: int, cuts: list[int], suffix: list[int], half: int, caps: list[int],

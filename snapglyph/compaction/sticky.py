@@ -17,7 +17,7 @@ This module holds the planning step of a reused cut (:func:`plan_at`, :func:`ref
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 from ..errors import BudgetError
@@ -178,7 +178,7 @@ def refit(conv: Conversation, plan: Plan, budget: int, notes: Notes | None, cut:
                               budget=budget) from None
     if fit.paged:
         raise CutNoLongerFits(f"the tail from #{cut.first_tail} would need its outputs shown as pages")
-    fit.kept = fit.kept_after(len(plan.pages) - cut.kept)
+    fit = replace(fit, kept=fit.kept_after(len(plan.pages) - cut.kept))
     if fit.total() > budget:
         raise CutNoLongerFits(f"the tail from #{cut.first_tail} no longer fits: {fit.total()} tokens > {budget}",
                               needed=fit.total(), budget=budget)

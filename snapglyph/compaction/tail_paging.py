@@ -41,9 +41,9 @@ def pointer_text(kind: str, ordinal: int, message_id: int, n_chars: int) -> str:
             f"the snapshot above; recall #{message_id} for its exact text]")
 
 
-@dataclass
+@dataclass(frozen=True)
 class PagedPart:
-    """One part of a tail message shown as pages.
+    """One part of a tail message shown as pages (frozen: fewer of its pages sent is a new one).
 
     Attributes
     ----------
