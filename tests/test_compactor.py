@@ -412,3 +412,43 @@ def test_plans_from_layout_alone_equal_plans_from_encoded_pages(budget):
         plans.append((p.head_end, p.cut, p.middle_ids, p.fits, [pg.png for pg in p.pages]))
     assert plans[0] == plans[1]
     assert len(plans[0][4]) > 0
+
+
+def test_steps_return_their_results_and_leave_their_inputs_alone():
+    """The steps of compact() take values and return values: assembling a request whose image count brings in
+    the many-image rule returns the downscale among its own rewrites and a new fit with the tail as sent (its
+    cost recounted); the conversation's rewrites and the fit given are unchanged, and the steps' values are
+    frozen."""
+    import dataclasses
+
+    from snapglyph.compaction import conversation as conversation_step, dropping, plan as plan_step
+    from snapglyph.compaction.notes import snapshot_notes
+    from snapglyph.compaction.assemble import assemble
+    from snapglyph.raster.render import render
+    buf = io.BytesIO()
+    Image.fromarray(np.zeros((2400, 100), np.uint8)).save(buf, "PNG")
+    shot = Part("image", media_type="image/png", data=base64.b64encode(buf.getvalue()).decode(), width=100,
+                height=2400)
+    tiny = io.BytesIO()
+    Image.fromarray(np.zeros((8, 8), np.uint8)).save(tiny, "PNG")
+    dot = Part("image", media_type="image/png", data=base64.b64encode(tiny.getvalue()).decode(), width=8, height=8)
+    msgs = conversation(rounds=20)
+    msgs.append(Message(len(msgs), "user", [Part("text", text="look at these"), shot] + [dot] * 20))
+    conv = conversation_step.prepare(msgs, prof=profile("claude"), dialect="anthropic", store=None, model=None,
+                                     max_tokens=500, tools=None, recall_tool=False, draw=render)
+    read = dict(conv.rewrites)
+    cut = plan_step.plan_cut(conv, 12_000)
+    notes = snapshot_notes(cut.middle, user_cap=10**6, ledger_share=0.1, recall_tool=None, count=conv.costs.text)
+    fit = dropping.fit_budget(conv, cut, 12_000, notes)
+    assert notes.user_cap == 10**6 and fit.notes.user_cap < notes.user_cap  # fitted: new notes, these unchanged
+    tail_cost, kept = fit.tail_cost, list(fit.kept)
+    out = assemble(conv, cut, fit, recall_tool=False)
+    assert kept and out.rewrites == {"images downscaled to a provider limit": 1}
+    assert dict(conv.rewrites) == read and "images downscaled to a provider limit" not in read
+    assert (fit.tail_cost, fit.kept, fit.tail[-1].parts[1].height) == (tail_cost, kept, 2400)
+    sent = out.messages[-1]
+    assert out.fit.tail[-1] is sent and sent.parts[1].height == 2000 and out.fit.base == fit.base
+    assert out.fit.tail_cost == tail_cost + conv.costs.message(sent) - conv.costs.message(fit.tail[-1])
+    for value, name in ((conv, "notes"), (cut, "cut"), (fit, "kept"), (out, "fit"), (fit.notes, "user_cap")):
+        with pytest.raises(dataclasses.FrozenInstanceError):
+            setattr(value, name, None)

@@ -15,6 +15,11 @@
 4. :mod:`.assemble`      assemble head + snapshot message + tail, within the request-byte limit;
 5. check                 the request as the provider would (:func:`snapglyph.validate`), and the shrink.
 
+Each step takes values and returns values: the conversation, the plan, the fit and the assembly are frozen, and
+the notes and rewrites each step returns are joined once, in the result. What is written in place is the source
+store (the caller's, returned in the result: bound in step 1, the tail's record before step 4, every source at
+the end) and the memos of renders, digests and token counts.
+
 The budget covers the whole request: text, tool definitions, page images and the reserved output tokens
 (``max_tokens``). The source of every message shown as pages goes to the
 :class:`~snapglyph.compaction.store.SourceStore`; compacting a compacted request re-renders the whole middle from
