@@ -102,6 +102,7 @@ def test_long_conversation_overflows_once_and_recovers(tmp_path, stream, caplog_
     assert _images(sent) == [] and sim.log[at + 1]["prompt_tokens"] <= WINDOW
     pages = _images(recovered)
     assert pages and all(p.startswith(b"\x89PNG\r\n\x1a\n") for p in pages)
+    assert '"inline_data"' not in sim.log[at + 1]["raw"].decode()     # the pages in the SDK's spelling: inlineData
     assert validate(recovered, "gemini") == []
     for k in OTHER_FIELDS:                                  # the client's other fields, as sent
         assert k in sent and recovered[k] == sent[k], k
@@ -156,3 +157,31 @@ def test_count_tokens_is_relayed_unchanged(tmp_path, caplog_serve):
     lines = [r.getMessage() for r in caplog_serve.records if r.name == "snapglyph.serve" and "countTokens" in
              r.getMessage()]
     assert len(lines) == 2 and all(" relay POST " in line and " passed " in line for line in lines)
+
+
+def test_a_tail_shown_as_pages_falls_back_to_the_rebuild_with_the_clients_fields():
+    from snapglyph.serve.rewrite import compact_body
+    body = {"systemInstruction": {"parts": [{"text": "be brief"}]},
+            "generationConfig": {"maxOutputTokens": 200, "temperature": 0.1},
+            "safetySettings": [{"category": "HARM_CATEGORY_HARASSMENT", "threshold": "BLOCK_NONE"}],
+            "tools": [{"functionDeclarations": [{"name": "ls", "description": "list",
+                                                 "parameters": {"type": "object"}}]}],
+            "contents": [{"role": "model" if i % 2 else "user", "parts": [{"text": f"step {i} " + "word " * 300}]}
+                         for i in range(8)]}
+    listing = "\n".join(f"file_{k}.py  {k * 37} bytes" for k in range(600))
+    body["contents"] += [{"role": "model", "parts": [{"functionCall": {"name": "ls", "args": {}}}]},
+                         {"role": "user", "parts": [{"functionResponse": {"name": "ls",
+                                                                          "response": {"output": listing}}}]}]
+    out, res, _ = compact_body(body, "gemini", profile="gemini", budget=9000, recall_tool=True)
+    assert [p[0] for p in res.paged] == [10]                # the listing in the tail is shown as pages
+    assert any(n.startswith("head and tail rebuilt by snapglyph") for n in res.notes)
+    assert any(n.startswith("recall_messages not offered (gemini") for n in res.notes)
+    assert {k: v for k, v in out.items() if k != "contents"} == {k: v for k, v in body.items() if k != "contents"}
+    assert validate(out, "gemini") == [] and _images(out) and out["contents"][0] == body["contents"][0]
+    assert list(out["contents"][-1]["parts"][0]) == ["functionResponse"] and listing not in json.dumps(out)
+    assert '"inline_data"' not in json.dumps(out) and '"mimeType": "image/png"' in json.dumps(out)
+    snake = {**body, "contents": body["contents"][:-2] + [   # a client of the snake-case names gets its spelling
+        {"role": "model", "parts": [{"function_call": {"name": "ls", "args": {}}}]},
+        {"role": "user", "parts": [{"function_response": {"name": "ls", "response": {"output": listing}}}]}]}
+    out, res, _ = compact_body(snake, "gemini", profile="gemini", budget=9000)
+    assert _images(out) and '"inlineData"' not in json.dumps(out) and validate(out, "gemini") == []

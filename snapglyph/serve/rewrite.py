@@ -192,10 +192,42 @@ def compact_body(body: dict, dialect: str, *, profile: str, budget: int, store: 
         faults = _new_faults(spliced[0], body, dialect, profile)
         if not faults:
             res.notes.extend(spliced[1])
-            return spliced[0], res, res.cut
+            return _client_spelling(spliced[0], body, dialect), res, res.cut
         why = f"the client's items would be refused: {faults[0]}"
     res.notes.append(f"head and tail rebuilt by snapglyph ({why})")
-    return _rebuilt(body, dialect, res.request), res, res.cut
+    return _client_spelling(_rebuilt(body, dialect, res.request), body, dialect), res, res.cut
+
+
+_SNAKE_PARTS = ("inline_data", "file_data", "function_call", "function_response")
+_CAMEL_MEDIA = {"inline_data": ("inlineData", {"mime_type": "mimeType"}),
+                "file_data": ("fileData", {"mime_type": "mimeType", "file_uri": "fileUri"})}
+
+
+def _client_spelling(out: dict, body: dict, dialect: str) -> dict:
+    """Gemini: the pages' ``inline_data`` (and ``file_data``) parts written ``inlineData`` as the REST reference
+    spells them (https://ai.google.dev/api/caching#Part, read 2026-12-04; the API reads both), unless the client's
+    own parts use the snake-case names. Only parts of snapglyph's writing hold those names then; they are replaced
+    in new lists, the client's items and the compaction's request are not modified."""
+    items = body.get("contents") if dialect == "gemini" else None
+    if not isinstance(items, list) or any(isinstance(p, dict) and any(k in p for k in _SNAKE_PARTS)
+                                          for c in items if isinstance(c, dict)
+                                          for p in (c.get("parts") if isinstance(c.get("parts"), list) else [])):
+        return out
+    contents = []
+    for c in out["contents"]:
+        parts = c.get("parts") if isinstance(c, dict) and isinstance(c.get("parts"), list) else []
+        if any(isinstance(p, dict) and any(k in p for k in _CAMEL_MEDIA) for p in parts):
+            c = {**c, "parts": [_camel(p) for p in parts]}
+        contents.append(c)
+    return {**out, "contents": contents}
+
+
+def _camel(part: Any) -> Any:
+    for snake, (camel, inner) in _CAMEL_MEDIA.items():
+        if isinstance(part, dict) and isinstance(part.get(snake), dict):
+            blob = {inner.get(k, k): v for k, v in part[snake].items()}
+            return {(camel if k == snake else k): (blob if k == snake else v) for k, v in part.items()}
+    return part
 
 
 def _new_faults(out: dict, body: dict, dialect: str, profile: str) -> list:
