@@ -137,9 +137,16 @@ def test_adapter_rule_recovers_on_the_first_retry(provider, dialect, window):
 
 
 # -- serve's rule (Planner.recover: next_budget, then a cut aimed at its target share) -------------------------------
-def _serve_dialects() -> list[str]:
-    from snapglyph.serve.rewrite import ROUTES
-    return sorted(set(ROUTES.values()))
+def _serve_dialects(gemini: bool = True) -> list[str]:
+    from snapglyph.serve.rewrite import ROUTES, route
+    assert route("/v1beta/models/m:generateContent")[0] == "gemini"      # routed by pattern, not in ROUTES
+    return sorted(set(ROUTES.values()) | ({"gemini"} if gemini else set()))
+
+
+# Gemini through serve at an 8k window, after a body that names no numbers (a Gemini endpoint answers with its own,
+# which does): three quarters of the request leaves no room for two Gemini pages beside the tail, and serve answers
+# no recall for Gemini, so it refuses to send the middle as no page at all rather than lose it
+_GEMINI_LIMIT = {("bedrock", "gemini", 8_000), ("openai-responses", "gemini", 8_000)}
 
 
 _SERVE_CACHE: dict = {}
@@ -148,7 +155,10 @@ _SERVE_CACHE: dict = {}
 @pytest.mark.parametrize("window", WINDOWS)
 @pytest.mark.parametrize("dialect", _serve_dialects())
 @pytest.mark.parametrize("provider", BODIES)
-def test_serve_rule_recovers_on_the_first_retry(provider, dialect, window, tmp_path):
+def test_serve_rule_recovers_on_the_first_retry(provider, dialect, window, tmp_path, request):
+    if (provider, dialect, window) in _GEMINI_LIMIT:
+        request.applymarker(pytest.mark.xfail(strict=True, reason="serve answers no recall for Gemini: a middle shown "
+                                              "on no page is refused (issue 29 item 3)"))
     from snapglyph._config import SERVE_MARGIN
     from snapglyph.serve.app import ServeConfig
     from snapglyph.serve.planner import Planner
@@ -264,7 +274,7 @@ def test_serve_recovers_on_the_first_retry(provider, tmp_path):
 
     from snapglyph.serve.app import ServeConfig
     from snapglyph.serve.run import Background
-    dialects = _serve_dialects()
+    dialects = _serve_dialects(gemini=False)                           # Gemini: tests/test_serve_gemini.py
     dialect = dialects[BODIES.index(provider) % len(dialects)]      # each body once, the dialects in turn
     body = json.loads(_grown(dialect, E2E_WINDOW))
     with Simulator([answer("ok")], provider=provider, context_window=E2E_WINDOW) as sim, \

@@ -106,8 +106,6 @@ def test_pi_resumes_a_long_session(tmp_path, world):
     assert conversation(sim)[0]["path"] == "/v1/chat/completions"
 
 
-@pytest.mark.xfail(strict=True, reason="serve reads only the Anthropic, chat and Responses routes: Gemini's "
-                   "streamGenerateContent is relayed and its overflow reaches the CLI (issue 29 item 4)")
 def test_gemini_cli_resumes_a_long_session(tmp_path, world):
     exe = installed("gemini")
     home, cwd = world

@@ -172,7 +172,8 @@ def test_a_tail_shown_as_pages_falls_back_to_the_rebuild_with_the_clients_fields
     body["contents"] += [{"role": "model", "parts": [{"functionCall": {"name": "ls", "args": {}}}]},
                          {"role": "user", "parts": [{"functionResponse": {"name": "ls",
                                                                           "response": {"output": listing}}}]}]
-    out, res, _ = compact_body(body, "gemini", profile="gemini", budget=9000, recall_tool=True)
+    # the output reserve is the request's generationConfig.maxOutputTokens (200): a budget that pages the listing
+    out, res, _ = compact_body(body, "gemini", profile="gemini", budget=5200, recall_tool=True)
     assert [p[0] for p in res.paged] == [10]                # the listing in the tail is shown as pages
     assert any(n.startswith("head and tail rebuilt by snapglyph") for n in res.notes)
     assert any(n.startswith("recall_messages not offered (gemini") for n in res.notes)
@@ -183,5 +184,5 @@ def test_a_tail_shown_as_pages_falls_back_to_the_rebuild_with_the_clients_fields
     snake = {**body, "contents": body["contents"][:-2] + [   # a client of the snake-case names gets its spelling
         {"role": "model", "parts": [{"function_call": {"name": "ls", "args": {}}}]},
         {"role": "user", "parts": [{"function_response": {"name": "ls", "response": {"output": listing}}}]}]}
-    out, res, _ = compact_body(snake, "gemini", profile="gemini", budget=9000)
+    out, res, _ = compact_body(snake, "gemini", profile="gemini", budget=5200)
     assert _images(out) and '"inlineData"' not in json.dumps(out) and validate(out, "gemini") == []

@@ -27,15 +27,20 @@ _SHARED = frozenset({"temperature", "top_p", "stream", "metadata"})
 
 
 def output_limit(params: dict) -> int | None:
-    """The output-token limit a source request set (under any dialect's name), or ``None``.
+    """The output-token limit a source request set (under any dialect's name: Gemini's is
+    ``generationConfig.maxOutputTokens``, https://ai.google.dev/api/generate-content, read 2026-12-04), or ``None``.
 
     Examples
     --------
     >>> output_limit({"max_output_tokens": 900}), output_limit({"temperature": 0})
     (900, None)
+    >>> output_limit({"generationConfig": {"maxOutputTokens": 512}})
+    512
     """
-    for k in OUTPUT_LIMIT_KEYS:
-        v = params.get(k)
+    gen = params.get("generationConfig", params.get("generation_config"))
+    nested = gen if isinstance(gen, dict) else {}
+    for v in [params.get(k) for k in OUTPUT_LIMIT_KEYS] + [nested.get("maxOutputTokens"),
+                                                           nested.get("max_output_tokens")]:
         if isinstance(v, int) and not isinstance(v, bool) and v > 0:
             return v
     return None
