@@ -1,6 +1,6 @@
 """bench/serve_goals.py at a tiny size: every part runs through a real ``snapglyph serve`` and prints its figures.
 
-``pytest bench/test_bench_serve_goals.py`` (about 15 s): an 8k window, four overflow bodies, two recovery rounds,
+``pytest bench/test_bench_serve_goals.py`` (about 20 s): an 8k window, four overflow bodies, two recovery rounds,
 six pass-through rounds and three turns per conversation. The figures themselves depend on the machine and are not
 asserted; what is asserted holds on any machine: every door and body has a cell, the retry counts add up, serve's
 own retries were all taken (its rule holds at 8k), each latency row has its samples, and the cache share of a turn
