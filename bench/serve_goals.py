@@ -45,7 +45,7 @@ ROOT = Path(__file__).resolve().parent.parent
 DATA = ROOT.parent / "shared" / "data"
 SOURCES = {"claude-code": DATA / "claude-code-spotter" / "8463c716-a2ea-4c14-9efa-87158ebd9f20.jsonl",
            "aider": DATA / "aider-chat-history" / "chat-history.md"}
-MODELS = {"openai": "gpt-5.4", "responses": "gpt-5.4", "anthropic": "claude-sonnet-4-5"}
+MODELS = {"openai": "gpt-5.4", "responses": "gpt-5.4", "anthropic": "claude-sonnet-4-5", "gemini": "gemini-2.5-pro"}
 PATHS = {"openai": "/v1/chat/completions", "responses": "/v1/responses", "anthropic": "/v1/messages"}
 HEADERS = {"x-api-key": "k", "authorization": "Bearer k", "anthropic-version": "2023-06-01",
            "content-type": "application/json"}
@@ -55,11 +55,18 @@ FULL = {"windows": (8_000, 32_000, 128_000, 200_000), "bodies": None, "tokens": 
         "pass_rounds": 100, "turns": 40, "cache_windows": {"claude-code": 128_000, "aider": 200_000}}
 TINY = {"windows": (8_000,), "bodies": ("anthropic", "openai", "openai-responses", "bedrock"), "tokens": 12_000,
         "rounds": 2, "pass_rounds": 6, "turns": 3, "cache_windows": {"claude-code": 8_000, "aider": 8_000}}
-DOORS = {  # door -> (dialect, "serve" for its planner, else the adapter's recall setting)
-    "serve (openai)": ("openai", "serve"), "serve (responses)": ("responses", "serve"),
-    "serve (anthropic)": ("anthropic", "serve"), "LangChain, pydantic-ai (openai, recall tool)": ("openai", True),
+ADAPTERS = {  # door -> (dialect, the adapter's recall setting)
+    "LangChain, pydantic-ai (openai, recall tool)": ("openai", True),
     "LiteLLM (openai, no recall tool)": ("openai", False),
     "OpenAI Agents SDK (responses, recall tool)": ("responses", True)}
+
+
+def doors() -> dict[str, tuple[str, object]]:
+    """door -> (dialect, ``"serve"`` for its planner, else the adapter's recall setting): ``serve`` in every dialect
+    it routes (:data:`snapglyph.serve.rewrite.ROUTES`, and Gemini's model paths), then :data:`ADAPTERS`."""
+    from snapglyph.serve.rewrite import ROUTES, route
+    dialects = sorted(set(ROUTES.values()) | {(route("/v1beta/models/m:generateContent") or ("openai",))[0]})
+    return {f"serve ({d})": (d, "serve") for d in dialects} | ADAPTERS
 
 
 def progress(msg: str) -> None:
@@ -127,11 +134,11 @@ def _retry(door: str, body: dict, status: int, err, state: Path, n: int) -> dict
     from snapglyph.serve.planner import Planner
     from snapglyph.serve.rewrite import pick_profile
     from snapglyph.serve.state import StateDir
-    dialect, how = DOORS[door]
+    dialect, how = doors()[door]
     profile = pick_profile(MODELS[dialect], dialect)
     if how == "serve":
-        out = Planner(StateDir(state), ServeConfig("http://127.0.0.1:9")).recover(f"{n:016x}", dialect, body,
-                                                                                  profile, detect(status, err))
+        out = Planner(StateDir(state), ServeConfig("http://127.0.0.1:9")).recover(
+            f"{n:016x}", dialect, body, profile, detect(status, err), model=MODELS[dialect])
         if out.error:
             raise RuntimeError(out.error)
         return json.loads(out.data)
@@ -149,7 +156,7 @@ def _attempt(door: str, provider: str, body: dict, window: int, state: Path, n: 
     """One case: empty when the simulator took the retry, else why not."""
     from snapglyph.errors import SnapglyphError
     from snapglyph.testing import Simulator
-    dialect = DOORS[door][0]
+    dialect = doors()[door][0]
     sim = Simulator(provider=provider, context_window=window)
     try:
         retry = _retry(door, body, *sim.handle(dialect, body), state, n)
@@ -164,18 +171,18 @@ def first_retry(sources: dict, windows, bodies) -> dict:
     """Per door and window ``(retries taken, cases)``; the failures grouped by door, window and cause."""
     from snapglyph.testing import PROVIDERS, Simulator
     bodies = [p for p in (bodies or PROVIDERS) if p != "ollama"]
-    out: dict = {"bodies": bodies, "cells": {}, "fails": {}, "sources": {}}
+    out: dict = {"bodies": bodies, "cells": {}, "fails": {}, "sources": {}, "doors": list(doors())}
     n = 0
     with tempfile.TemporaryDirectory() as state:
         for window in windows:
             sim, grown = Simulator(context_window=window), {}
-            for d in PATHS:                  # the Claude Code session where it passes the window, else aider
+            for d in dict.fromkeys(d for d, _ in doors().values()):   # Claude Code where it passes, else aider
                 name, k = next((n, k) for n, k in ((n, sources[n].over(d, window, sim)) for n in SOURCES) if k)
                 less = max([c for c in sources[name].cuts if c < k] or [k])
                 grown[d] = (name, k, sources[name].body(k, d))
                 out["sources"][(d, window)] = (name, k, sim.count_request(d, grown[d][2]).text,
                                                sim.count_request(d, sources[name].body(less, d)).text)
-            for door, (dialect, _) in DOORS.items():
+            for door, (dialect, _) in doors().items():
                 ok = 0
                 for provider in bodies:
                     n += 1
@@ -183,7 +190,7 @@ def first_retry(sources: dict, windows, bodies) -> dict:
                     why = _attempt(door, provider, grown[dialect][2], window, Path(state), n)
                     ok += not why
                     if why:
-                        out["fails"].setdefault((door, window, re.sub(r"[\d,]+", "N", why)), []).append(provider)
+                        out["fails"].setdefault((door, window, re.sub(r"\d[\d,]*\d|\d", "N", why)), []).append(provider)
                 out["cells"][(door, window)] = (ok, len(bodies))
     return out
 
@@ -344,7 +351,7 @@ def section_a(a: dict, windows) -> str:
     rows = ["| door (dialect) | " + " | ".join(f"{w // 1000}k" for w in windows) + " |",
             "|---|" + "---|" * len(windows)]
     rows += [f"| {door} | " + " | ".join("{}/{}".format(*a["cells"][(door, w)]) for w in windows) + " |"
-             for door in DOORS]
+             for door in a["doors"]]
     convs = "; ".join(f"{w // 1000}k {d}: {name}, first {k} messages, {tok:,} tokens ({tok / w:.2f}x the window; "
                       f"a round fewer: {less:,})" for (d, w), (name, k, tok, less) in a["sources"].items())
     ok, total = (sum(v[i] for v in a["cells"].values()) for i in (0, 1))
