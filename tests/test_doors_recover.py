@@ -143,11 +143,6 @@ def _serve_dialects(gemini: bool = True) -> list[str]:
     return sorted(set(ROUTES.values()) | ({"gemini"} if gemini else set()))
 
 
-# Gemini through serve at an 8k window, after a body that names no numbers (a Gemini endpoint answers with its own,
-# which does): three quarters of the request leaves no room for two Gemini pages beside the tail, and serve answers
-# no recall for Gemini, so it refuses to send the middle as no page at all rather than lose it
-_GEMINI_LIMIT = {("bedrock", "gemini", 8_000), ("openai-responses", "gemini", 8_000)}
-
 
 _SERVE_CACHE: dict = {}
 
@@ -155,10 +150,7 @@ _SERVE_CACHE: dict = {}
 @pytest.mark.parametrize("window", WINDOWS)
 @pytest.mark.parametrize("dialect", _serve_dialects())
 @pytest.mark.parametrize("provider", BODIES)
-def test_serve_rule_recovers_on_the_first_retry(provider, dialect, window, tmp_path, request):
-    if (provider, dialect, window) in _GEMINI_LIMIT:
-        request.applymarker(pytest.mark.xfail(strict=True, reason="serve answers no recall for Gemini: a middle shown "
-                                              "on no page is refused (issue 29 item 3)"))
+def test_serve_rule_recovers_on_the_first_retry(provider, dialect, window, tmp_path):
     from snapglyph._config import SERVE_MARGIN
     from snapglyph.serve.app import ServeConfig
     from snapglyph.serve.planner import Planner
