@@ -456,3 +456,33 @@ def test_a_killed_proxy_resumes_its_conversations(tmp_path):
     assert [e["kind"] for e in sim.log] == ["overflow", "ok", "ok"]
     assert before and _pages(sim.log[-1]["raw"]) == before and conv["cuts"] == 1
     assert len(json.loads(sim.log[-1]["raw"])["messages"]) == len(json.loads(sim.log[-2]["raw"])["messages"]) + 4
+
+
+def _post(url: str, body: dict) -> httpx.Response:
+    return httpx.post(url + "/v1/messages", content=json.dumps(body).encode(), timeout=120,
+                      headers={"x-api-key": "x", "anthropic-version": "2023-06-01", "content-type": "application/json"})
+
+
+def test_a_numberless_overflow_far_past_the_window_shrinks_on_every_call(tmp_path):
+    """Bedrock's body names no numbers: a request over 1.45 times the window cannot fit on the first retry, but each
+    overflow of a compacted request lowers the learned window from what was sent (an earlier guess above it is
+    disproven), so the client's next calls get through instead of repeating the same refused request."""
+    with Simulator(lambda d, b: answer("noted"), provider="bedrock", context_window=20_000) as sim, \
+            _proxy(sim, tmp_path) as bg:
+        body = {"model": "claude-sonnet-4-6", "max_tokens": 64, "messages": _grown(60)}
+        codes = [_post(bg.url, body).status_code for _ in range(4)]
+    sizes = [e["prompt_tokens"] for e in sim.log]
+    assert codes[-1] == 200 and 400 in codes, (codes, sizes)
+    refused = [e["prompt_tokens"] for e in sim.log if e["kind"] == "overflow"]
+    assert refused == sorted(refused, reverse=True) and len(set(refused)) == len(refused), sizes   # each smaller
+
+
+def test_a_lone_surrogate_in_the_head_is_sent_back_as_it_came(tmp_path):
+    """A head item holding a lone surrogate (a JSON escape: UTF-8 cannot hold it) is relayed escaped, not a 500."""
+    with Simulator(lambda d, b: answer("noted"), provider="anthropic", context_window=6000) as sim, \
+            _proxy(sim, tmp_path) as bg:
+        msgs = _grown(12)
+        msgs[0] = {"role": "user", "content": "Task \ud800: watch the logs."}
+        r = _post(bg.url, {"model": "claude-sonnet-4-6", "max_tokens": 64, "messages": msgs})
+    assert r.status_code == 200, r.text
+    assert [e["kind"] for e in sim.log] == ["overflow", "ok"] and b"Task \\ud800:" in sim.log[-1]["raw"]

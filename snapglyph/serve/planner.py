@@ -71,8 +71,14 @@ class Outcome:
 
 
 def _dumps(body: dict) -> bytes:
+    """The body as UTF-8 JSON; a lone surrogate the client sent (as a JSON escape) is sent back escaped the same way
+    (UTF-8 cannot hold it), so a head or tail item goes out as it came."""
     import json
-    return json.dumps(body, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+    text = json.dumps(body, ensure_ascii=False, separators=(",", ":"))
+    try:
+        return text.encode("utf-8")
+    except UnicodeEncodeError:
+        return json.dumps(body, ensure_ascii=True, separators=(",", ":")).encode("ascii")
 
 
 class Planner:
@@ -215,8 +221,9 @@ class Planner:
                 return
             if sent is not None and sent.tokens_after:
                 # what was sent was counted at conv.ratio already: what the overflow proves multiplies it
-                b = budget_for(sent.tokens_after, 0, overflow=ov, window=conv.window, ratio=1.0,
-                               margin=self.config.margin)
+                # a window learned earlier at or above what just overflowed is disproven (a body naming no numbers)
+                known = conv.window if conv.window and conv.window < sent.tokens_after else None
+                b = budget_for(sent.tokens_after, 0, overflow=ov, window=known, ratio=1.0, margin=self.config.margin)
                 conv.ratio, conv.window = min(max(conv.ratio * b.ratio, 0.25), 8.0), b.window
                 conv.budget = min(conv.budget or b.tokens, b.tokens)
             conv.cut, conv.pending = None, True
