@@ -151,7 +151,12 @@ class SnapglyphMiddleware(AgentMiddleware):
         except Exception as exc:  # a foreign SDK error: only a recognized overflow is handled
             if not conv.learn(exc, sent, known=isinstance(exc, ContextOverflowError)):
                 raise
-            response = handler(self.compacted(request, conv, body)[0])
+            retry, sent = self.compacted(request, conv, body)
+            try:
+                response = handler(retry)
+            except Exception as again:  # the retry overflowed too: the conversation's next call starts lower
+                conv.learn(again, sent, known=isinstance(again, ContextOverflowError))
+                raise
         self.conversations.note_calls(conv, _call_ids(response))
         return response
 
@@ -165,7 +170,12 @@ class SnapglyphMiddleware(AgentMiddleware):
         except Exception as exc:  # a foreign SDK error: only a recognized overflow is handled
             if not conv.learn(exc, sent, known=isinstance(exc, ContextOverflowError)):
                 raise
-            response = await handler(self.compacted(request, conv, body)[0])
+            retry, sent = self.compacted(request, conv, body)
+            try:
+                response = await handler(retry)
+            except Exception as again:  # the retry overflowed too: the conversation's next call starts lower
+                conv.learn(again, sent, known=isinstance(again, ContextOverflowError))
+                raise
         self.conversations.note_calls(conv, _call_ids(response))
         return response
 

@@ -169,7 +169,7 @@ def completion_with_recovery(hook: SnapglyphHook, **kwargs: Any) -> Any:
     ...     completion_with_recovery(hook, model="gpt-4o", messages=long, mock_response=err, max_tokens=100)
     ... except ContextWindowExceededError:      # the budget learned from the request that overflowed (no numbers)
     ...     conv = hook.conversation(long)
-    ...     print(conv.budget < 12_000, conv.last.tokens_after <= conv.budget)
+    ...     print(conv.budget < 12_000, conv.budget < conv.last.tokens_after)   # the failed retry lowered it again
     True True
     """
     sent = hook.compact_data(kwargs)
@@ -178,7 +178,12 @@ def completion_with_recovery(hook: SnapglyphHook, **kwargs: Any) -> Any:
     except Exception as exc:  # a foreign error: only a recognized overflow is handled
         if not hook.learn(kwargs, exc, sent):
             raise
-    return litellm.completion(**hook.compact_data(kwargs))
+    retry = hook.compact_data(kwargs)
+    try:
+        return litellm.completion(**retry)
+    except Exception as again:  # the retry overflowed too: the conversation's next call starts lower
+        hook.learn(kwargs, again, retry)
+        raise
 
 
 async def acompletion_with_recovery(hook: SnapglyphHook, **kwargs: Any) -> Any:
@@ -198,4 +203,9 @@ async def acompletion_with_recovery(hook: SnapglyphHook, **kwargs: Any) -> Any:
     except Exception as exc:  # a foreign error: only a recognized overflow is handled
         if not hook.learn(kwargs, exc, sent):
             raise
-    return await litellm.acompletion(**hook.compact_data(kwargs))
+    retry = hook.compact_data(kwargs)
+    try:
+        return await litellm.acompletion(**retry)
+    except Exception as again:  # the retry overflowed too: the conversation's next call starts lower
+        hook.learn(kwargs, again, retry)
+        raise

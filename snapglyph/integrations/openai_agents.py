@@ -232,7 +232,11 @@ class RecoveringModel(Model):
             retry = self._learn(exc, system_instructions, input, model_settings)
             if retry is None:
                 raise
-            response = await self.inner.get_response(retry[0], retry[1], model_settings, *args, **kwargs)
+            try:
+                response = await self.inner.get_response(retry[0], retry[1], model_settings, *args, **kwargs)
+            except Exception as again:  # the retry overflowed too: the conversation's next call starts lower
+                self._learn(again, retry[0], retry[1], model_settings)
+                raise
         conv = self.input_filter.current(system_instructions, input)[0]
         self.input_filter.conversations.note_calls(conv, _call_ids(response))
         return response

@@ -223,12 +223,13 @@ class SnapglyphCapability(AbstractCapability[Any]):
                                      error: Exception) -> pm.ModelResponse:
         """On the first attempt's context-overflow error, learn the budget from the request as sent and attempt
         once more."""
-        if request_context.attempt == 1:
-            sent = list(request_context.messages)
-            conv = self.history.conversation(sent, ctx.conversation_id)
-            body = self.history.body(sent, self._tools(request_context), self._max_tokens(request_context))[0]
-            if conv.learn(error, body, known=isinstance(error, ModelContextWindowExceededError)):
-                raise RetryModelRequest()
+        sent = list(request_context.messages)
+        conv = self.history.conversation(sent, ctx.conversation_id)
+        body = self.history.body(sent, self._tools(request_context), self._max_tokens(request_context))[0]
+        # learned on every attempt (a retry that overflowed too starts the conversation's next call lower), retried once
+        if conv.learn(error, body, known=isinstance(error, ModelContextWindowExceededError)) \
+                and request_context.attempt == 1:
+            raise RetryModelRequest()
         raise error
 
     async def after_model_request(self, ctx: RunContext[Any], *, request_context: ModelRequestContext,
