@@ -19,6 +19,14 @@ COMMANDS = ("render", "compact", "cost", "demo", "fonts", "formats", "validate",
 """The subcommands, each needing its function in :func:`parser`'s ``commands``."""
 
 
+def _port(text: str) -> int:
+    """An argparse type: a TCP port, 0 (any free one) to 65535, else a one-line error."""
+    value = _at_least(0)(text)
+    if value > 65535:
+        raise argparse.ArgumentTypeError(f"must be a port from 0 to 65535, not {value}")
+    return value
+
+
 def _at_least(low: int):
     """An argparse type: a whole number of at least ``low``, else a one-line error."""
     def check(text: str) -> int:
@@ -172,7 +180,7 @@ def _add_serve(sub: Any, commands: Mapping[str, Callable]) -> None:
     """The ``serve`` subcommand (the proxy)."""
     s = sub.add_parser("serve", help="a local proxy that compacts a conversation when the provider says too long")
     s.add_argument("--upstream", required=True, help="the provider's base URL, e.g. https://api.anthropic.com")
-    s.add_argument("--port", type=_at_least(0), default=8787, help="port to listen on (default: 8787)")
+    s.add_argument("--port", type=_port, default=8787, help="port to listen on (default: 8787)")
     s.add_argument("--host", default="127.0.0.1", help="address to listen on (default: 127.0.0.1)")
     s.add_argument("--window", type=_at_least(1), default=None,
                    help="context window in tokens, when the provider's errors do not say it")
@@ -207,7 +215,7 @@ def _add_simulate(sub: Any, commands: Mapping[str, Callable]) -> None:
     """The ``simulate`` subcommand (the provider simulator, :mod:`snapglyph.testing`)."""
     m = sub.add_parser("simulate", help="a local provider that overflows, to try serve or an agent offline")
     m.add_argument("--window", type=_at_least(1), default=20000, help="context window in tokens (default: 20000)")
-    m.add_argument("--port", type=_at_least(0), default=8788, help="port to listen on (default: 8788)")
+    m.add_argument("--port", type=_port, default=8788, help="port to listen on (default: 8788)")
     m.add_argument("--host", default="127.0.0.1", help="address to listen on (default: 127.0.0.1)")
     m.add_argument("--provider", default="native", metavar="NAME",
                    help="whose overflow bodies to send: anthropic, openai, gemini, bedrock, vllm, ... (an unknown "

@@ -285,7 +285,8 @@ def corpus_cost(paths: Sequence, *, profiles: Sequence[str] = ("claude",), mode:
     try:
         from distributed import Client, LocalCluster
     except ImportError:
-        raise InputError("a corpus needs dask.distributed: pip install 'snapglyph[corpus]'") from None
+        raise InputError("a corpus needs dask.distributed: pip install 'snapglyph[corpus]' (in a clone: "
+                         "pip install -e '.[corpus]')") from None
     t0 = time.perf_counter()
     paths = [str(p) for p in paths]
     cluster = None
@@ -296,7 +297,7 @@ def corpus_cost(paths: Sequence, *, profiles: Sequence[str] = ("claude",), mode:
             cluster = LocalCluster(n_workers=resolve_workers(workers), threads_per_worker=1, processes=True,
                                    dashboard_address=None, host="127.0.0.1")
             client = Client(cluster)
-    except OSError as e:
+    except (OSError, ValueError, TypeError) as e:   # ValueError: an address without a port ("garbage")
         raise InputError(f"cannot reach the Dask scheduler {scheduler or '(local)'}: {e}") from None
     try:
         client.run(_warm, list(profiles), mode)

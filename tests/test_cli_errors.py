@@ -223,3 +223,14 @@ def test_an_integer_past_pythons_digit_limit_is_a_format_error(tmp_path, capsys)
         assert err.count("\n") == 1 and "digits" in err and "Traceback" not in err
     with pytest.raises(InputError, match="malformed JSON"):
         read_json_body(one)
+
+
+def test_serve_simulate_and_cost_refuse_bad_addresses_in_one_line():
+    """A port out of range, an upstream that is no URL (or has a query the proxy would drop), a scheduler address
+    without a port: one line each, no traceback (found by a fresh-eyes run)."""
+    assert "0 to 65535" in _one_line_error(run("serve", "--upstream", "http://127.0.0.1:9", "--port", "99999"))
+    assert "0 to 65535" in _one_line_error(run("simulate", "--port", "70000"))
+    assert "is not a URL" in _one_line_error(run("serve", "--upstream", "http://[::1", "--port", "0"))
+    assert "query" in _one_line_error(run("serve", "--upstream", "http://127.0.0.1:9/?x=1", "--port", "0"))
+    r = run("cost", str(TRAJ), "--scheduler", "garbage")
+    assert "scheduler garbage" in _one_line_error(r)

@@ -8,6 +8,8 @@ import socket
 import sys
 from typing import Callable
 
+import httpx
+
 from ..errors import ServeError
 
 __all__ = ["Background", "bind", "check_upstream_url", "serve"]
@@ -28,11 +30,22 @@ def check_upstream_url(url: str) -> None:
     Examples
     --------
     >>> check_upstream_url("https://api.openai.com")
+    >>> check_upstream_url("http://[::1")
+    Traceback (most recent call last):
+    snapglyph.errors.ServeError: --upstream 'http://[::1' is not a URL: Invalid port: ':1'
     >>> check_upstream_url("https://api.openai.com/v1/")  # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ...
     snapglyph.errors.ServeError: --upstream https://api.openai.com/v1/ ends in /v1, ... (--upstream https://api.openai.com)
     """
+    try:
+        parsed = httpx.URL(str(url))
+    except (httpx.InvalidURL, TypeError, ValueError) as e:
+        raise ServeError(f"--upstream {url!r} is not a URL: {e}") from None
+    if parsed.scheme not in ("http", "https") or not parsed.host:
+        raise ServeError(f"--upstream {url!r} is not an http(s) URL with a host (e.g. https://api.anthropic.com)")
+    if parsed.query or parsed.fragment:
+        raise ServeError(f"--upstream {url!r} has a query or fragment, which the proxy would drop from every request")
     m = _VERSIONED.match(str(url))
     if m:
         version = str(url).rstrip("/")[len(m.group(1)):]
