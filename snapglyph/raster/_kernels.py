@@ -263,6 +263,31 @@ def _next_row(column, in_column, bh):
 
 
 @jit
+def _indent(blank, col, lead, hang, strip, colw):
+    """One character of a block line's leading whitespace, or its first of text: ``(lead, hang, drawn)``. ``lead``
+    counts the leading blanks (-1 once the text started, which sets ``hang``, the column its continuation rows hang
+    at); a blank of the block's common indentation (the first ``strip``) or past half the column is not drawn."""
+    if lead >= 0 and not blank:
+        return -1, col, True
+    if lead >= 0:
+        lead += 1
+        return lead, hang, not (lead <= strip or col >= colw // 2)
+    return lead, hang, True
+
+
+@jit
+def _continuation_mark(page, flat, cont, first, top, column, in_column, bh, colw, hang, line_flag, glyphs, gwidth,
+                       lut, cell_w, cell_h, ink_start, ink_off, ink_lvl):
+    """Draw the continuation mark of a wrapped block line at its hang column of band row ``in_column`` of
+    ``column``, flag the reading line as a continuation, and return that line's index."""
+    line = first + column * bh + in_column
+    line_flag[line] = 2
+    _cell(page, flat, cont, _MARK, top + in_column, column * (colw + 1) + hang, glyphs, gwidth, lut, cell_w, cell_h,
+          ink_start, ink_off, ink_lvl)
+    return line
+
+
+@jit
 def _block_run(codes, styles, i, stop, state, page, flat, glyphs, gwidth, lut, cell_w, cell_h, rows, ink_start,
                ink_off, ink_lvl, out_line, out_col, line_flag, cont):
     """Lay out a block from ``codes[i]`` in its band (opened here on a new page) until ``CODE_BLOCK_END`` (included),
@@ -296,13 +321,10 @@ def _block_run(codes, styles, i, stop, state, page, flat, glyphs, gwidth, lut, c
             col = lead = hang = 0
             i += 1
             continue
-        if lead >= 0 and c != BLANK:  # the line's text starts here: its continuation rows hang here
-            lead, hang = -1, col
-        elif lead >= 0:
-            lead += 1
-            if lead <= strip or col >= colw // 2:  # the common indentation, or past half the column: no cell
-                i += 1
-                continue
+        lead, hang, drawn = _indent(c == BLANK, col, lead, hang, strip, colw)
+        if not drawn:  # the common indentation, or past half the column: no cell
+            i += 1
+            continue
         w = np.int64(gwidth[c])
         if col + w > colw:  # a continuation row
             column, in_column = _next_row(column, in_column, bh)
@@ -310,12 +332,9 @@ def _block_run(codes, styles, i, stop, state, page, flat, glyphs, gwidth, lut, c
                 state[S_RESUME] = 1
                 full = True
                 break
-            line = first + column * bh + in_column
-            line_flag[line] = 2
-            _cell(page, flat, cont, _MARK, top + in_column, column * (colw + 1) + hang, glyphs, gwidth, lut, cell_w,
-                  cell_h, ink_start, ink_off, ink_lvl)
-            col = hang + 1
-            cells += 1
+            line = _continuation_mark(page, flat, cont, first, top, column, in_column, bh, colw, hang, line_flag,
+                                      glyphs, gwidth, lut, cell_w, cell_h, ink_start, ink_off, ink_lvl)
+            col, cells = hang + 1, cells + 1
         y, x, s = top + in_column, column * (colw + 1) + col, styles[i]
         if lut[s, 0] == 255:  # _cell, written out (see _prose_run)
             base = np.uint64(y * cell_h * width + x * cell_w)
