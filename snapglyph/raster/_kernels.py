@@ -4,17 +4,13 @@ Every kernel is compiled through the one alias :data:`jit` (``numba.njit(cache=T
 numba's disk cache serves every process; ``python -m snapglyph.raster.warm`` compiles (or loads) each once. Stream
 codes and the layout state are defined in :mod:`snapglyph.raster._codes`. The kernels allocate nothing, so they are
 compiled without numba's reference-counting runtime (``_nrt=False``, numba's option for such code; a kernel that
-allocated would fail to compile): with it, every call from one kernel to another increments and decrements each of
-its array arguments through that runtime, and the line classifier (:mod:`snapglyph.raster._line_kernels`), a dozen
-small calls a line, ran 1.7x slower (11.0 against 6.5 ns a character on the bench text, 2026-12-03).
+allocated would fail to compile), which otherwise counts every array argument of every call between kernels.
 
 :func:`layout_blit` reads as its steps: prose runs (:func:`_prose_run`) and blocks (:func:`_enter_block`, then
-:func:`_block_run` in a band opened by :func:`_open_band`, then :func:`_close_block`). Steps taken once per element
-stay inside a run's loop: with the reference counting on, the common glyph (ink on a white cell) drawn by a loop
-written out in both runs, and :func:`_cell` drawing the rest (headers, marks), was 2.9x faster on 10 M characters
-than a call per glyph (1.27 s to 0.44 s; ``inline="always"`` gained 1.3x). The ink loops index with unsigned
-integers: numba wraps a negative signed index around (a test and a move on every pixel), never an unsigned one;
-2.1-2.9x faster on a page of 11,000 glyphs (0.24-0.33 against 0.12 ms, 2026-12-03).
+:func:`_block_run` in a band opened by :func:`_open_band`, then :func:`_close_block`). The common glyph (ink on a
+white cell) is drawn by a loop written out in both runs, :func:`_cell` draws the rest (headers, marks), and the ink
+loops index with unsigned integers (numba wraps a negative signed index around, a test on every pixel). What each of
+these choices measured is in bench/RESULTS.md, section "Kernel design choices".
 """
 
 from __future__ import annotations

@@ -5,9 +5,8 @@ compiled normalization and the two of the block planner) are numba functions in 
 :mod:`snapglyph.raster._pack_kernels`, :mod:`snapglyph.raster._text_kernels` and
 :mod:`snapglyph.raster._line_kernels`. Called through numba's
 dispatcher, a fresh process pays for numba itself before its first page: importing numba and initializing its
-compiler for the first cached kernel, about 0.5 s
-(measured 2026-12-03 on 2 cores: ``import numba`` 0.20-0.25 s, the first cached load 0.28-0.32 s, the render of
-a 30,000-character text 0.6 s in all). :func:`build` compiles the same Python functions with the same numba
+compiler for the first cached kernel (about half a second: bench/RESULTS.md, section "Kernel design choices").
+:func:`build` compiles the same Python functions with the same numba
 (``numba.pycc``, its ahead-of-time compiler) into an extension module of this machine; :func:`kernels` imports it
 in about a millisecond, without numba. The machine code comes from the same source through the same LLVM, so the
 pages are byte-identical (tested against the JIT); the module's wrappers release the GIL, as ``nogil=True`` does.
