@@ -167,7 +167,8 @@ class ConversationCompactor:
         with self.lock:
             res = compact(body, profile=self.profile, dialect=dialect, budget=Budget(self.budget, self.window,
                                                                                     self.ratio),
-                          store=self.store, model=self.model, max_tokens=self.max_tokens, recall_tool=self.recall)
+                          store=self.store, model=self.model, max_tokens=self.max_tokens, recall_tool=self.recall,
+                          allow_empty_middle=self.recall)   # a middle on no page only where recall is answered
             counted = self.ratio == 1.0          # the compaction's own count is the estimate next_budget takes
             if res.passthrough:
                 self._sent = (body, res.tokens_before if counted else None)
@@ -230,7 +231,8 @@ class Conversations:
         Output tokens reserved inside the budget; default: the request's own limit
         (:func:`snapglyph.providers.params.output_reserve`).
     recall : bool
-        Name the ``recall_messages`` tool in the snapshot text (and count its definition in the budget).
+        Name the ``recall_messages`` tool in the snapshot text (and count its definition in the budget); where it
+        is answered, a compaction may show no page of the middle (all of it recallable by id), as ``serve`` does.
     limit : int
         Conversations held in memory (:data:`snapglyph._config.CONVERSATIONS_IN_MEMORY`).
 
