@@ -175,3 +175,17 @@ def test_cli_empty_middle_exits_non_zero_and_says_so(tmp_path):
     assert r.returncode == 0, r.stderr
     assert "every page of the middle was dropped: messages #2-#21 are not shown" in r.stderr
     assert validate(json.loads(out.read_text()), "anthropic", profile="claude") == []
+
+
+def test_a_middle_of_one_long_message_shows_its_newest_pages():
+    """A middle that is mostly one 12,000-line log: the budget holds its newest pages, so they are sent (the rest
+    of it named as not shown, recallable), not refused as if every page were dropped (found by a fresh-eyes run)."""
+    import snapglyph
+    log = "\n".join(f"12:00:{i % 60:02d} worker-{i % 7} finished batch {i} in {i * 37 % 1000} ms" for i in range(12000))
+    msgs = [{"role": "user", "content": "task: find the slow worker"}, {"role": "assistant", "content": "ok"},
+            {"role": "user", "content": log}, {"role": "assistant", "content": "done"},
+            {"role": "user", "content": "next?"}]
+    res = snapglyph.compact({"model": "claude-sonnet-4-5", "messages": msgs}, budget=20000)
+    assert res.pages and res.middle_ids == [1, 2] and res.tokens_after <= 20000
+    assert not any("every page of the middle" in n for n in res.notes)
+    assert any(p.first_id == 2 for p in res.pages)

@@ -213,7 +213,8 @@ def _shrink(conv: Conversation, cache: CachedDraw, allowance: Allowance, *, cut,
     if final >= conv.before:
         raise BudgetError(f"compaction would not shrink the request: {conv.before} tokens in, {final} out",
                           needed=final, budget=budget)
-    shows_none = bool(plan.middle_ids) and set(out.dropped) >= set(plan.middle_ids) and not fit.summary
+    # empty only where no page is sent: the newest pages of a long message are what the budget can show of it
+    shows_none = bool(plan.middle_ids) and not out.kept and not fit.summary
     return _finish(conv, out.messages, out.request, out.kept + fit.paged_pages(), rewrites=out.rewrites,
                    notes=_empty_middle(plan, fit, budget, allow_empty_middle) if shows_none else (),
                    head_ids=[m.id for m in conv.norm[:plan.head_end]], middle_ids=plan.middle_ids,
@@ -243,8 +244,8 @@ class _Middles:
 
 
 def _empty_middle(plan: Plan, fit: Any, budget: int, allowed: bool) -> list[str]:
-    """No message of the middle shown whole (every page dropped, or only the end of one message left): refuse (a
-    ``BudgetError`` naming the remedy) or, when ``allowed``, the note that says so."""
+    """No page of the middle sent (every page dropped for the budget or a limit): refuse (a ``BudgetError`` naming
+    the remedy) or, when ``allowed``, the note that says so."""
     ids = format_ranges(plan.middle_ids)
     if not allowed:
         need = fit.total(plan.pages[-2:])

@@ -43,7 +43,7 @@ def check_upstream_url(url: str) -> None:
     except (httpx.InvalidURL, TypeError, ValueError) as e:
         raise ServeError(f"--upstream {url!r} is not a URL: {e}") from None
     if parsed.scheme not in ("http", "https") or not parsed.host:
-        raise ServeError(f"--upstream {url!r} is not an http(s) URL with a host (e.g. https://api.anthropic.com)")
+        raise ServeError(f"--upstream must be an http(s) URL with a host, not {url!r} (e.g. https://api.anthropic.com)")
     if parsed.query or parsed.fragment:
         raise ServeError(f"--upstream {url!r} has a query or fragment, which the proxy would drop from every request")
     m = _VERSIONED.match(str(url))
