@@ -20,8 +20,8 @@ from snapglyph.providers.overflow import detect
        ratio=st.floats(0.1, 10.0), margin=st.floats(0.0, 0.3))
 def test_a_budget_never_passes_the_window_whatever_the_ratio(est, reserve, window, ratio, margin):
     b = budget_for(est, reserve, window=window, ratio=ratio, margin=margin)
-    assert b.tokens <= window * (1 - margin) + reserve * (reserve > window * (1 - margin)) + 1
-    assert 0.25 <= b.ratio <= 8.0 and b.window == window
+    assert b.tokens == max(1, int(window * (1 - margin) - reserve)) + reserve      # the window's room, any ratio
+    assert b.ratio == min(max(ratio, 0.25), 8.0) and b.window == window
 
 
 def _talk(n: int) -> list[Message]:

@@ -22,7 +22,7 @@ from ..providers.profiles import Profile, profile as get_profile
 from ..readers.registry import from_request
 from .estimate import TokenCosts
 
-__all__ = ["PROMPT_ONLY", "Budget", "budget_for", "calibrated", "estimate", "next_budget"]
+__all__ = ["PROMPT_ONLY", "Budget", "budget_for", "calibrated", "clamp_ratio", "estimate", "next_budget"]
 
 PROMPT_ONLY = frozenset({"gemini", "mistral", "xai", "llamacpp", "lmstudio"})
 """Providers whose window check counts the prompt alone (the requested output is not charged to the window), read
@@ -60,6 +60,18 @@ class Budget:
     ratio: float
 
 
+def clamp_ratio(ratio: float) -> float:
+    """A calibration ratio (provider tokens per estimated text token) within 0.25 to 8: a ratio outside it comes from
+    a count that is not this request's (a provider's cached or truncated count), never from a tokenizer.
+
+    Examples
+    --------
+    >>> clamp_ratio(0.1), clamp_ratio(1.3), clamp_ratio(20)
+    (0.25, 1.3, 8.0)
+    """
+    return min(max(float(ratio), 0.25), 8.0)
+
+
 def calibrated(profile: "str | Profile", ratio: float) -> Profile:
     """``profile`` whose text counts are scaled by ``ratio`` (provider tokens per estimated text token); its page
     geometry and image rule are unchanged, so its pages are the same bytes.
@@ -70,14 +82,10 @@ def calibrated(profile: "str | Profile", ratio: float) -> Profile:
     >>> p.name, p.text_token_factor == 0.5 * calibrated("openai", 1).text_token_factor, p.page_size
     ('openai', True, (1600, 1600))
     """
-    prof = _profile(profile)
+    prof = get_profile(profile)
     if ratio == 1:
         return prof
     return dataclasses.replace(prof, text_token_factor=prof.text_token_factor * ratio)
-
-
-def _profile(profile: "str | Profile") -> Profile:
-    return profile if isinstance(profile, Profile) else get_profile(profile)
 
 
 def estimate(request: dict, profile: "str | Profile", *, max_tokens: int | None = None) -> int:
@@ -111,7 +119,7 @@ def estimate(request: dict, profile: "str | Profile", *, max_tokens: int | None 
     """
     if not isinstance(request, dict):
         raise InputError(f"a request is a JSON object, not {type(request).__name__}")
-    costs = TokenCosts(_profile(profile))
+    costs = TokenCosts(get_profile(profile))
     n = sum(costs.message(m) for m in from_request(request).messages)
     tools = request.get("tools")
     if tools:
@@ -171,7 +179,7 @@ def budget_for(estimate: int, max_tokens: int, *, overflow: OverflowResult | Non
     elif limit is not None:
         counted = limit - (0 if _prompt_only(overflow) else max_tokens)
         ratio = max(ratio, counted / prompt_est)       # it overflowed: the provider counted more than that
-    ratio = min(max(ratio, 0.25), 8.0)
+    ratio = clamp_ratio(ratio)
     window = limit or window
     if window is None:
         window = int(prompt_est * ratio * OVERFLOW_UNKNOWN_SHARE)

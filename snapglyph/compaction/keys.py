@@ -13,22 +13,19 @@ from __future__ import annotations
 import functools
 import hashlib
 import json
-import re
 from typing import Any
 
 from ..errors import SnapglyphError
-from ..model.messages import LONE_SURROGATE
 from ..readers.registry import from_request
-from .second_pass import conversation_key
+from .second_pass import bare_text, conversation_key
 
 __all__ = ["conversation_id"]
 
-_SPACE = re.compile(r"[\s\ufffd]+")
-
+_ITEMS = {"responses": "input", "gemini": "contents"}
+"""The field that holds a dialect's conversation items (``messages`` for the others)."""
 
 def _items(dialect: str, body: dict) -> list:
-    key = {"responses": "input", "gemini": "contents"}.get(dialect, "messages")
-    items = body.get(key)
+    items = body.get(_ITEMS.get(dialect, "messages"))
     if isinstance(items, str):
         return [{"role": "user", "content": items}]
     return items if isinstance(items, list) else []
@@ -82,7 +79,7 @@ def conversation_id(dialect: str, body: dict, *, caller: str | None = None) -> s
         system = json.dumps([_system(dialect, body), lead], ensure_ascii=False, sort_keys=True)
     except (TypeError, ValueError):
         return None
-    return _key_of(dialect, head, _SPACE.sub("", LONE_SURROGATE.sub("", system)), caller or "")
+    return _key_of(dialect, head, bare_text(system), caller or "")
 
 
 @functools.lru_cache(maxsize=1024)
@@ -90,8 +87,7 @@ def _key_of(dialect: str, head: str, system: str, caller: str) -> str | None:
     """The key of a first turn (JSON text of the items up to the first user message), a system prompt and a caller
     key."""
     items = json.loads(head)
-    mini = {"input": items} if dialect == "responses" else {"contents": items} if dialect == "gemini" else \
-        {"messages": items}
+    mini = {_ITEMS.get(dialect, "messages"): items}
     try:
         first_turn = conversation_key(from_request(mini).messages)
     except SnapglyphError:

@@ -8,7 +8,9 @@ all three, from the :class:`~snapglyph.compaction.store.SourceStore`, so that ev
 
 from __future__ import annotations
 
+import hashlib
 import json
+import re
 from typing import Sequence
 
 from ..errors import StoreError
@@ -16,7 +18,9 @@ from ..model.message_ids import format_ranges
 from ..model.messages import LONE_SURROGATE, Message
 from .store import SourceStore
 
-__all__ = ["conversation_key", "expand_snapshots"]
+__all__ = ["bare_text", "conversation_key", "expand_snapshots"]
+
+_BARE = re.compile(r"[\s\ufffd]+")
 
 
 def _ids_of(ranges: Sequence[Sequence[int]]) -> list[int]:
@@ -84,6 +88,18 @@ def _restore_tail_ids(after: list[Message], stored: list[Message], next_id: int)
     return out
 
 
+def bare_text(text: str) -> str:
+    """``text`` without whitespace, lone surrogates and U+FFFD: what a conversation's key is computed from, so the
+    normalization a request went through does not change it.
+
+    Examples
+    --------
+    >>> bare_text("fix  parser.py\\n\\ud800")
+    'fixparser.py'
+    """
+    return _BARE.sub("", LONE_SURROGATE.sub("", text))
+
+
 def conversation_key(messages: Sequence[Message]) -> str:
     """A key of a conversation: its first user turn, the same on every pass.
 
@@ -101,9 +117,6 @@ def conversation_key(messages: Sequence[Message]) -> str:
     >>> conversation_key(opening("today is Tuesday", "fix  parser.py\\n"))   # system prompt and spaces left out
     '31551fd36c34ed8e'
     """
-    import hashlib
-    import re
-
     data = []
     for m in messages:
         if m.meta.get("snapshot"):
@@ -111,7 +124,7 @@ def conversation_key(messages: Sequence[Message]) -> str:
         if m.role == "system":
             continue
         text = "".join(str(x) for fp in _fingerprints(m) for x in fp)
-        data.append(re.sub(r"[\s\ufffd]+", "", LONE_SURROGATE.sub("", text)))
+        data.append(bare_text(text))
         if m.role == "user":
             break
     return hashlib.sha256(json.dumps(data, ensure_ascii=True).encode()).hexdigest()[:16]

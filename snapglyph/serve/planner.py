@@ -21,7 +21,7 @@ from .._config import CONVERSATIONS_IN_MEMORY
 from ..compaction.sticky import Cut, CutNoLongerFits
 from ..errors import BudgetError, SnapglyphError
 from ..providers.overflow import OverflowResult
-from ..compaction.budget import Budget, budget_for, estimate, next_budget
+from ..compaction.budget import Budget, budget_for, clamp_ratio, estimate, next_budget
 from ..providers.params import output_reserve
 from .rewrite import compact_body
 from .state import ConversationRecord, StateDir
@@ -224,7 +224,7 @@ class Planner:
                 # a window learned earlier at or above what just overflowed is disproven (a body naming no numbers)
                 known = conv.window if conv.window and conv.window < sent.tokens_after else None
                 b = budget_for(sent.tokens_after, 0, overflow=ov, window=known, ratio=1.0, margin=self.config.margin)
-                conv.ratio, conv.window = min(max(conv.ratio * b.ratio, 0.25), 8.0), b.window
+                conv.ratio, conv.window = clamp_ratio(conv.ratio * b.ratio), b.window
                 conv.budget = min(conv.budget or b.tokens, b.tokens)
             conv.cut, conv.pending = None, True
             self.states.save(conv)
