@@ -172,7 +172,8 @@ def _add_inspect(sub: Any, names: str, commands: Mapping[str, Callable]) -> None
     rc = sub.add_parser("recall", help="print the source of messages shown as pages")
     rc.add_argument("store", help="source store JSONL file (compact writes it beside the request: "
                                   "REQUEST.store.jsonl)")
-    rc.add_argument("ids", help="message ids: 12 or #12 or 3-9 or 3,5,7")
+    rc.add_argument("ids", nargs="+", help="message ids: 12 or #12 or 3-9 or 3,5,7, one argument or several "
+                                         "(12 13 is 12,13)")
     rc.set_defaults(func=commands["recall"])
 
 

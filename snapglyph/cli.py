@@ -228,7 +228,8 @@ def cmd_recall(args: argparse.Namespace) -> int:
     if not Path(args.store).exists():
         raise InputError(f"{args.store}: no such source store")
     store = SourceStore(args.store)
-    _write_text(format_recall(store, parse_ids(args.ids)) + "\n")
+    ids = [args.ids] if isinstance(args.ids, str) else args.ids
+    _write_text(format_recall(store, parse_ids(",".join(ids))) + "\n")
     return 0
 
 

@@ -84,6 +84,9 @@ def test_recall_cli(tmp_path):
     assert run("compact", str(TRAJ), "--budget", "9000", "--out", str(a)).returncode == 0
     r = run("recall", str(tmp_path / "a.json.store.jsonl"), "#3")
     assert r.returncode == 0 and r.stdout.startswith("#3 tool\nAUTHORS.rst\t")
+    both = run("recall", str(tmp_path / "a.json.store.jsonl"), "#3", "4")  # several arguments: 3,4
+    assert both.returncode == 0 and both.stdout == run("recall", str(tmp_path / "a.json.store.jsonl"), "3,4").stdout
+    assert both.stdout.startswith(r.stdout.rstrip("\n")) and "\n#4 " in both.stdout
 
 
 def test_validate_reports_faults(tmp_path):
