@@ -6,49 +6,22 @@ the Pillow baseline measured in the same run, with the absolute characters per s
 
 from __future__ import annotations
 
-import json
+import sys
 from pathlib import Path
 
 import pytest
+
+sys.path.insert(0, str(Path(__file__).parent))
+import inputs  # noqa: E402
 
 SHARED = Path(__file__).resolve().parent.parent.parent / "shared" / "data"
 CORPUS_CHARS = 1_000_000
 RESULTS: dict[str, float] = {}  # benchmark name -> seconds (min over rounds)
 
 
-def _strings(obj, out: list[str]) -> None:
-    if isinstance(obj, str):
-        if len(obj) >= 40:
-            out.append(obj)
-    elif isinstance(obj, dict):
-        for v in obj.values():
-            _strings(v, out)
-    elif isinstance(obj, list):
-        for v in obj:
-            _strings(v, out)
-
-
 def _source_texts() -> list[str]:
-    texts = []
-    for path in sorted(SHARED.rglob("*")):
-        if not path.is_file() or path.name.startswith(("LICENSE", "SOURCE", "README")):
-            continue
-        raw = path.read_text(encoding="utf-8", errors="replace")
-        if path.suffix in (".md", ".txt"):
-            texts.append(raw)
-            continue
-        found: list[str] = []
-        try:
-            if path.suffix == ".jsonl":
-                for line in raw.splitlines():
-                    if line.strip():
-                        _strings(json.loads(line), found)
-            else:
-                _strings(json.loads(raw), found)
-        except json.JSONDecodeError:
-            continue
-        texts.append("\n".join(found))
-    return [t for t in texts if t]
+    """One text per transcript in ``SHARED`` (bench/inputs.py reads them)."""
+    return inputs._shared_texts(SHARED)
 
 
 @pytest.fixture(scope="session")

@@ -21,8 +21,6 @@ CHARS = 1_000_000
 
 @pytest.fixture(scope="module")
 def text_file(tmp_path_factory) -> Path:
-    if not (speed.SHARED / "data").is_dir():
-        pytest.skip(f"{speed.SHARED}/data is absent: the bench text comes from it")
     return speed.make_text(CHARS, tmp_path_factory.mktemp("speed"))
 
 
