@@ -150,3 +150,61 @@ def test_rows_path_is_checked_before_the_run(tmp_path):
                         "--out", str(tmp_path / "rows.xlsx")], capture_output=True, text=True, timeout=120)
     assert r.returncode == 2 and r.stderr.count("\n") == 1 and "rows are written as" in r.stderr
     assert "transcript" not in r.stderr  # refused before the run: no summary
+
+
+def _dask_pair(tmp_path):
+    """A ``dask scheduler`` and one ``dask worker`` started here on 127.0.0.1, as a user starts them; returns
+    (scheduler address, processes)."""
+    import json
+    import time
+
+    dask = shutil.which("dask", path=os.path.dirname(sys.executable) + os.pathsep + os.environ.get("PATH", ""))
+    if not dask:
+        pytest.skip("the `dask` command is not installed (the corpus extra, dask[distributed])")
+    sched_file = tmp_path / "scheduler.json"
+    env = dict(os.environ, PYTHONPATH=str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    procs = [subprocess.Popen([dask, "scheduler", "--host", "127.0.0.1", "--port", "0", "--no-dashboard",
+                               "--scheduler-file", str(sched_file)], env=env,
+                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)]
+    deadline = time.monotonic() + 60
+    while not sched_file.exists() or not sched_file.read_text().strip():
+        if time.monotonic() > deadline or procs[0].poll() is not None:
+            for p in procs:
+                p.kill()
+            pytest.fail("dask scheduler did not start within 60 s")
+        time.sleep(0.1)
+    address = json.loads(sched_file.read_text())["address"]
+    procs.append(subprocess.Popen([dask, "worker", address, "--nworkers", "1", "--nthreads", "1", "--no-dashboard",
+                                   "--host", "127.0.0.1"], env=env,
+                                  stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
+    return address, procs
+
+
+def test_rows_are_the_same_through_a_scheduler_started_apart(tmp_path):
+    # `--scheduler` against a scheduler and a worker of their own (127.0.0.1): every row is the in-process row.
+    from distributed import Client
+
+    address, procs = _dask_pair(tmp_path)
+    try:
+        with Client(address, timeout="60s") as c:
+            c.wait_for_workers(1, timeout=60)
+        paths = sorted([str(TRAJ), str(PI)])  # the order `cost` writes its rows in
+        out, expect = tmp_path / "rows.csv", tmp_path / "expect.csv"
+        r = subprocess.run([sys.executable, "-m", "snapglyph", "cost", *paths, "-p", "claude", "--scheduler",
+                            address, "--out", str(out)], capture_output=True, text=True, timeout=300)
+        assert r.returncode == 0, r.stderr
+        write_rows([price_transcript(p, ["claude"]) for p in paths], expect)  # the same rows, in this process
+
+        def rows(f):
+            return [{k: v for k, v in row.items() if k != "seconds"} for row in csv.DictReader(f.open())]
+        got = rows(out)
+        assert [row["path"] for row in got] == paths and not any(row["error"] for row in got)
+        assert got == rows(expect)
+    finally:
+        for p in procs[::-1]:
+            p.terminate()
+        for p in procs:
+            try:
+                p.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                p.kill()
