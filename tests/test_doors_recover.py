@@ -293,11 +293,7 @@ OWN_RULES = [
                 r"\bconversation_key\("),
      "a rule defined again (compaction.budget, providers.params, compaction.keys.conversation_id)"),
 ]
-KNOWN = {
-    ("snapglyph/serve/recall_loop.py", "token counting of its own (compaction.budget.estimate)"):
-        "the recall loop counts the recalled text against the room left (count_for_profile), written by the owner "
-        "of serve/app.py in parallel; to move onto compaction.budget",
-}
+KNOWN: dict = {}
 """Copies found and left to their owners: the test fails once one is gone (remove it here) or another appears."""
 
 

@@ -105,7 +105,10 @@ def test_long_conversation_overflows_once_and_recovers(tmp_path, stream, caplog_
     assert '"inline_data"' not in sim.log[at + 1]["raw"].decode()     # the pages in the SDK's spelling: inlineData
     assert validate(recovered, "gemini") == []
     for k in OTHER_FIELDS:                                  # the client's other fields, as sent
-        assert k in sent and recovered[k] == sent[k], k
+        assert k in sent and (recovered[k] == sent[k] or k == "tools"), k
+    (tool,) = recovered["tools"]                            # recall_messages after the client's own declarations
+    assert tool["functionDeclarations"][:-1] == sent["tools"][0]["functionDeclarations"]
+    assert tool["functionDeclarations"][-1]["name"] == "recall_messages"
     assert recovered["contents"][0] == sent["contents"][0]                   # head and tail as sent
     tail = len(recovered["contents"]) - 2
     assert tail >= 1 and recovered["contents"][-tail:] == sent["contents"][-tail:]
@@ -117,7 +120,7 @@ def test_long_conversation_overflows_once_and_recovers(tmp_path, stream, caplog_
     assert conv["profile"] == "gemini" and conv["cuts"] >= 1
     lines = [r.getMessage() for r in caplog_serve.records if r.name == "snapglyph.serve"]
     rec = [line for line in lines if " recovered " in line]
-    assert len(rec) == 1 and " gemini POST /v1" in rec[0] and "recall_messages not offered" in rec[0]
+    assert len(rec) == 1 and " gemini POST /v1" in rec[0] and "recall_messages not offered" not in rec[0]
 
 
 def test_two_conversations_with_the_same_opening_are_kept_apart_by_the_header(tmp_path):
@@ -176,8 +179,10 @@ def test_a_tail_shown_as_pages_falls_back_to_the_rebuild_with_the_clients_fields
     out, res, _ = compact_body(body, "gemini", profile="gemini", budget=5200, recall_tool=True)
     assert [p[0] for p in res.paged] == [10]                # the listing in the tail is shown as pages
     assert any(n.startswith("head and tail rebuilt by snapglyph") for n in res.notes)
-    assert any(n.startswith("recall_messages not offered (gemini") for n in res.notes)
-    assert {k: v for k, v in out.items() if k != "contents"} == {k: v for k, v in body.items() if k != "contents"}
+    assert not any(n.startswith("recall_messages not offered") for n in res.notes)
+    assert {k: v for k, v in out.items() if k not in ("contents", "tools")} == {
+        k: v for k, v in body.items() if k not in ("contents", "tools")}
+    assert [d["name"] for d in out["tools"][0]["functionDeclarations"]] == ["ls", "recall_messages"]
     assert validate(out, "gemini") == [] and _images(out) and out["contents"][0] == body["contents"][0]
     assert list(out["contents"][-1]["parts"][0]) == ["functionResponse"] and listing not in json.dumps(out)
     assert '"inline_data"' not in json.dumps(out) and '"mimeType": "image/png"' in json.dumps(out)

@@ -22,7 +22,8 @@ from ..providers.profiles import Profile, profile as get_profile
 from ..readers.registry import from_request
 from .estimate import TokenCosts
 
-__all__ = ["PROMPT_ONLY", "Budget", "budget_for", "calibrated", "clamp_ratio", "estimate", "next_budget"]
+__all__ = ["PROMPT_ONLY", "Budget", "budget_for", "calibrated", "clamp_ratio", "estimate", "next_budget",
+           "text_cost"]
 
 PROMPT_ONLY = frozenset({"gemini", "mistral", "xai", "llamacpp", "lmstudio"})
 """Providers whose window check counts the prompt alone (the requested output is not charged to the window), read
@@ -123,8 +124,29 @@ def estimate(request: dict, profile: "str | Profile", *, max_tokens: int | None 
     n = sum(costs.message(m) for m in from_request(request).messages)
     tools = request.get("tools")
     if tools:
-        n += costs.text(json.dumps(tools, ensure_ascii=False))
+        n += text_cost(json.dumps(tools, ensure_ascii=False), costs.prof)
     return n + output_reserve(max_tokens, request)
+
+
+def text_cost(text: str, profile: "str | Profile") -> int:
+    """What a text adds to a request's :func:`estimate`, in tokens (as the estimate counts a tool definition; a
+    door counts so the text it adds to a request: a recalled message, a model's answer sent back).
+
+    Raises
+    ------
+    InputError
+        If ``text`` is not a ``str``.
+    UnknownProfileError
+        If ``profile`` names no profile.
+
+    Examples
+    --------
+    >>> text_cost("hello world", "claude"), text_cost("", "claude")
+    (3, 0)
+    """
+    if not isinstance(text, str):
+        raise InputError(f"a text is a str, not {type(text).__name__}")
+    return TokenCosts(get_profile(profile)).text(text)
 
 
 def _prompt_only(overflow: OverflowResult | None) -> bool:

@@ -317,7 +317,7 @@ class Proxy:
     def _relay(self, ctx: _Ctx, resp: httpx.Response) -> Any:
         """The answer to the client: through the recall loop where the compacted request offers recall_messages
         (the proxy added it), else as it comes (always for a dialect outside
-        :data:`~snapglyph.serve.rewrite.RECALL_DIALECTS`: Gemini)."""
+        :data:`~snapglyph.serve.rewrite.RECALL_DIALECTS`)."""
         done = functools.partial(self._done, ctx)
         out = ctx.outcome
         if (out is None or ctx.action == "passed" or not self.config.recall_rounds or resp.status_code >= 300

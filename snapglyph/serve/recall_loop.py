@@ -31,7 +31,7 @@ import anyio
 import httpx
 
 from .._config import RECALL_MARGIN, RELAY_KEEP_BYTES
-from ..providers.tokens import count_for_profile
+from ..compaction.budget import text_cost
 from .recall_shapes import calls_of, follow_up, merge, recall_answer
 from .recall_stream import splicer
 from .relay import MARKERS
@@ -39,6 +39,9 @@ from .sse import read_events
 from .upstream import decode_body, forward_headers
 
 __all__ = ["RecallJob", "RecallRelay"]
+
+_ANSWER = ("content", "output", "choices", "candidates")
+"""Where each dialect's answer holds what the model wrote (Anthropic, Responses, chat, Gemini)."""
 
 _LAST = "\n\n[snapglyph: this was the last recall of this turn; answer with what you have]"
 
@@ -53,13 +56,13 @@ class RecallJob:
     method, path, query, headers
         The request as it went upstream (headers already forwarded).
     dialect : str
-        ``anthropic``, ``openai`` or ``responses``.
+        ``anthropic``, ``openai``, ``responses`` or ``gemini``.
     body : bytes or dict
         The compacted request as sent (bytes are read on the first recall round only).
     store : SourceStore
         The conversation's source store.
     profile : str
-        Reader profile whose tokenizer counts the recalled text.
+        Reader profile whose tokenizer counts the recalled text (:func:`snapglyph.compaction.budget.text_cost`).
     room : int
         Estimated tokens the request may still grow by (the budget less the request's estimate).
     bound : int
@@ -182,18 +185,18 @@ class RecallRelay:
     def _answers(self, reply: dict, calls: list[tuple[str, str]]) -> list[tuple[str, str]]:
         """The recall answers, cut to the room left (the model's answer counted first)."""
         job = self.job
-        job.room -= count_for_profile(json.dumps(reply.get("content") or reply.get("output") or reply.get(
-            "choices"), ensure_ascii=False), job.profile)
+        job.room -= text_cost(json.dumps(next((reply[k] for k in _ANSWER if reply.get(k)), None), ensure_ascii=False),
+                              job.profile)
         out = []
         for cid, ids in calls:
             text = recall_answer(job.store, ids)
-            cost = count_for_profile(text, job.profile)
+            cost = text_cost(text, job.profile)
             if cost > job.room:
                 keep = max(0, int(len(text) * max(job.room - RECALL_MARGIN, 0) / max(cost, 1)))
                 text = (text[:keep] + f"\n\n[snapglyph: cut here, {keep:,} of {len(text):,} characters: the "
                         f"context window has no room for more; ask for fewer ids]") if keep else (
                         f"[snapglyph: no room in the context window for the text of {ids}; answer without it]")
-                cost = count_for_profile(text, job.profile)
+                cost = text_cost(text, job.profile)
             job.room -= cost
             out.append((cid, text + (_LAST if self.rounds + 1 >= job.bound else "")))
         return out

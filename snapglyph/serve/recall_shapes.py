@@ -9,7 +9,8 @@ next user message; ``stop_reason`` ``tool_use`` / ``end_turn``), OpenAI "Chat Co
 ``finish_reason`` ``tool_calls`` / ``stop``) and OpenAI "Responses"
 (https://platform.openai.com/docs/api-reference/responses: ``function_call`` output items, answered by
 ``function_call_output`` input items; a ``reasoning`` item must be followed by the item it led to, so one right
-before a recall call goes with it).
+before a recall call goes with it); Gemini's shapes are in :mod:`.recall_gemini` (``functionCall`` parts answered
+by ``functionResponse`` parts).
 
 The rules, the same streaming or not:
 
@@ -29,6 +30,7 @@ from ..compaction.recall import RECALL_TOOL_NAME, format_recall, parse_ids, reca
 from ..compaction.store import SourceStore
 from ..errors import SnapglyphError
 from ..model.message_ids import format_ranges
+from . import recall_gemini as gemini
 
 __all__ = ["STOPPED_NOTE", "calls_of", "follow_up", "merge", "offers_recall", "recall_answer", "strip",
            "with_recall_tool"]
@@ -55,7 +57,7 @@ def offers_recall(body: Any) -> bool:
     (True, False)
     """
     tools = body.get("tools") if isinstance(body, dict) else None
-    return isinstance(tools, list) and any(_tool_name(t) == RECALL_TOOL_NAME for t in tools)
+    return isinstance(tools, list) and (any(_tool_name(t) == RECALL_TOOL_NAME for t in tools) or gemini.declares(body))
 
 
 def with_recall_tool(dialect: str, body: dict) -> dict:
@@ -76,6 +78,8 @@ def with_recall_tool(dialect: str, body: dict) -> dict:
     """
     if offers_recall(body):
         return body
+    if dialect == "gemini":                         # a declaration in the first function tool
+        return gemini.add_declaration(body, recall_tool(dialect))
     tools = body.get("tools") if isinstance(body.get("tools"), list) else []
     return {**body, "tools": list(tools) + [recall_tool(dialect)]}
 
@@ -109,6 +113,8 @@ def calls_of(dialect: str, reply: dict) -> tuple[list[tuple[str, str]], int]:
     elif dialect == "responses":
         items = [(i.get("call_id"), i.get("name"), i.get("arguments")) for i in _output(reply)
                  if i.get("type") == "function_call"]
+    elif dialect == "gemini":
+        items = gemini.calls(reply)
     else:
         items = [(c.get("id"), (c.get("function") or {}).get("name"), (c.get("function") or {}).get("arguments"))
                  for c in _message(reply).get("tool_calls") or [] if isinstance(c, dict)]
@@ -168,6 +174,8 @@ def strip(dialect: str, reply: dict) -> dict:
         return out
     if dialect == "responses":
         return {**reply, "output": _without_recall(dialect, _output(reply))}
+    if dialect == "gemini":
+        return gemini.strip(reply)
     msg = dict(_message(reply))
     calls = [c for c in msg.get("tool_calls") or [] if (c.get("function") or {}).get("name") != RECALL_TOOL_NAME]
     msg.pop("tool_calls", None)
@@ -191,6 +199,8 @@ def merge(dialect: str, earlier: list[dict], last: dict) -> dict:
     >>> [b["text"] for b in merge("anthropic", [first], last)["content"]]
     ['let me look', 'the hash is 3f2a']
     """
+    if dialect == "gemini":
+        return gemini.merge(earlier, last, STOPPED_NOTE)
     rounds = [strip(dialect, r) for r in list(earlier) + [last]]
     out = rounds[-1]
     if dialect == "anthropic":
@@ -236,6 +246,8 @@ def follow_up(dialect: str, body: dict, reply: dict, answers: list[tuple[str, st
         inp = [{"role": "user", "content": inp}] if isinstance(inp, str) else list(inp or [])
         outs = [{"type": "function_call_output", "call_id": cid, "output": text} for cid, text in answers]
         return {**body, "input": inp + items + outs}
+    if dialect == "gemini":
+        return gemini.follow_up(body, reply, answers)
     msg = {k: v for k, v in _message(reply).items() if k in ("role", "content", "tool_calls") and v is not None}
     msg.setdefault("content", None)
     tools = [{"role": "tool", "tool_call_id": cid, "content": text} for cid, text in answers]

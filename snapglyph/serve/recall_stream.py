@@ -30,6 +30,7 @@ from typing import Any
 
 from ..compaction.recall import RECALL_TOOL_NAME
 from .recall_shapes import STOPPED_NOTE
+from .recall_gemini_stream import GeminiSplicer
 from .recall_splice import Splicer
 from .sse import Event, encode
 
@@ -298,8 +299,9 @@ class _Responses(Splicer):
         return encode(ev.name, out)
 
 
-def splicer(dialect: str) -> Splicer:
-    """The :class:`~.recall_splice.Splicer` of a dialect (``anthropic``, ``openai`` or ``responses``).
+def splicer(dialect: str) -> Splicer | GeminiSplicer:
+    """The :class:`~.recall_splice.Splicer` of a dialect (``anthropic``, ``openai`` or ``responses``; Gemini's is
+    :class:`~.recall_gemini_stream.GeminiSplicer`, its rules at the level of parts).
 
     Examples
     --------
@@ -326,4 +328,4 @@ def splicer(dialect: str) -> Splicer:
     >>> [(parse_event(b).name, parse_event(b).data.get("index")) for b in sent]
     [('content_block_start', 1), ('content_block_stop', 1), ('message_delta', None), ('message_stop', None)]
     """
-    return {"anthropic": _Anthropic, "responses": _Responses}.get(dialect, _Chat)()
+    return {"anthropic": _Anthropic, "responses": _Responses, "gemini": GeminiSplicer}.get(dialect, _Chat)()

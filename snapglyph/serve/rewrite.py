@@ -8,8 +8,8 @@ message (:func:`snapglyph.serve.verbatim.splice`): the head and tail items go ou
 ``generationConfig``, ``safetySettings``, ``tools``, ``toolConfig``, ``systemInstruction``, ``cachedContent``).
 
 Gemini's paths name the model (``/v1beta/models/{model}:generateContent``, :func:`route`): it is taken from the
-path, not the body. The recall loop reads no Gemini answers, so a compacted Gemini request offers no
-``recall_messages`` (:data:`RECALL_DIALECTS`) and must show pages.
+path, not the body. A compacted Gemini request offers ``recall_messages`` as the others do (a function declaration,
+:mod:`snapglyph.serve.recall_gemini`), and the recall loop answers it.
 """
 
 from __future__ import annotations
@@ -35,7 +35,7 @@ ROUTES = {"/v1/messages": "anthropic", "/v1/messages/count_tokens": "anthropic",
 
 _GEMINI = re.compile(r"^/(?:v1|v1beta)/models/([^/:]+):(?:generateContent|streamGenerateContent)$")
 
-RECALL_DIALECTS = frozenset({"anthropic", "openai", "responses"})
+RECALL_DIALECTS = frozenset({"anthropic", "openai", "responses", "gemini"})
 """Dialects whose answers the recall loop reads (:mod:`snapglyph.serve.recall_shapes`): only their compacted requests
 offer ``recall_messages``."""
 
