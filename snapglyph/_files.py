@@ -12,10 +12,16 @@ from __future__ import annotations
 import contextlib
 import os
 import tempfile
+import time
 from pathlib import Path
 from typing import IO, Iterator
 
-__all__ = ["atomic_writer", "write_atomic"]
+try:  # POSIX
+    import fcntl
+except ImportError:  # pragma: no cover - Windows: a lock file (the filelock library) instead
+    fcntl = None  # type: ignore[assignment]
+
+__all__ = ["atomic_writer", "folder_lock", "write_atomic"]
 
 
 def _fsync_dir(folder: Path) -> None:
@@ -112,3 +118,54 @@ def write_atomic(path: "str | os.PathLike", data: "bytes | str", *, fsync: bool 
     with atomic_writer(path, fsync=fsync) as f:
         f.write(data)
     return Path(path)
+
+
+@contextlib.contextmanager
+def folder_lock(path: "str | os.PathLike", *, timeout: float = 60.0) -> Iterator[None]:
+    """Hold an exclusive lock tied to the file ``path`` for a read-merge-write (two processes saving one file).
+
+    On POSIX the lock is ``flock(2)`` on the file's folder (opened read-only; no file is left beside ``path``, and
+    the lock goes with the process if it dies). Where ``fcntl`` is missing (Windows) it is the ``filelock``
+    library's lock file ``PATH.lock``. Sources: POSIX ``flock(2)`` (the Linux man page, read 2026-12-07) and
+    https://py-filelock.readthedocs.io (read 2026-12-07).
+
+    Raises
+    ------
+    TimeoutError
+        If another process holds the lock longer than ``timeout`` seconds.
+    OSError
+        If the folder cannot be created or opened.
+
+    Examples
+    --------
+    >>> import tempfile, pathlib
+    >>> p = pathlib.Path(tempfile.mkdtemp()) / "store.jsonl"
+    >>> with folder_lock(p):
+    ...     _ = write_atomic(p, "x")
+    >>> sorted(x.name for x in p.parent.iterdir())
+    ['store.jsonl']
+    """
+    folder = Path(path).parent
+    folder.mkdir(parents=True, exist_ok=True)
+    if fcntl is None:  # pragma: no cover
+        from filelock import FileLock, Timeout
+        try:
+            with FileLock(str(path) + ".lock", timeout=timeout):
+                yield
+        except Timeout:
+            raise TimeoutError(f"another process held the lock of {path} for {timeout:.0f} s") from None
+        return
+    fd = os.open(folder, os.O_RDONLY)
+    try:
+        deadline = time.monotonic() + timeout
+        while True:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except BlockingIOError:
+                if time.monotonic() > deadline:
+                    raise TimeoutError(f"another process held the lock of {path} for {timeout:.0f} s") from None
+                time.sleep(0.005)
+        yield
+    finally:
+        os.close(fd)  # closing the descriptor releases the lock

@@ -203,7 +203,9 @@ def _shrink(conv: Conversation, cache: CachedDraw, allowance: Allowance, *, cut,
         fit = add_summary(fit, plan, budget, summarize, conv.costs.text)
     # the caller's store is written here and in _finish: a compaction refused after this line leaves this tail
     # record in it (kept so: the stores stay byte-identical)
-    conv.store.put_tail(format_ranges(plan.middle_ids), [m for m in conv.source if m.id >= conv.norm[plan.cut].id])
+    first = conv.norm[plan.head_end].id if plan.head_end < len(conv.norm) else conv.norm[plan.cut].id
+    conv.store.put_tail(format_ranges(plan.middle_ids), [m for m in conv.source if m.id >= conv.norm[plan.cut].id],
+                        head=[m for m in conv.source if m.id < first])
     out = assemble(conv, plan, fit, recall_tool)
     if cut is not None and len(out.kept) != len(fit.kept):
         raise CutNoLongerFits("the request would exceed the provider's request bytes with the earlier pages")

@@ -22,21 +22,38 @@ __all__ = ["bare_text", "conversation_key", "expand_snapshots"]
 
 _BARE = re.compile(r"[\s\ufffd]+")
 
+_MADE = re.compile(r"\[(?:image removed|image not sent|image in an assistant message|document not sent|file not sent|"
+                   r"\d+ image\(s\) returned by this tool)[^\]]*\]")
+"""Text snapglyph itself writes in place of a part or beside one (the placeholders of
+:mod:`snapglyph.providers.normalize` and :mod:`.image_fit`, the note on a tool's images in OpenAI chat): left out
+of a message's fingerprints, so a source and the request written from it give the same ones."""
+
 
 def _ids_of(ranges: Sequence[Sequence[int]]) -> list[int]:
     return [i for a, b in ranges for i in range(int(a), int(b) + 1)]
 
 
+def _made_bare(text: str) -> str:
+    return bare_text(_MADE.sub("", text))
+
+
 def _fingerprints(m: Message) -> list[tuple]:
-    """What survives normalization and a dialect round trip of each part (call ids may be renamed; skip them)."""
+    """What survives normalization and a dialect round trip of each part: text without whitespace, lone surrogates,
+    U+FFFD and snapglyph's own placeholders; a call (ids and refused names may be renamed: neither is kept); a
+    result's text alike. A part that leaves nothing (an empty text, an image) gives none; consecutive text parts give
+    one (OpenAI chat joins them into one string)."""
     out: list[tuple] = []
     for p in m.parts:
-        if p.kind == "text" and p.text.strip():
-            out.append(("text", p.text.replace("\ufffd", "")))
+        if p.kind == "text":
+            t = _made_bare(p.text)
+            if t and out and out[-1][0] == "text":
+                out[-1] = ("text", out[-1][1] + t)
+            elif t:
+                out.append(("text", t))
         elif p.kind == "tool_call":
-            out.append(("call", p.name))
+            out.append(("call",))
         elif p.kind == "tool_result":
-            out.append(("result", p.result_text().replace("\ufffd", "")))
+            out.append(("result", _made_bare(p.result_text())))
     return out
 
 
@@ -44,12 +61,17 @@ def _restore_tail_ids(after: list[Message], stored: list[Message], next_id: int)
     """Put back the recorded tail source in place of the messages read after a snapshot, as far as they match.
 
     A dialect may merge messages (Anthropic puts one round's results in one user message) or split them, so the
-    match runs over the parts. Matched messages are replaced by the stored source messages themselves (their ids
-    and exact source). A message edited since the last pass (same role and number of parts as the stored one at
-    its place, and the messages after it matching again) keeps the stored id with its new content. From the first
-    message that matches nothing (messages appended since the last pass), ids continue after the largest known id.
+    match runs over the parts; a system message the dialect moved to the request's system prompt (Anthropic,
+    Responses, Gemini) is matched there by :func:`_restore_head` and put back here, in its place. Matched messages
+    are replaced by the stored source messages themselves (their ids and exact source). A message edited since the
+    last pass (same role and number of parts as the stored one at its place, and the messages after it matching
+    again) keeps the stored id with its new content, marked ``derived`` (the store keeps the source it holds). From
+    the first message that matches nothing (messages appended since the last pass), ids continue after the largest
+    known id.
     """
-    owners: list[tuple[tuple, int]] = [(f, i) for i, m in enumerate(stored) for f in _fingerprints(m)]
+    hoisted = not any(m.role == "system" for m in after)
+    owners: list[tuple[tuple, int]] = [(f, i) for i, m in enumerate(stored) if not (hoisted and m.role == "system")
+                                       for f in _fingerprints(m)]
 
     def matches(m: Message, k: int) -> bool:
         fps = _fingerprints(m)
@@ -76,15 +98,50 @@ def _restore_tail_ids(after: list[Message], stored: list[Message], next_id: int)
         nxt = after[n_read + 1] if n_read + 1 < len(after) else None
         if (src_i == emitted and src.role == m.role and len(_fingerprints(m)) == n_fp
                 and (nxt is None or k + n_fp >= len(owners) or matches(nxt, k + n_fp))):
-            out.append(Message(src.id, m.role, m.parts, {**m.meta, "edited": True}))
+            out.append(Message(src.id, m.role, m.parts, {**m.meta, "edited": True, "derived": True}))
             emitted = src_i + 1
             k += n_fp
             n_read += 1
             continue
         break
+    sent = {i for _, i in owners}
+    while emitted < len(stored) and emitted not in sent:  # no part of it was sent here (empty, or a hoisted system)
+        out.append(stored[emitted])
+        emitted += 1
     for m in after[n_read:]:
         out.append(Message(next_id, m.role, m.parts, m.meta))
         next_id += 1
+    return out
+
+
+def _split_system(messages: Sequence[Message]) -> tuple[str, str]:
+    """The bare fingerprint text of the system messages and of the others (a dialect may join and move the
+    former)."""
+    def text(ms: Sequence[Message]) -> str:
+        return "".join(fp[-1] for m in ms for fp in _fingerprints(m))  # kinds left out: a dialect joins parts
+    return text([m for m in messages if m.role == "system"]), text([m for m in messages if m.role != "system"])
+
+
+def _restore_head(read: list[Message], stored: list[Message], stored_tail: list[Message]) -> list[Message] | None:
+    """The stored head source in place of the head read before a snapshot, where it is the same head: the same
+    fingerprints, the system messages compared apart (a dialect joins them into one system prompt, with the
+    tail's own system messages moved there too). None where the head differs (edited since)."""
+    sys_read, rest_read = _split_system(read)
+    sys_head, rest_head = _split_system(stored)
+    sys_tail, _ = _split_system(stored_tail)
+    if rest_read == rest_head and sys_read in (sys_head, sys_head + sys_tail):
+        return list(stored)
+    return None
+
+
+def _derived(messages: list[Message], store: SourceStore) -> list[Message]:
+    """Messages read from a compacted request that stand where the store holds another source: marked
+    ``derived``, so :meth:`SourceStore.put` never replaces that source with them."""
+    out = []
+    for m in messages:
+        if m.id in store and store.get(m.id) is not m and not m.meta.get("derived"):
+            m = Message(m.id, m.role, m.parts, {**m.meta, "derived": True})
+        out.append(m)
     return out
 
 
@@ -104,8 +161,9 @@ def conversation_key(messages: Sequence[Message]) -> str:
     """A key of a conversation: its first user turn, the same on every pass.
 
     The system prompt is left out (agents rebuild it on every call: date, working folder, git status), and so are
-    whitespace, lone surrogates and U+FFFD, so the normalization a request went through does not change the key.
-    Returns 16 hex digits.
+    empty messages, whitespace, lone surrogates, U+FFFD, images and the placeholders snapglyph writes for parts it
+    could not send, so the key of a source and of the request a compaction wrote from it are the same. Returns 16
+    hex digits.
 
     Examples
     --------
@@ -121,10 +179,10 @@ def conversation_key(messages: Sequence[Message]) -> str:
     for m in messages:
         if m.meta.get("snapshot"):
             break
-        if m.role == "system":
+        fps = _fingerprints(m)
+        if m.role == "system" or not fps:  # an empty message is dropped from a request: left out here too
             continue
-        text = "".join(str(x) for fp in _fingerprints(m) for x in fp)
-        data.append(bare_text(text))
+        data.append("".join(str(x) for fp in fps for x in fp))
         if m.role == "user":
             break
     return hashlib.sha256(json.dumps(data, ensure_ascii=True).encode()).hexdigest()[:16]
@@ -165,6 +223,8 @@ def expand_snapshots(messages: Sequence[Message], store: SourceStore | None) -> 
         if not snap:
             out.append(m)
             continue
+        if store is not None:
+            out = _head_of(out, store, format_ranges(_ids_of(snap.get("covered", []))))
         ids = _ids_of(snap.get("covered", []))
         if store is None:
             raise StoreError(f"the input holds a snapglyph snapshot of messages {format_ranges(ids)} but no "
@@ -178,5 +238,14 @@ def expand_snapshots(messages: Sequence[Message], store: SourceStore | None) -> 
             rest = [x for x in messages[n + 1:]]
             known = max([i for i in store] + [x.id for x in out])
             out.extend(_restore_tail_ids(rest, stored_tail, known + 1))
-            return out
-    return out
+            return _derived(out, store)
+    return _derived(out, store) if store is not None else out
+
+
+def _head_of(read: list[Message], store: SourceStore, key: str) -> list[Message]:
+    """The head read before a snapshot, replaced by its stored source where the store recorded that head."""
+    stored = store.head(key)
+    if not stored:
+        return read
+    head = _restore_head(read, stored, store.tail(key))
+    return head if head is not None else read

@@ -4,6 +4,13 @@ Pages are always re-rendered from this source, never from earlier pixels. On dis
 line per message (``{"id": 12, "message": {...}}``) in id order, written atomically (a temporary file in the same
 folder, fsynced, then ``os.replace``), so a crash leaves the last good store. Strings are written with
 ``ensure_ascii=True``, so every Python ``str`` (lone surrogates, NUL, ANSI escapes) comes back equal.
+
+The store is the truth: a source once held is never replaced by anything derived from it (a free tier's reduced
+copy, ``meta["reduced"]``, or the normalized copy a compacted request holds, ``meta["derived"]``). Two processes
+that compact one conversation at once (two agents, a proxy and a CLI run) both keep what they added: :meth:`save`
+takes an exclusive lock (:func:`snapglyph._files.folder_lock`: ``flock(2)`` on the store's folder), reads the file
+again, merges what another process saved since (ids, head and tail records this process does not hold), and writes
+the union atomically.
 """
 
 from __future__ import annotations
@@ -15,11 +22,15 @@ from dataclasses import fields
 from pathlib import Path
 from typing import Iterable, Iterator
 
-from .._files import atomic_writer
+from .._files import atomic_writer, folder_lock
 from ..errors import StoreError
 from ..model.messages import Message, Part
 
 __all__ = ["SourceStore", "message_from_dict", "message_to_dict", "store_beside"]
+
+LOCK_TIMEOUT_S = 60.0
+"""How long :meth:`SourceStore.save` waits for another process's save of the same store (a save takes
+milliseconds; a minute means a process hung holding the lock)."""
 
 
 def message_to_dict(m: Message, *, copy: bool = True) -> dict:
@@ -136,11 +147,13 @@ class SourceStore:
         self.path = Path(path) if path is not None else None
         self._messages: dict[int, Message] = {}
         self._tails: dict[str, list[int]] = {}
+        self._heads: dict[str, list[int]] = {}
         self.conversation: str | None = None
         if self.path is not None and self.path.exists():
-            self._load(self.path)
+            self._read_into(self.path, self._messages, self._tails, self._heads)
 
-    def _load(self, path: Path) -> None:
+    def _read_into(self, path: Path, messages: dict, tails: dict, heads: dict) -> None:
+        """Read the store file at ``path`` into the given maps (and :attr:`conversation` where unset)."""
         try:
             lines = path.read_text(encoding="utf-8").splitlines()
         except OSError as e:
@@ -158,23 +171,41 @@ class SourceStore:
             try:
                 rec = json.loads(line)
                 if "conversation" in rec:
-                    self.conversation = str(rec["conversation"])
+                    self._bind_read(str(rec["conversation"]), path)
                     continue
-                if "tail_of" in rec:
-                    self._tails[str(rec["tail_of"])] = [int(i) for i in rec["ids"]]
+                if "tail_of" in rec or "head_of" in rec:
+                    which = tails if "tail_of" in rec else heads
+                    which[str(rec.get("tail_of", rec.get("head_of")))] = [int(i) for i in rec["ids"]]
                     continue
                 m = message_from_dict(rec["message"])
             except StoreError as e:
                 raise StoreError(f"{path}:{n}: not a source-store line ({e})") from None
             except (json.JSONDecodeError, KeyError, TypeError, RecursionError) as e:
                 raise StoreError(f"{path}:{n}: not a source-store line ({type(e).__name__}: {e})") from None
-            self._messages[m.id] = m
+            messages[m.id] = m
+
+    def _bind_read(self, conversation: str, path: Path) -> None:
+        if self.conversation is not None and self.conversation != conversation:
+            raise StoreError(f"the source store {path} was saved by another conversation meanwhile (its head "
+                             "differs); use one store per conversation")
+        self.conversation = conversation
 
     def put(self, messages: Iterable[Message]) -> None:
-        """Keep the source of ``messages``: a later put of the same id replaces the earlier one, except that a
-        message a free tier reduced (``meta["reduced"]``) never replaces the original already held."""
+        """Keep the source of ``messages``: a later put of the same id replaces the earlier one (the caller's own
+        edit), except that a copy derived from a held source never replaces it: a message a free tier reduced
+        (``meta["reduced"]``) or the normalized copy a compacted request holds (``meta["derived"]``, set by
+        :func:`snapglyph.compaction.second_pass.expand_snapshots`).
+
+        Examples
+        --------
+        >>> s = SourceStore()
+        >>> s.put([Message(3, "user", [Part("text", text="caf\u00e9 \\ud800")])])
+        >>> s.put([Message(3, "user", [Part("text", text="caf\u00e9 \ufffd")], {"derived": True})])
+        >>> s.get(3).parts[0].text
+        'caf\u00e9 \\ud800'
+        """
         for m in messages:
-            if m.meta.get("reduced") and m.id in self._messages:
+            if (m.meta.get("reduced") or m.meta.get("derived")) and m.id in self._messages:
                 continue
             self._messages[m.id] = m
 
@@ -193,8 +224,9 @@ class SourceStore:
             raise StoreError(f"the source store{where} belongs to another conversation (its head differs); use "
                              "one store per conversation")
 
-    def put_tail(self, snapshot_key: str, messages: Iterable[Message]) -> None:
-        """Keep the source of the tail sent after a snapshot, so a later pass can give its messages their ids back.
+    def put_tail(self, snapshot_key: str, messages: Iterable[Message], *, head: Iterable[Message] = ()) -> None:
+        """Keep the source of the tail (and of the head) sent beside a snapshot, so a later pass gives the messages
+        it reads back their ids and their exact source.
 
         Parameters
         ----------
@@ -202,14 +234,22 @@ class SourceStore:
             The snapshot's covered id ranges as text (``"#2-#417"``).
         messages : iterable of Message
             The tail's source messages, in order.
+        head : iterable of Message
+            The head's source messages, in order (every source message before the middle, empty ones included).
         """
-        msgs = list(messages)
-        self.put(msgs)
+        msgs, heads = list(messages), list(head)
+        self.put(heads + msgs)
         self._tails[snapshot_key] = [m.id for m in msgs]
+        if heads:
+            self._heads[snapshot_key] = [m.id for m in heads]
 
     def tail(self, snapshot_key: str) -> list[Message]:
         """The tail source recorded for a snapshot by :meth:`put_tail` (empty when none was)."""
         return [self._messages[i] for i in self._tails.get(snapshot_key, []) if i in self._messages]
+
+    def head(self, snapshot_key: str) -> list[Message]:
+        """The head source recorded for a snapshot by :meth:`put_tail` (empty when none was)."""
+        return [self._messages[i] for i in self._heads.get(snapshot_key, []) if i in self._messages]
 
     def get(self, message_id: int) -> Message:
         """Return the stored source of message ``message_id``.
@@ -236,27 +276,55 @@ class SourceStore:
         return iter(sorted(self._messages))
 
     def save(self, path: "str | os.PathLike | None" = None) -> Path:
-        """Write the store atomically to ``path`` (default: the store's own path) and return the path.
+        """Write the store atomically to ``path`` (default: the store's own path), merged with what another process
+        saved there since, and return the path.
+
+        Under an exclusive lock (:func:`snapglyph._files.folder_lock`) the file is read again; ids, head and tail records it holds and this
+        store does not are added to this store (a source this store holds wins: it was read from that file or put
+        since), then the union is written whole. So two processes saving at once lose no entry.
 
         Raises
         ------
         StoreError
-            If no path is known or the file cannot be written.
+            If no path is known, the file cannot be read, locked or written, or it was saved meanwhile by another
+            conversation.
         """
         target = Path(path) if path is not None else self.path
         if target is None:
             raise StoreError("no path to save the source store to")
         try:
-            with atomic_writer(target, text=True) as f:  # in the try: a file in the folder's way is an OSError too
-                if self.conversation is not None:
-                    f.write(json.dumps({"conversation": self.conversation}) + "\n")
-                for mid in sorted(self._messages):
-                    rec = {"id": mid, "message": message_to_dict(self._messages[mid], copy=False)}
-                    f.write(json.dumps(rec, ensure_ascii=True, separators=(",", ":")) + "\n")
-                for key in sorted(self._tails):
-                    rec = {"tail_of": key, "ids": self._tails[key]}
-                    f.write(json.dumps(rec, ensure_ascii=True, separators=(",", ":")) + "\n")
+            with folder_lock(target, timeout=LOCK_TIMEOUT_S):
+                if target.exists():
+                    self._merge_from(target)
+                self._write(target)
+        except TimeoutError as e:
+            raise StoreError(f"cannot write source store {target}: {e}") from None
         except OSError as e:
             raise StoreError(f"cannot write source store {target}: {e}") from None
         self.path = target
         return target
+
+    def _merge_from(self, target: Path) -> None:
+        """Add what the file at ``target`` holds and this store does not (under the save's lock)."""
+        messages: dict[int, Message] = {}
+        tails: dict[str, list[int]] = {}
+        heads: dict[str, list[int]] = {}
+        self._read_into(target, messages, tails, heads)
+        for mid, m in messages.items():
+            self._messages.setdefault(mid, m)
+        for key, ids in tails.items():
+            self._tails.setdefault(key, ids)
+        for key, ids in heads.items():
+            self._heads.setdefault(key, ids)
+
+    def _write(self, target: Path) -> None:
+        with atomic_writer(target, text=True) as f:  # a file in the folder's way is an OSError too
+            if self.conversation is not None:
+                f.write(json.dumps({"conversation": self.conversation}) + "\n")
+            for mid in sorted(self._messages):
+                rec = {"id": mid, "message": message_to_dict(self._messages[mid], copy=False)}
+                f.write(json.dumps(rec, ensure_ascii=True, separators=(",", ":")) + "\n")
+            for name, records in (("tail_of", self._tails), ("head_of", self._heads)):
+                for key in sorted(records):
+                    f.write(json.dumps({name: key, "ids": records[key]}, ensure_ascii=True,
+                                       separators=(",", ":")) + "\n")
