@@ -77,3 +77,38 @@ def test_orphans_are_repaired_and_counted():
 def test_unknown_dialect():
     with pytest.raises(InputError, match="known dialects"):
         normalize(convo(), dialect="bedrock")
+
+
+def _codex_turn() -> list[Message]:
+    from snapglyph.readers.responses import read_responses
+
+    items = [{"type": "message", "role": "user", "content": [{"type": "input_text", "text": "fix the bug"}]},
+             {"type": "reasoning", "id": "rs_1", "summary": [{"type": "summary_text", "text": "look first"}],
+              "encrypted_content": "gAAAAB-opaque"},
+             {"type": "function_call", "call_id": "c1", "name": "shell", "arguments": '{"cmd": ["ls"]}'},
+             {"type": "function_call_output", "call_id": "c1", "output": "a.py"}]
+    return read_responses(items, "rollout")[0]
+
+
+def test_openai_reasoning_goes_back_to_responses_only():
+    # Codex's encrypted reasoning is a Responses item: sent back to Responses as one (summary and
+    # encrypted_content, before the call it led to), never as an Anthropic thinking block (its signature would
+    # be OpenAI's), and counted where it is left out.
+    msgs = _codex_turn()
+    out, rw = normalize(msgs, dialect="responses")
+    req = to_request(out, dialect="responses", model="gpt-5.1-codex", max_tokens=100)
+    assert [it["type"] for it in req["input"]] == ["message", "reasoning", "function_call", "function_call_output"]
+    assert req["input"][1] == {"type": "reasoning", "summary": [{"type": "summary_text", "text": "look first"}],
+                               "encrypted_content": "gAAAAB-opaque"}
+    assert not rw and validate(req, "responses") == []
+    for dialect, why in (("anthropic", "hidden reasoning without a usable signature removed"),
+                         ("openai", "hidden reasoning removed (dialect cannot carry it)")):
+        out, rw = normalize(msgs, dialect=dialect)
+        req = to_request(out, dialect=dialect, model="m", max_tokens=100)
+        assert "gAAAAB-opaque" not in json.dumps(req) and rw == {why: 1}
+    signed = [Message(0, "user", [Part("text", text="hi")]),
+              Message(1, "assistant", [Part("thinking", text="plan", signature="EqQBCkYIBRgC"),
+                                       Part("text", text="Done.")])]
+    out, rw = normalize(signed, dialect="anthropic")  # Anthropic's own signature still goes back to Anthropic
+    req = to_request(out, dialect="anthropic", model="claude-sonnet-4-5", max_tokens=100)
+    assert req["messages"][1]["content"][0] == {"type": "thinking", "thinking": "plan", "signature": "EqQBCkYIBRgC"}

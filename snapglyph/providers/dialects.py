@@ -147,6 +147,18 @@ def _openai_messages(messages: Sequence[Message]) -> list[dict]:
     return out
 
 
+def _reasoning_item(p: Part) -> dict:
+    """A Responses ``reasoning`` input item from a ``thinking`` part read from one: its summary and
+    ``encrypted_content`` (the item's id left out: with ``store: false`` the server holds no item to name,
+    developers.openai.com/api/docs/guides/reasoning, read 2026-12-07)."""
+    item: dict = {"type": "reasoning", "summary": [{"type": "summary_text", "text": t}
+                                                  for t in ([p.text] if p.text else [])]}
+    if p.meta.get("content"):
+        item["content"] = p.meta["content"]
+    item["encrypted_content"] = p.signature
+    return item
+
+
 def _responses_items(messages: Sequence[Message]) -> list[dict]:
     items: list[dict] = []
 
@@ -165,6 +177,9 @@ def _responses_items(messages: Sequence[Message]) -> list[dict]:
         if m.role == "user":
             items.append({"type": "message", "role": "user", "content": user_content(m.parts)})
         elif m.role == "assistant":
+            for p in m.parts:  # OpenAI's encrypted reasoning, sent back as it came (normalize keeps only that)
+                if p.kind == "thinking" and p.meta.get("reasoning_item"):
+                    items.append(_reasoning_item(p))
             text = "\n".join(p.text for p in m.parts if p.kind == "text")
             if text:  # string content: an input message (an output_text part wants the output item's id)
                 items.append({"type": "message", "role": "assistant", "content": text})

@@ -145,6 +145,19 @@ def _unique_id(base: str, cid: str, used: set[str], taken: set[str]) -> str:
 # --------------------------------------------------------------------------------------------------- writers
 
 
+
+def _reasoning_kept(p: Part, dialect: str) -> bool:
+    """Whether a ``thinking`` part can be sent in ``dialect``: an Anthropic thinking block with its signature to
+    Anthropic; OpenAI's encrypted reasoning (a Responses ``reasoning`` item, ``meta["reasoning_item"]``) as a
+    ``reasoning`` item to Responses only (its ``encrypted_content`` is not an Anthropic signature, and Anthropic
+    rejects a block whose signature it did not issue:
+    platform.claude.com/docs/en/build-with-claude/extended-thinking, read 2026-12-07)."""
+    if not p.signature.strip() or p.signature.strip() in _THINKING_REDACTED:
+        return False
+    if p.meta.get("reasoning_item"):
+        return dialect == "responses"
+    return dialect == "anthropic" and not p.meta.get("redacted")
+
 class _Normalizer:
     """One pass over a conversation (see :func:`normalize`); state of the round in progress."""
 
@@ -201,12 +214,11 @@ class _Normalizer:
         parts: list[Part] = []
         for p in m.parts:
             if p.kind == "thinking":
-                if (self.dialect != "anthropic" or p.meta.get("redacted")
-                        or p.signature.strip() in _THINKING_REDACTED):
-                    rw["hidden reasoning without a usable signature removed" if self.dialect == "anthropic"
-                       else "hidden reasoning removed (dialect cannot carry it)"] += 1
+                if _reasoning_kept(p, self.dialect):
+                    parts.append(p)
                     continue
-                parts.append(p)
+                rw["hidden reasoning without a usable signature removed" if self.dialect == "anthropic"
+                   else "hidden reasoning removed (dialect cannot carry it)"] += 1
             elif p.kind == "tool_call":
                 parts.append(self.call(p, m, len(parts)))
             elif p.kind == "image":

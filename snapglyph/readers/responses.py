@@ -128,6 +128,7 @@ class _Items:
         summ = it.get("summary") or []
         text = "\n".join(s.get("text", "") for s in summ if isinstance(s, dict))
         pm = {"item_id": it["id"]} if it.get("id") else {}
+        pm["reasoning_item"] = True  # OpenAI's: its encrypted_content is no Anthropic signature
         if it.get("content"):
             pm["content"] = it["content"]
         self.assistant().parts.append(Part(kind="thinking", text=text, signature=as_str(it.get("encrypted_content")),
