@@ -239,3 +239,17 @@ def test_the_google_genai_sdk_reads_the_spliced_answer(tmp_path):
                 text = client.models.generate_content(model=MODEL, contents=contents, config=config).text
         assert [e["kind"] for e in sim.log] == ["overflow", "ok", "ok"]
         assert text == "Let me check #3.\n\nrecalled: " + EXACT
+
+
+def test_a_stream_without_sse_is_answered_as_one_array(tmp_path):
+    with Simulator(_script, provider="gemini", context_window=6000) as sim, \
+            Background(ServeConfig(sim.base_url, state=tmp_path / "state")).start() as bg:
+        r = httpx.post(bg.url + f"/v1beta/models/{MODEL}:streamGenerateContent", content=json.dumps(_body()).encode(),
+                       timeout=120, headers={"content-type": "application/json", "x-goog-api-key": "x"})
+    assert r.status_code == 200 and [e["kind"] for e in sim.log] == ["overflow", "ok", "ok"]
+    assert _recall_result(json.loads(sim.log[2]["raw"])) == EXACT
+    first, last = json.loads(sim.log[1]["sent"]), json.loads(sim.log[2]["sent"])
+    assert "functionCall" in json.dumps(first[-1]) and len(last) > 1           # the upstream's arrays of chunks
+    want = {**last[-1], "candidates": [{**last[-1]["candidates"][0], "content": {"parts": [
+        {"text": "Let me check #3."}, {"text": "\n\n"}, {"text": "recalled: " + EXACT}], "role": "model"}}]}
+    assert r.content == json.dumps([want], ensure_ascii=False, separators=(",", ":")).encode()

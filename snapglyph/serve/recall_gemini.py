@@ -25,7 +25,8 @@ from typing import Any
 
 from ..compaction.recall import RECALL_TOOL_NAME
 
-__all__ = ["SEPARATOR", "add_declaration", "calls", "declares", "follow_up", "merge", "parts_of", "strip"]
+__all__ = ["SEPARATOR", "add_declaration", "add_part", "calls", "declares", "follow_up", "is_client_call", "is_recall",
+           "is_text", "is_thought", "join", "merge", "parts_of", "strip", "with_parts"]
 
 SEPARATOR = {"text": "\n\n"}
 """The text part put between one round's text and a later round's (streaming or not), as the chat dialect's
@@ -45,7 +46,17 @@ def _fc(part: Any) -> dict | None:
 
 
 def is_recall(part: Any) -> bool:
-    """Whether a part is a ``functionCall`` of ``recall_messages``."""
+    """Whether a part is a ``functionCall`` of ``recall_messages`` (:func:`is_client_call`: of another function;
+    :func:`is_thought`: a thought summary; :func:`is_text`: answer text that is not empty).
+
+    Examples
+    --------
+    >>> parts = [{"functionCall": {"name": "recall_messages"}}, {"function_call": {"name": "ls"}},
+    ...          {"text": "hm", "thought": True}, {"text": "done"}, {"text": ""}]
+    >>> [(is_recall(p), is_client_call(p), is_thought(p), is_text(p)) for p in parts]   # doctest: +NORMALIZE_WHITESPACE
+    [(True, False, False, False), (False, True, False, False), (False, False, True, False),
+     (False, False, False, True), (False, False, False, False)]
+    """
     fc = _fc(part)
     return fc is not None and fc.get("name") == RECALL_TOOL_NAME
 
@@ -87,12 +98,62 @@ def parts_of(reply: Any) -> list[dict]:
 
 def with_parts(reply: dict, parts: list[dict], **fields: Any) -> dict:
     """``reply`` (or a chunk) whose first candidate holds ``parts`` (and ``fields``, e.g. a ``finishReason``);
-    nothing else changed, ``reply`` itself not modified."""
+    nothing else changed, ``reply`` itself not modified.
+
+    Examples
+    --------
+    >>> with_parts({"candidates": [{"content": {"role": "model", "parts": []}, "index": 0}], "responseId": "r"},
+    ...            [{"text": "hi"}], finishReason="STOP")
+    {'candidates': [{'content': {'role': 'model', 'parts': [{'text': 'hi'}]}, 'index': 0, 'finishReason': 'STOP'}], 'responseId': 'r'}
+    """
     cands = list(reply.get("candidates") or [{}])
     cand = {**_candidate(reply), **fields}
     content = cand.get("content") if isinstance(cand.get("content"), dict) else {"role": "model"}
     cand["content"] = {**content, "parts": parts}
     return {**reply, "candidates": [cand] + cands[1:]}
+
+
+_PLAIN = {"text", "thought", "thoughtSignature", "thought_signature"}
+_SIGNATURE = {"thoughtSignature", "thought_signature"}
+
+
+def add_part(parts: list[dict], p: dict) -> None:
+    """Append one streamed part to an answer's ``parts``: a text delta joins the text part before it (the same
+    ``thought`` flag, no signature on that one yet: a signature ends a part), anything else is a part of its own.
+
+    Examples
+    --------
+    >>> parts = []
+    >>> for p in ({"text": "ab"}, {"text": "c", "thoughtSignature": "s"}, {"text": "d"}, {"functionCall": {}}):
+    ...     add_part(parts, p)
+    >>> parts
+    [{'text': 'abc', 'thoughtSignature': 's'}, {'text': 'd'}, {'functionCall': {}}]
+    """
+    prev = parts[-1] if parts else None
+    if (prev is not None and "text" in p and "text" in prev and set(p) <= _PLAIN and set(prev) <= _PLAIN
+            and is_thought(p) == is_thought(prev) and not set(prev) & _SIGNATURE):
+        prev["text"] += p["text"]
+        prev.update({k: v for k, v in p.items() if k != "text"})
+    else:
+        parts.append(copy.deepcopy(p))
+
+
+def join(chunks: list) -> dict:
+    """The chunks of a ``streamGenerateContent`` answer sent as one JSON array, as one ``GenerateContentResponse``:
+    the parts in order (:func:`add_part`), the last chunk's other fields.
+
+    Examples
+    --------
+    >>> join([{"candidates": [{"content": {"parts": [{"text": "a"}]}}], "responseId": "r"},
+    ...       {"candidates": [{"content": {"parts": [{"text": "b"}]}, "finishReason": "STOP"}], "responseId": "r"}])
+    {'candidates': [{'content': {'parts': [{'text': 'ab'}]}, 'finishReason': 'STOP'}], 'responseId': 'r'}
+    """
+    parts: list[dict] = []
+    chunks = [c for c in chunks if isinstance(c, dict)]
+    for c in chunks:
+        for p in parts_of(c):
+            add_part(parts, p)
+    return with_parts(chunks[-1], parts) if chunks else {}
 
 
 def declares(body: Any) -> bool:

@@ -19,14 +19,11 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-from .recall_gemini import SEPARATOR, is_client_call, is_recall, is_text, is_thought, parts_of, with_parts
+from .recall_gemini import SEPARATOR, add_part, is_client_call, is_recall, is_text, is_thought, parts_of, with_parts
 from .recall_shapes import STOPPED_NOTE
 from .sse import Event, encode
 
 __all__ = ["GeminiSplicer"]
-
-_PLAIN = {"text", "thought", "thoughtSignature", "thought_signature"}
-
 
 class GeminiSplicer:
     """The client's stream over the rounds of one Gemini answer (module docstring); the interface of
@@ -73,14 +70,7 @@ class GeminiSplicer:
     def _accumulate(self, d: dict) -> None:
         self.last = d
         for p in parts_of(d):
-            prev = self.parts[-1] if self.parts else None
-            if (prev is not None and set(p) <= _PLAIN and set(prev) <= _PLAIN and "text" in p and "text" in prev
-                    and is_thought(p) == is_thought(prev) and not (set(prev) & {"thoughtSignature",
-                                                                                "thought_signature"})):
-                prev["text"] += p["text"]
-                prev.update({k: v for k, v in p.items() if k != "text"})
-            else:
-                self.parts.append(copy.deepcopy(p))
+            add_part(self.parts, p)
 
     def reply(self) -> dict:
         """The round's answer as a non-streaming ``GenerateContentResponse``."""

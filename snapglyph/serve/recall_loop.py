@@ -7,7 +7,8 @@ request that offers the tool (:func:`snapglyph.serve.recall_shapes.with_recall_t
 - a non-streaming answer is read whole; while it is a recall round (its only tool calls are recall calls) and
   fewer than ``bound`` rounds were answered, the follow-up request (:func:`~.recall_shapes.follow_up`) is sent
   and its answer read; the client gets one answer (:func:`~.recall_shapes.merge`), or the first answer's exact
-  bytes when it called no recall;
+  bytes when it called no recall (a Gemini stream asked for without ``alt=sse``, one JSON array of chunks, is read
+  so too, its chunks joined by :func:`~.recall_gemini.join`, and answered as an array of that one answer);
 - a streaming answer goes out as it comes, and only what belongs to a recall round is held
   (:mod:`.recall_stream`);
 - an answer that calls recall together with the client's own tools is relayed with the recall calls taken out;
@@ -32,6 +33,7 @@ import httpx
 
 from .._config import RECALL_MARGIN, RELAY_KEEP_BYTES
 from ..compaction.budget import text_cost
+from .recall_gemini import join
 from .recall_shapes import calls_of, follow_up, merge, recall_answer
 from .recall_stream import splicer
 from .relay import MARKERS
@@ -244,6 +246,8 @@ class RecallRelay:
             reply = json.loads(decode_body(raw, resp.headers.get("content-encoding")))
         except ValueError:
             reply = None
+        array = job.dialect == "gemini" and isinstance(reply, list)     # a Gemini stream without alt=sse
+        reply = join(reply) if array else reply
         calls = calls_of(job.dialect, reply)[0] if isinstance(reply, dict) else []
         if not calls:
             await send({"type": "http.response.start", "status": resp.status_code,
@@ -266,8 +270,9 @@ class RecallRelay:
                 self.note = f"recall round {self.rounds}: the answer was no JSON; answer relayed"
                 break
             earlier.append(reply)
-            reply = nreply
-        data = _dumps(merge(job.dialect, earlier, reply))
+            reply = join(nreply) if array and isinstance(nreply, list) else nreply
+        merged = merge(job.dialect, earlier, reply)
+        data = _dumps([merged] if array else merged)
         await send({"type": "http.response.start", "status": resp.status_code,
                     "headers": _changed_headers(resp, len(data))})
         await self._body(send, data, False)
