@@ -61,10 +61,11 @@ class _Parser(argparse.ArgumentParser):
 def _profile_options(sp: argparse.ArgumentParser, names: str) -> None:
     """--profile and --model (``names``: the profile list shown in the help)."""
     sp.add_argument("--profile", "-p", default=None, metavar="NAME",
-                    help=f"reader profile: {names} (default: claude, or the one --model picks)")
+                    help=f"reader profile: {names} (default: the one --model or the session's model picks)")
     sp.add_argument("--model", default=None,
-                    help="pick the profile from a model name (claude-*, gpt-*, gemini-*, qwen*, pixtral*) "
-                         "unless --profile is given (default: none)")
+                    help="pick the profile from a model name (claude-*, gpt-*, o1/o3/o4-mini, gemini-*, qwen*, "
+                         "pixtral*) unless --profile is given (default: the session's own model, else its format's "
+                         "provider)")
 
 
 def _page_options(sp: argparse.ArgumentParser) -> None:
@@ -121,6 +122,12 @@ def _add_compact(sub: Any, names: str, commands: Mapping[str, Callable]) -> None
                         "only recallable from the store); without it that is an error (exit 2)")
     c.add_argument("--keep-images", type=_at_least(0), default=4,
                    help="newest images kept by --free-tiers (default: 4)")
+    c.add_argument("--resume-file", action="store_true",
+                   help="also write the compacted conversation as a new session of the agent beside the input "
+                        "(Claude Code, Codex), with a new id, and print the agent's command to resume it; the "
+                        "input is never modified (the request is then written only with --out)")
+    c.add_argument("--conversation", type=int, default=None, metavar="N",
+                   help="which conversation of a file holding several to read (1 = the first; default: the last)")
     _page_options(c)
     c.set_defaults(func=commands["compact"])
 

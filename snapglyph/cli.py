@@ -33,9 +33,24 @@ def _resolve_profile(args: argparse.Namespace, default: str = "claude"):
     return profile(args.profile or default)
 
 
-def _load_input(path: str, *, say_notes: bool = True):
+def _session_profile(args: argparse.Namespace, t):
+    """The profile and dialect of a compaction: --profile / --model where given; else chosen from the session's
+    own model and format (:func:`~snapglyph.providers.profiles.profile_for_session`, one note line saying what
+    and why on standard error)."""
+    if args.profile or args.model:
+        return _resolve_profile(args), args.dialect
+    from .providers.profiles import profile_for_session
+    prof, dialect, note = profile_for_session(t.format, t.model)
+    print(f"snapglyph: note: {note}", file=sys.stderr)
+    return prof, args.dialect or dialect
+
+
+def _load_input(path: str, *, say_notes: bool = True, conversation: int | None = None):
     from .readers.registry import load, load_bytes
-    t = load_bytes(sys.stdin.buffer.read(), name="<stdin>") if path == "-" else load(path)
+    if path == "-":
+        t = load_bytes(sys.stdin.buffer.read(), name="<stdin>", conversation=conversation)
+    else:
+        t = load(path, conversation=conversation)
     for note in t.notes if say_notes else ():  # what the reader repaired (torn line, records run together...)
         print(f"snapglyph: note: {note}", file=sys.stderr)
     return t
@@ -98,13 +113,17 @@ def cmd_compact(args: argparse.Namespace) -> int:
     """`snapglyph compact`: write the request (JSON) and its store; one summary line on stderr; returns 0."""
     from .compaction.compactor import compact
     from .compaction.store import SourceStore
-    prof = _resolve_profile(args)
-    if args.out is None and sys.stdout.isatty():
+    if args.out is None and sys.stdout.isatty() and not args.resume_file:
         raise InputError("refusing to write the request (JSON with base64 page images, often megabytes) to a "
                          "terminal; give --out FILE, or --out - to write it to standard output anyway")
-    t = _load_input(args.input, say_notes=False)  # the summary line names what the reader repaired
+    t = _load_input(args.input, say_notes=False, conversation=args.conversation)  # the summary names repairs
     if t.format == "text":
         raise InputError(f"{args.input}: plain text is not a conversation; use `snapglyph render` for text")
+    prof, args.dialect = _session_profile(args, t)
+    if args.resume_file:
+        from .resume import RESUME_DIALECTS, check_writable
+        check_writable(t)
+        args.dialect = _resume_dialect(t.format, args.dialect, RESUME_DIALECTS)
     read, write = _default_store(args)
     if args.out and args.out != "-" and Path(args.out).is_dir():
         raise InputError(f"--out {args.out} is a folder; give the request file's path")
@@ -125,12 +144,27 @@ def cmd_compact(args: argparse.Namespace) -> int:
     data = (body + "\n").encode("utf-8")  # before any file is touched: a request UTF-8 cannot hold writes nothing
     if res.middle_ids:  # the store first: a request whose pages cannot be recalled is not written
         res.store.save(write)
+    resumed = None
+    if args.resume_file:
+        from .resume import write_resume
+        resumed = write_resume(t, res)
     if args.out and args.out != "-":
         write_atomic(Path(args.out), data)
-    else:
+    elif args.out == "-" or not args.resume_file:
         sys.stdout.write(body + "\n")
     print(res.summary() + (f"; store {write}" if res.middle_ids else ""), file=sys.stderr)
+    if resumed is not None:
+        print(f"snapglyph: wrote {resumed.path} ({resumed.records} records, session {resumed.session_id}); resume "
+              f"it with: {resumed.command}", file=sys.stderr)
     return 0
+
+
+def _resume_dialect(fmt: str, dialect: str | None, dialects: dict) -> str | None:
+    """The dialect a --resume-file compaction is made in: the agent's own (an InputError for another one given)."""
+    own = dialects.get(fmt)
+    if own is not None and dialect not in (None, own):
+        raise InputError(f"--resume-file writes a {fmt} session, which speaks {own}; leave --dialect {dialect} out")
+    return own or dialect
 
 
 def _with_remedy(fn, t, args: argparse.Namespace, **kw):
@@ -271,7 +305,13 @@ def cmd_serve(args: argparse.Namespace) -> int:
     text_only = tuple(p.strip() for p in args.text_only.split(",") if p.strip()) if args.text_only else None
     cfg = ServeConfig(args.upstream, window=args.window, profile=args.profile, compact_at=args.compact_at,
                       dry_run=args.dry_run, state=Path(args.state) if args.state else None,
-                      upstream_timeout=args.upstream_timeout, recall_rounds=args.recall_rounds)
+                      upstream_timeout=args.upstream_timeout, recall_rounds=args.recall_rounds,
+                      hold_bytes=args.hold_bytes, hold_seconds=args.hold_seconds, hold_near=args.hold_near)
+    if args.clear_refused:
+        from .serve.refusal import RefusedPages
+        from .serve.state import StateDir, default_state_dir
+        n = RefusedPages(StateDir(cfg.state or default_state_dir()).path).clear()
+        print(f"snapglyph serve: forgot {n} model(s) remembered as refusing page images", file=sys.stderr)
     if text_only is not None:
         cfg.text_only = text_only
     serve(cfg, host=args.host, port=args.port)

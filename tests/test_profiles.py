@@ -201,18 +201,38 @@ def test_unknown_profile_lists_names():
     ("gemini-3-pro-preview", "gemini"), ("models/gemini-3.5-flash", "gemini"), ("gemini-2.5-pro", "gemini-2"),
     ("Qwen/Qwen2.5-VL-7B-Instruct", "qwen2.5-vl"), ("qwen2-vl-2b", "qwen2.5-vl"), ("qwen3-vl-8b-instruct", "qwen3-vl"),
     ("qwen3.5-27b", "qwen3-vl"), ("pixtral-12b-2409", "pixtral"),
+    # issue 32: every current family of each provider (profile_table.MODEL_FAMILIES)
+    ("gpt-5.1-codex-max", "openai-tiles-5"), ("gpt-5-codex", "openai-tiles-5"), ("gpt-5.1", "openai-tiles-5"),
+    ("gpt-5", "openai-tiles-5"), ("o3", "openai-tiles-o"), ("o3-pro", "openai-tiles-o"), ("o1", "openai-tiles-o"),
+    ("gpt-5.2", "openai"), ("gpt-5.3-codex", "openai"), ("gpt-5-mini", "openai-mini"), ("o4-mini", "openai-mini"),
+    ("gpt-4.1-nano", "openai-mini"), ("gpt-4o-mini", "openai-tiles"), ("gemini-1.5-pro", "gemini-2"),
+    ("gemini-flash-latest", "gemini"), ("claude-fable-5", "claude-hires"), ("claude-3-7-sonnet-latest", "claude"),
 ])
 def test_profile_for_model(model, expected):
     assert profile_for_model(model).name == expected
 
 
-@pytest.mark.parametrize("model", ["gpt-4o-mini", "gpt-4.1-nano", "gpt-5.3", "llama-3.2-vision", "", "gemini-1.5"])
+@pytest.mark.parametrize("model", ["llama-3.2-vision", "", "mistral-large"])
 def test_profile_for_model_unknown(model):
     with pytest.raises(UnknownProfileError) as e:
         profile_for_model(model)
     assert "claude-hires" in str(e.value)
     with pytest.raises(UnknownProfileError):
         profile_for_model(None)
+
+
+@pytest.mark.parametrize("model", ["o3-mini", "o1-mini", "gpt-3.5-turbo", "gpt-4"])
+def test_a_model_that_reads_no_images_is_refused_by_name(model):
+    with pytest.raises(UnknownProfileError, match=rf"model '{re.escape(model)}' reads no images"):
+        profile_for_model(model)
+
+
+def test_small_patch_models_bill_by_their_own_multiplier():
+    """openai-mini: 1248x1248 = 1521 patches under the 1536 cap, times each model's multiplier."""
+    assert [profile_for_model(m).page_tokens for m in ("gpt-5-mini", "gpt-5-nano", "gpt-4.1-mini", "gpt-4.1-nano",
+                                                      "o4-mini")] == [1826, 2282, 2465, 3742, 2617]
+    assert profile_for_model("gpt-5.1-codex-max").page_tokens == 630 and profile_for_model("o3").page_tokens == 675
+    assert profile_for_model("gpt-4o-mini").page_tokens == 2833 + 4 * 5667
 
 
 def test_first_version_attributes_kept():

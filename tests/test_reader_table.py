@@ -30,6 +30,12 @@ JSONL_SAMPLES = {
                     {"type": "response_item", "payload": {"type": "message", "role": "user",
                                                           "content": [{"type": "input_text", "text": "hi"}]}}),
     "gemini-cli": _jsonl({"sessionId": "s1", "projectHash": "p"}, {"id": "m1", "type": "user", "content": "hi"}),
+    "copilot": _jsonl({"type": "session.start", "data": {"sessionId": "s1"}, "id": "e1"},
+                      {"type": "user.message", "data": {"content": "hi"}, "id": "e2"}),
+    "kimi": _jsonl({"role": "_system_prompt", "content": "Be brief."}, {"role": "user", "content": "hi"}),
+    "openhands": _jsonl({"kind": "MessageEvent", "id": "e1", "source": "user",
+                         "llm_message": {"role": "user", "content": [{"type": "text", "text": "hi"}]}},
+                        {"kind": "ConversationStateUpdateEvent", "id": "e2", "source": "environment"}),
     "pi": _jsonl({"type": "session", "version": 3, "id": "s1"},
                  {"type": "message", "id": "e1", "parentId": None, "message": {"role": "user", "content": "hi"}}),
     "openai": _jsonl({"role": "user", "content": "hi"}, {"role": "assistant", "content": "hello"}),
@@ -41,7 +47,7 @@ JSONL_SAMPLES = {
 
 def test_rows_are_well_formed():
     names = [s.name for s in table.TABLE]
-    assert names == list(FORMATS) and len(set(names)) == len(names) == 13
+    assert names == list(FORMATS) and len(set(names)) == len(names) == 16
     for s in table.TABLE:
         assert isinstance(s, table.ReaderSpec) and s.info.kinds and set(s.info.kinds) <= set(table.KINDS)
         assert s.info.reads and s.info.example and s.info.noun

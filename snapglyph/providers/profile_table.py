@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["CELL_EVIDENCE", "PROFILE_TABLE", "READ"]
+__all__ = ["CELL_EVIDENCE", "FORMAT_DEFAULTS", "MODEL_FAMILIES", "NO_IMAGES", "PROFILE_TABLE", "READ"]
 
 READ = "2026-11-30"  # the date every source of the profiles was read (stored copies)
 _MB = 1000 * 1000
@@ -96,6 +96,28 @@ PROFILE_TABLE: dict[str, dict[str, Any]] = {
         params={"max_image_size": 1024, "patch": 16, "merge": 1},
         doc="Pixtral-12B: long side <= 1024, 16 px patches, one break token per row: 1024x1024 = 65 x 64 = 4160 "
             "tokens (Mistral-Small-3.1 uses 28 px tokens instead; not this profile)."),
+    "openai-tiles-5": _row(page_size=(512, 2048), cell=(6, 12), max_images=1500, max_image_bytes=20 * _MIB,
+        max_request_bytes=512 * _MB, many_image_threshold=None, many_image_max_side=None, text_token_factor=1.0,
+        encoding="o200k_base", patch=512, rule="openai-tiles", detail="high",
+        params={"base_tokens": 70, "tile_tokens": 140},
+        doc="gpt-5 and gpt-5.1 (gpt-5-codex, gpt-5.1-codex, gpt-5.1-codex-max, gpt-5.1-codex-mini, gpt-5-chat), "
+            "detail 'high': the tile rule of gpt-4o at 70 + 140 per 512 px tile (the OpenAI images-and-vision guide's "
+            "tile-model table, as quoted in ../shared/reference/providers.md, read 2026-12-07). 512x2048 = 4 tiles "
+            "= 630 tokens."),
+    "openai-tiles-o": _row(page_size=(512, 2048), cell=(6, 12), max_images=1500, max_image_bytes=20 * _MIB,
+        max_request_bytes=512 * _MB, many_image_threshold=None, many_image_max_side=None, text_token_factor=1.0,
+        encoding="o200k_base", patch=512, rule="openai-tiles", detail="high",
+        params={"base_tokens": 75, "tile_tokens": 150},
+        doc="o1, o1-pro, o3 and o3-pro, detail 'high': the tile rule at 75 + 150 per 512 px tile (the same table, "
+            "read 2026-12-07). 512x2048 = 4 tiles = 675 tokens."),
+    "openai-mini": _row(page_size=(1248, 1248), cell=(6, 12), max_images=1500, max_image_bytes=20 * _MIB,
+        max_request_bytes=512 * _MB, many_image_threshold=None, many_image_max_side=None, text_token_factor=1.0,
+        encoding="o200k_base", patch=32, rule="openai-patch", detail="high",
+        params={"max_side": 2048, "patch_budget": 1536, "multiplier": 1.2},
+        doc="The small patch models (gpt-5-mini, gpt-5-nano, gpt-4.1-mini, gpt-4.1-nano, o4-mini): 32 px patches "
+            "capped at 1536 (the 2025 guide; the newer one lists them as deprecated), times a multiplier per model "
+            "(1.2 gpt-5-mini, 1.5 gpt-5-nano, 1.62 gpt-4.1-mini, 2.46 gpt-4.1-nano, 1.72 o4-mini: MODEL_FAMILIES "
+            "sets it; read 2026-12-07). 1248x1248 = 39x39 = 1521 patches, under the cap: 1826 tokens at 1.2."),
 }
 
 _OMP = "https://github.com/can1357/oh-my-pi/blob/main/packages/snapcompact/CHANGELOG.md"
@@ -121,4 +143,50 @@ CELL_EVIDENCE: dict[str, str] = {
               "characters per image token; 10x20 (seen 5x10) fails. Public: Gemini 3.6 Flash read 5x8 pages with "
               f"14/15 exact hex ({_PXPIPE}/eval/gemini-profile/QUALITY_RESULTS.md); Google documents only the "
               "1120-token cap (https://ai.google.dev/gemini-api/docs/media-resolution), not how it resizes.",
+}
+
+
+#: Every current model family of each provider and the profile that reads its images, in match order: ``(pattern,
+#: profile, rule parameters or None, source)``. A pattern is matched (``re.match``) against the lower-cased model
+#: name without a provider prefix (``anthropic/``, ``models/``, ``openai/``). Sources: the providers' vision guides
+#: as quoted in ``../shared/reference/providers.md`` (platform.claude.com vision; developers.openai.com images and
+#: vision, newest copy naming gpt-5.6; ai.google.dev media resolution and tokens), read 2026-12-07.
+MODEL_FAMILIES: tuple[tuple[str, str, dict[str, Any] | None, str], ...] = (
+    (r"claude-(?:[a-z]+-)?(?:4[-.](?:[7-9]|1\d)|[5-9]|[1-9]\d)(?!\d)", "claude-hires", None,
+     "Claude 4.7 and later (Opus 4.7/4.8, Sonnet 5.5, Fable 5, Mythos 5): long edge <= 2576 px, <= 4784 tokens"),
+    (r"claude", "claude", None, "Claude 3 to 4.6 (Haiku 4.5, Sonnet 4.5/4.6, Opus 4.1-4.6): <= 1568 px and tokens"),
+    (r"gpt-5\.[56](?!\d)", "openai", None, "gpt-5.5/5.6: patch rule, detail high 2048 px / 2500 patches x 1.2"),
+    (r"gpt-5\.4(?!\d)", "openai", None, "gpt-5.4 (and -mini, -nano): patch rule, high 2048 px / 2500 x 1.2"),
+    (r"gpt-5\.[23](?!\d)", "openai", None, "gpt-5.2 (gpt-5.3-codex, not in the guide, read as its predecessor): "
+     "2048 px / 6144 patches x 1.2; the 1600x1600 page is 2500 patches under either cap, 3000 tokens alike"),
+    (r"gpt-5-mini", "openai-mini", {"multiplier": 1.2}, "gpt-5-mini: patches capped at 1536, x 1.2"),
+    (r"gpt-5-nano", "openai-mini", {"multiplier": 1.5}, "gpt-5-nano: patches capped at 1536, x 1.5"),
+    (r"gpt-5(?:\.1)?(?![\d.])", "openai-tiles-5", None, "gpt-5, gpt-5.1 and their codex models: tiles 70 + 140"),
+    (r"gpt-4\.1-mini", "openai-mini", {"multiplier": 1.62}, "gpt-4.1-mini: patches capped at 1536, x 1.62"),
+    (r"gpt-4\.1-nano", "openai-mini", {"multiplier": 2.46}, "gpt-4.1-nano: patches capped at 1536, x 2.46"),
+    (r"o4-mini", "openai-mini", {"multiplier": 1.72}, "o4-mini: patches capped at 1536, x 1.72"),
+    (r"gpt-4o-mini", "openai-tiles", {"base_tokens": 2833, "tile_tokens": 5667}, "gpt-4o-mini: tiles 2833 + 5667"),
+    (r"gpt-(?:4o|4\.1|4\.5)", "openai-tiles", None, "gpt-4o, gpt-4.1, gpt-4.5: tiles 85 + 170"),
+    (r"o(?:1|3)(?:-pro)?(?:$|-(?!mini))", "openai-tiles-o", None, "o1, o1-pro, o3, o3-pro: tiles 75 + 150"),
+    (r"gemini-(?:[3-9]|flash-latest|pro-latest|flash-lite-latest)", "gemini", None,
+     "Gemini 3 and later: at most 1120 tokens an image (media_resolution HIGH, the default)"),
+    (r"gemini-(?:1|2)", "gemini-2", None, "Gemini 2.x and earlier: 258 tokens per 768 px tile"),
+    (r"qwen2(?:\.5)?-vl", "qwen2.5-vl", None, "Qwen2/2.5-VL: 28 px tokens, smart_resize"),
+    (r"qwen3", "qwen3-vl", None, "Qwen3-VL / Qwen3.5: 32 px tokens"),
+    (r"pixtral", "pixtral", None, "Pixtral-12B: 16 px patches, long side <= 1024"),
+)
+
+#: Model families that read no images (the same sources): a session of one is compacted by the profile its
+#: format's provider reads with, and a request for it is refused by name.
+NO_IMAGES: tuple[str, ...] = (r"o1-mini", r"o3-mini", r"gpt-3\.5", r"gpt-4(?:-\d|$)")
+
+#: The profile and dialect a session's format implies when neither ``--profile`` nor ``--model`` is given and its
+#: model names none: ``format -> (profile, dialect)``; ``None`` for the dialect keeps the profile's own. Codex
+#: speaks the Responses API (its rollout items are Responses items), Gemini CLI generateContent, Claude Code the
+#: Messages API.
+FORMAT_DEFAULTS: dict[str, tuple[str, str | None]] = {
+    "codex": ("openai", "responses"), "responses": ("openai", "responses"), "gemini-cli": ("gemini", "gemini"),
+    "gemini": ("gemini", "gemini"), "claude-code": ("claude", "anthropic"), "anthropic": ("claude", "anthropic"),
+    "openai": ("openai", "openai"), "copilot": ("claude", None), "opencode": ("claude", None),
+    "kimi": ("openai", "openai"),
 }

@@ -10,6 +10,9 @@ tokens for that provider. Sources were read on 2026-11-30 (stored copies; see ea
     openai           1600x1600   32        3000      6x12     35378     openai        o200k (else cl100k)
     openai-original  3200x3200   32       12000      6x12    141778     openai        o200k (else cl100k)
     openai-tiles      512x2048   512        765      6x12     14450     openai        o200k (else cl100k)
+    openai-tiles-5    512x2048   512        630      6x12     14450     openai        o200k (else cl100k)
+    openai-tiles-o    512x2048   512        675      6x12     14450     openai        o200k (else cl100k)
+    openai-mini      1248x1248   32        1826      6x12     21632     openai        o200k (else cl100k)
     gemini           2048x2048   32        1120     12x24     14450     gemini        cl100k x 1.15
     gemini-2         1536x1536   768       1032      6x12     32768     gemini        cl100k x 1.15
     qwen2.5-vl       1008x980    28        1260      6x12     13608     openai        cl100k
@@ -32,9 +35,9 @@ from typing import Any, Callable, Mapping
 
 from ..errors import InputError, UnknownProfileError
 from .image_rules import RULES
-from .profile_table import PROFILE_TABLE
+from .profile_table import FORMAT_DEFAULTS, MODEL_FAMILIES, NO_IMAGES, PROFILE_TABLE
 
-__all__ = ["Profile", "profile", "profile_for_model", "profile_names"]
+__all__ = ["Profile", "family_reason", "profile", "profile_for_model", "profile_for_session", "profile_names"]
 
 
 @dataclass(frozen=True)
@@ -79,6 +82,10 @@ class Profile:
         :meth:`with_params`.
     doc : str
         The rules, with the URL of each source and the date it was read.
+    max_pages : int or None
+        Page images one request may carry beside its own images (``None``: as many as ``max_images`` allows; 0: a
+        compaction without pages, the text tiers and the snapshot text only, as ``serve`` retries a compacted
+        request the model refused, :mod:`snapglyph.serve.refusal`).
 
     Examples
     --------
@@ -108,6 +115,7 @@ class Profile:
     max_image_side: int | None = None
     params: Mapping[str, Any] = field(default_factory=dict, compare=False)
     doc: str = field(default="", repr=False, compare=False)
+    max_pages: int | None = None
 
     def __post_init__(self) -> None:
         """Refuse a page the provider would reject: a side above the many-image limit (pages alone can take a
@@ -218,8 +226,9 @@ def profile_names() -> list[str]:
 
     Examples
     --------
-    >>> print(*profile_names())
-    claude claude-hires gemini gemini-2 openai openai-original openai-tiles pixtral qwen2.5-vl qwen3-vl
+    >>> print(*profile_names())  # doctest: +NORMALIZE_WHITESPACE
+    claude claude-hires gemini gemini-2 openai openai-mini openai-original openai-tiles openai-tiles-5 openai-tiles-o
+    pixtral qwen2.5-vl qwen3-vl
     """
     return sorted(_PROFILES)
 
@@ -258,18 +267,27 @@ def profile(name: "str | Profile") -> Profile:
             f"unknown profile {name!r}; known profiles: {', '.join(profile_names())}{hint}") from None
 
 
-_CLAUDE_VER = re.compile(r"claude-(?:(?:opus|sonnet|haiku|fable|mythos|instant)-)?(\d{1,2})(?:[-.](\d{1,2})(?!\d))?")
+def _family(model: str) -> tuple[str, dict[str, Any] | None, str] | None:
+    """``(profile name, rule parameters, why)`` of the first row of
+    :data:`~snapglyph.providers.profile_table.MODEL_FAMILIES` matching ``model``, or None."""
+    m = model.strip().lower().rsplit("/", 1)[-1]
+    for pattern, name, params, why in MODEL_FAMILIES:
+        if re.match(pattern, m):
+            return name, params, why
+    return None
 
 
 def profile_for_model(model: str) -> Profile:
-    """Pick the reader profile for a provider model name.
+    """Pick the reader profile for a provider model name, by
+    :data:`~snapglyph.providers.profile_table.MODEL_FAMILIES` (every current family of each provider, with its
+    documented image rule and source).
 
-    Rules (case-insensitive; a provider prefix such as ``anthropic/`` or ``models/`` is ignored): ``claude-*`` of
-    version 4.7 or later (``claude-opus-4-7``, ``claude-sonnet-5-5``) -> ``claude-hires``, other ``claude-*`` ->
-    ``claude``; ``gpt-5.4``..``gpt-5.6`` (any variant) -> ``openai``; ``gpt-4o``, ``gpt-4.1`` (not ``-mini`` /
-    ``-nano``, which bill differently) -> ``openai-tiles``; ``gemini-3*`` -> ``gemini``; ``gemini-2*`` ->
-    ``gemini-2``; ``qwen2-vl*`` / ``qwen2.5-vl*`` -> ``qwen2.5-vl``; ``qwen3*`` -> ``qwen3-vl``; ``pixtral*`` ->
-    ``pixtral``.
+    Case-insensitive; a provider prefix such as ``anthropic/`` or ``models/`` is ignored. ``claude-*`` of version
+    4.7 or later -> ``claude-hires``, other ``claude-*`` -> ``claude``; ``gpt-5.2``..``gpt-5.6`` -> ``openai``;
+    ``gpt-5``, ``gpt-5.1`` and their codex models -> ``openai-tiles-5``; ``o1``/``o3`` -> ``openai-tiles-o``;
+    the small patch models (``gpt-5-mini``, ``gpt-4.1-mini``, ``o4-mini``, ...) -> ``openai-mini`` with their
+    multiplier; ``gpt-4o``, ``gpt-4.1`` -> ``openai-tiles``; ``gemini-3*`` -> ``gemini``; ``gemini-2*`` ->
+    ``gemini-2``; Qwen and Pixtral by family.
 
     Parameters
     ----------
@@ -283,41 +301,92 @@ def profile_for_model(model: str) -> Profile:
     Raises
     ------
     UnknownProfileError
-        If no rule matches; the message lists the known profiles.
+        If no rule matches, or the model reads no images (``o3-mini``); the message lists the known profiles.
 
     Examples
     --------
     >>> [profile_for_model(m).name for m in ("claude-opus-4-7", "anthropic/claude-sonnet-4-5", "GPT-4o",
     ...                                      "models/gemini-2.5-pro", "qwen2.5-vl-7b-instruct")]
     ['claude-hires', 'claude', 'openai-tiles', 'gemini-2', 'qwen2.5-vl']
+    >>> [profile_for_model(m).name for m in ("gpt-5.1-codex-max", "gpt-5-codex", "gpt-5.1", "o3", "gpt-5.2")]
+    ['openai-tiles-5', 'openai-tiles-5', 'openai-tiles-5', 'openai-tiles-o', 'openai']
+    >>> profile_for_model("gpt-4.1-mini").params["multiplier"]
+    1.62
     """
     if not isinstance(model, str):
         raise UnknownProfileError(f"model must be a str, not {type(model).__name__}")
     m = model.strip().lower().rsplit("/", 1)[-1]
-    name = None
-    if m.startswith("claude"):
-        v = _CLAUDE_VER.match(m)
-        if v:
-            major, minor = int(v.group(1)), int(v.group(2) or 0)
-            name = "claude-hires" if (major, minor) >= (4, 7) else "claude"
-        else:
-            name = "claude"
-    elif re.match(r"gpt-5\.[456](?!\d)", m):
-        name = "openai"
-    elif re.match(r"gpt-(4o|4\.1)($|-(?!mini|nano))", m):
-        name = "openai-tiles"
-    elif m.startswith("gemini-3"):
-        name = "gemini"
-    elif m.startswith("gemini-2"):
-        name = "gemini-2"
-    elif re.match(r"qwen2(\.5)?-vl", m):
-        name = "qwen2.5-vl"
-    elif m.startswith("qwen3"):
-        name = "qwen3-vl"
-    elif m.startswith("pixtral"):
-        name = "pixtral"
-    if name is None:
+    if any(re.match(rf"(?:{p})(?![\w.])|(?:{p})-", m) for p in NO_IMAGES):
+        raise UnknownProfileError(f"model {model!r} reads no images, so no page can be sent to it; name a model "
+                                  "that does (--model) or a profile (--profile)")
+    found = _family(m)
+    if found is None:
         raise UnknownProfileError(
             f"no reader profile for model {model!r}; known profiles: {', '.join(profile_names())} "
             "(pick one with --profile / profile(name))")
-    return _PROFILES[name]
+    name, params, _ = found
+    return _PROFILES[name].with_params(**params) if params else _PROFILES[name]
+
+
+def family_reason(model: str) -> str | None:
+    """Why ``model`` reads by its profile (the matching family's rule, in a few words), or None.
+
+    Examples
+    --------
+    >>> family_reason("o3")
+    'o1, o1-pro, o3, o3-pro: tiles 75 + 150'
+    """
+    found = _family(model) if isinstance(model, str) else None
+    return found[2] if found else None
+
+
+def profile_for_session(fmt: str, model: str | None) -> tuple[Profile, str | None, str]:
+    """The profile and dialect a session is compacted for when neither a profile nor a model is given, and one
+    line saying what was chosen and why.
+
+    The source's own model picks the profile where a family of
+    :data:`~snapglyph.providers.profile_table.MODEL_FAMILIES` matches it; else the format's provider does
+    (:data:`~snapglyph.providers.profile_table.FORMAT_DEFAULTS`: Codex -> openai, Gemini CLI -> gemini, Claude
+    Code -> claude; any other format -> claude). The dialect is the format's own (Codex -> responses, Gemini CLI
+    -> gemini, Claude Code -> anthropic), else None (the profile's own).
+
+    Parameters
+    ----------
+    fmt : str
+        The session's format (``Transcript.format``).
+    model : str or None
+        The model the session names (``Transcript.model``).
+
+    Returns
+    -------
+    (Profile, str or None, str)
+        The profile, the dialect (None: the profile's own) and the note line.
+
+    Examples
+    --------
+    >>> p, d, note = profile_for_session("codex", "gpt-5.1-codex-max")
+    >>> p.name, d
+    ('openai-tiles-5', 'responses')
+    >>> print(note)
+    profile openai-tiles-5 and dialect responses, from the session: codex format, model gpt-5.1-codex-max (gpt-5, gpt-5.1 and their codex models: tiles 70 + 140)
+    >>> profile_for_session("claude-code", "claude-opus-4-7")[0].name, profile_for_session("gemini-cli", None)[:2]
+    ('claude-hires', (Profile(name='gemini', ...), 'gemini'))
+    """
+    default, dialect = FORMAT_DEFAULTS.get(fmt, ("claude", None))
+    why = None
+    prof = None
+    if isinstance(model, str) and model:
+        try:
+            prof = profile_for_model(model)
+            why = f"model {model} ({family_reason(model)})"
+        except UnknownProfileError as e:
+            why = f"model {model} has no profile ({str(e).split(';')[0]}), so the {fmt} format's"
+    if prof is None:
+        prof = _PROFILES[default]
+        why = (why + f" default" if why else f"no model named, so the {fmt} format's default")
+    if dialect is not None and prof.dialect != "openai" and dialect in ("responses", "openai"):
+        dialect = None  # a Claude or Gemini model in an OpenAI-shaped session: the profile's own wire
+    if dialect is not None and prof.dialect == "openai" and dialect in ("anthropic", "gemini"):
+        dialect = None
+    shown = dialect or prof.dialect
+    return prof, dialect, f"profile {prof.name} and dialect {shown}, from the session: {fmt} format, {why}"

@@ -27,7 +27,8 @@ def openai_reasoning_model(model: str) -> bool:
 
 REQUEST_MODELS = {
     "claude": "claude-sonnet-4-5", "claude-hires": "claude-opus-4-7", "openai": "gpt-5.4",
-    "openai-original": "gpt-5.5", "openai-tiles": "gpt-4.1", "gemini": "gemini-3-pro-preview",
+    "openai-original": "gpt-5.5", "openai-tiles": "gpt-4.1", "openai-tiles-5": "gpt-5.1", "openai-tiles-o": "o3",
+    "openai-mini": "gpt-5-mini", "gemini": "gemini-3-pro-preview",
     "gemini-2": "gemini-2.5-pro", "qwen2.5-vl": "qwen2.5-vl-72b-instruct", "qwen3-vl": "qwen3-vl-235b-a22b-instruct",
     "pixtral": "pixtral-12b",
 }

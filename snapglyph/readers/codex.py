@@ -14,13 +14,17 @@ Schema source: the ``RolloutItem`` enum and ``CompactedItem`` / ``SessionMeta`` 
                    summary, in place (``meta["compacted"]``); the history it summarized stays, as in the other readers.
 ``turn_context``   per-turn settings (``model``, ``cwd``, policies): not a message; the last ``model`` is the model.
 ``event_msg``      UI events that duplicate the items (``user_message``, ``agent_message``, ``exec_command_end``,
-                   ``token_count``...): skipped, counted by subtype in ``meta["skipped"]``.
+                   ``token_count``...): skipped, counted by subtype in ``meta["skipped"]``; but a ``user_message``
+                   event that no ``response_item`` user message repeats (rollouts that hold a user turn only as the
+                   event) is that user turn, in place (its ``images`` data URLs kept; ``meta["from_event"]``).
 
 A ``web_search_call`` item (no output item answers it) is kept as assistant text ``[web search] <query>``. A user
 message's text is marked typed by a person (``Part.meta["typed"]``) unless it holds one of Codex's contextual
 fragments (``is_contextual_user_fragment``, ``codex-rs/core/src/context/contextual_user_message.rs``: environment
 context, AGENTS.md / user instructions, shell command output, aborted turns, ...), is a ``compacted`` summary, or
-stands for an item without a neutral form (``ghost_snapshot``).
+stands for an item without a neutral form. A ``ghost_snapshot`` item (Codex's record of a git snapshot of the work
+tree, ``ResponseItem::GhostSnapshot`` in ``codex-rs/protocol/src/models.rs``: never sent to the model) is no
+message: skipped and counted (``meta["skipped"]["ghost_snapshot"]``).
 Rollouts written before ``RolloutItem`` (a first line ``{"id", "timestamp", "instructions"}`` followed by bare
 Responses items and ``{"record_type": "state"}`` lines) are read too (``meta["legacy"]``).
 """
@@ -125,7 +129,7 @@ def read_codex(entries: list[dict], path: str | None = None) -> ReadResult:
     True
     """
     legacy = "type" not in entries[0] if entries and _is_legacy(entries) else False
-    r = _Rollout(path)
+    r = _Rollout(path, _item_user_texts(entries))
     for n, e in enumerate(entries):
         if legacy:
             r.legacy_entry(n, e)
@@ -134,9 +138,38 @@ def read_codex(entries: list[dict], path: str | None = None) -> ReadResult:
     _read_segment(r.items, path, r.out)
     _mark_typed(r.out)
     meta = {"session": r.session, "records": len(entries), "skipped": dict(r.skipped), "compactions": r.compactions}
+    if r.from_events:
+        meta["user_turns_from_events"] = r.from_events
     if legacy:
         meta["legacy"] = True
     return ReadResult(r.out, [], r.model, meta)
+
+
+def _user_text(content: Any) -> str:
+    """The text of a user message item's content (its ``input_text`` parts joined), for matching its event."""
+    if isinstance(content, str):
+        return content.strip()
+    parts = content if isinstance(content, list) else []
+    return "".join(as_str(c.get("text")) for c in parts if isinstance(c, dict)).strip()
+
+
+def _item_user_texts(entries: list[dict]) -> Counter:
+    """How often each user message text occurs as a ``response_item`` (the events that repeat one are skipped)."""
+    texts: Counter = Counter()
+    for e in entries:
+        p = e.get("payload") if e.get("type") == "response_item" else None
+        if isinstance(p, dict) and p.get("type") == "message" and p.get("role") == "user":
+            texts[_user_text(p.get("content"))] += 1
+    return texts
+
+
+def _event_item(p: dict) -> dict:
+    """A ``user_message`` event as the Responses user message item it stands for (text, then its images)."""
+    content: list[dict] = [{"type": "input_text", "text": as_str(p.get("message"))}]
+    for url in p.get("images") or []:
+        if isinstance(url, str) and url:
+            content.append({"type": "input_image", "image_url": url})
+    return {"type": "message", "role": "user", "content": content}
 
 
 def _mark_typed(messages: list[Message]) -> None:
@@ -155,8 +188,10 @@ def _mark_typed(messages: list[Message]) -> None:
 class _Rollout:
     """What reading a rollout gathers: messages so far, the response items of the open segment, and the facts."""
 
-    def __init__(self, path: str | None) -> None:
+    def __init__(self, path: str | None, item_texts: Counter | None = None) -> None:
         self.path = path
+        self.item_texts = item_texts if item_texts is not None else Counter()
+        self.from_events = 0
         self.out: list[Message] = []
         self.skipped: Counter = Counter()
         self.session: dict[str, Any] = {}
@@ -175,6 +210,8 @@ class _Rollout:
                 self.system(e["instructions"], "instructions")
         elif e.get("record_type") == "state":
             self.skipped["state"] += 1
+        elif e.get("type") == "ghost_snapshot":
+            self.skipped["ghost_snapshot"] += 1
         else:
             self.items.append(e)
 
@@ -183,6 +220,8 @@ class _Rollout:
         t, p = e.get("type"), e.get("payload")
         if not isinstance(p, dict):
             self.skipped[f"{t or '?'} without payload"] += 1
+        elif t == "response_item" and p.get("type") == "ghost_snapshot":
+            self.skipped["ghost_snapshot"] += 1
         elif t == "response_item":
             self.items.append(p)
         elif t == "session_meta":
@@ -197,10 +236,21 @@ class _Rollout:
             self.skipped["turn_context"] += 1
             if p.get("model"):
                 self.model = as_str(p["model"])
+        elif t == "event_msg" and p.get("type") == "user_message" and not self.repeated(p):
+            self.items.append(_event_item(p))
+            self.from_events += 1
         elif t == "event_msg":
             self.skipped[f"event_msg:{p.get('type', '?')}"] += 1
         else:
             self.skipped[str(t)] += 1
+
+    def repeated(self, p: dict) -> bool:
+        """Whether a ``user_message`` event repeats a user message item (each item answers one event)."""
+        text = as_str(p.get("message")).strip()
+        if self.item_texts[text] > 0:
+            self.item_texts[text] -= 1
+            return True
+        return False
 
     def compacted(self, e: dict, p: dict) -> None:
         """Codex compacted here: the segment so far is read, then its summary stands as a user message."""

@@ -27,6 +27,7 @@ from ..model.snapshot_text import parse_snapshot_text
 from . import table
 from .common import ReadResult, coerce_types, drop_opening_line, mark_snapshots, number_messages
 from .decode import JSON_EXTS, LOOKS_JSON, decode_text, json_error, jsonl_entries
+from .sessions import choose
 from .table import FORMATS, Source
 
 __all__ = [
@@ -105,10 +106,25 @@ def _finish(fmt: str, result: ReadResult) -> Transcript:
                       meta=meta, notes=notes)
 
 
-def _read(src: Source) -> Transcript | None:
-    """The Transcript of the first format of the table that claims ``src``; None when none does."""
+def _read(src: Source, conversation: int | None = None) -> Transcript | None:
+    """The Transcript of the first format of the table that claims ``src``; None when none does. A file holding
+    several conversations (the row's ``split``) is read as the ``conversation``-th (from 1; default the last),
+    with a note saying so (:func:`~snapglyph.readers.sessions.choose`)."""
     spec = table.detect(src)
-    return None if spec is None else _finish(spec.name, table.read(spec, src))
+    if spec is None:
+        return None
+    note = None
+    if spec.split is not None:
+        parts = table.guard(spec.split, src, path=src.path, what=spec.info.noun)
+        (label, src), note = choose(parts, [lab for lab, _ in parts], conversation, spec.info.noun, src.path)
+    elif conversation not in (None, 1):
+        raise FormatError(f"there is no conversation {conversation} in this file: a {spec.info.noun} holds one",
+                          path=src.path)
+    t = _finish(spec.name, table.read(spec, src))
+    if note:
+        t.notes.insert(0, note)
+        t.meta["conversation"] = {"chosen": label, "of": len(parts)}
+    return t
 
 
 def _plain(text: str, name: str, path: str | None) -> Transcript:
@@ -156,11 +172,12 @@ def _json_error(name: str, doc: Any, path: str | None) -> FormatError:
                        f"{table.expected('json')} (`snapglyph formats` lists every format)", path=path)
 
 
-def _load_jsonl(text: str, name: str, path: str | None, strict: bool) -> Transcript:
+def _load_jsonl(text: str, name: str, path: str | None, strict: bool, conversation: int | None = None
+                ) -> Transcript:
     """JSON lines (text that opens with ``{`` and is no single JSON document)."""
     try:
         entries, notes = jsonl_entries(text, name, path)
-        t = _read(Source("jsonl", entries, name, path))
+        t = _read(Source("jsonl", entries, name, path), conversation)
     except FormatError:
         if strict or LOOKS_JSON.match(text):
             raise
@@ -174,7 +191,7 @@ def _load_jsonl(text: str, name: str, path: str | None, strict: bool) -> Transcr
     return _plain(text, name, path)
 
 
-def _load(text: str, name: str, path: str | None, strict: bool) -> Transcript:
+def _load(text: str, name: str, path: str | None, strict: bool, conversation: int | None = None) -> Transcript:
     """Detect the format of ``text`` (the content of ``name``). ``strict``: a JSON extension, unknown = error."""
     text = text.removeprefix("\ufeff")
     head = text.lstrip()
@@ -191,11 +208,11 @@ def _load(text: str, name: str, path: str | None, strict: bool) -> Transcript:
         raise FormatError(f"{name} nests JSON too deeply to read", path=path) from None
     if error is not None:
         if head[:1] == "{" and "\n" in text.strip():
-            return _load_jsonl(text, name, path, strict)
+            return _load_jsonl(text, name, path, strict, conversation)
         if strict or LOOKS_JSON.match(text):
             raise json_error(error, name, path)
         return _plain(text, name, path)
-    t = _read(Source("json", doc, name, path))
+    t = _read(Source("json", doc, name, path), conversation)
     if t is not None:
         return t
     if strict:
@@ -240,7 +257,7 @@ def load_text(text: str, *, name: str = "<stdin>") -> Transcript:
     return _load(text, name, None, Path(name).suffix.lower() in JSON_EXTS)
 
 
-def load(path: str | os.PathLike) -> Transcript:
+def load(path: str | os.PathLike, *, conversation: int | None = None) -> Transcript:
     """Read a transcript file, detecting its format from the content (the extension only decides strictness).
 
     Parameters
@@ -250,6 +267,8 @@ def load(path: str | os.PathLike) -> Transcript:
         Gemini CLI session, a Cline/Roo ``api_conversation_history.json``, an aider ``.md`` chat history, an
         OpenHands conversation folder (holding ``events/event-*.json``), or any text file (format ``"text"``).
         Bytes that are not UTF-8 are replaced with U+FFFD (counted in ``meta["decode_errors"]``).
+    conversation : int, optional
+        Which conversation of a file holding several to read (1 = the first); default: the last, with a note.
 
     Returns
     -------
@@ -279,7 +298,7 @@ def load(path: str | os.PathLike) -> Transcript:
     if not p.exists():
         raise FormatError(f"no such file: {sp}", path=sp)
     if p.is_dir():
-        t = _read(Source("folder", p, p.name, sp))
+        t = _read(Source("folder", p, p.name, sp), conversation)
         if t is None:
             raise FormatError(f"{sp} is a directory in no supported layout (expected "
                               f"{table.expected('folder', examples=True)}), not a transcript file", path=sp)
@@ -289,20 +308,20 @@ def load(path: str | os.PathLike) -> Transcript:
         raw = p.read_bytes()
     except OSError as e:
         raise FormatError(f"cannot read {sp}: {e.strerror or e}", path=sp) from None
-    t = _load_bytes(raw, p.name, sp)
+    t = _load_bytes(raw, p.name, sp, conversation)
     t.meta.setdefault("path", sp)
     return t
 
 
-def _load_bytes(raw: bytes, name: str, path: str | None) -> Transcript:
+def _load_bytes(raw: bytes, name: str, path: str | None, conversation: int | None = None) -> Transcript:
     text, bad = decode_text(raw, path or name, path)
-    t = _load(text, name, path, Path(name).suffix.lower() in JSON_EXTS)
+    t = _load(text, name, path, Path(name).suffix.lower() in JSON_EXTS, conversation)
     if bad:
         t.meta["decode_errors"] = bad
     return t
 
 
-def load_bytes(data: bytes, *, name: str = "<stdin>") -> Transcript:
+def load_bytes(data: bytes, *, name: str = "<stdin>", conversation: int | None = None) -> Transcript:
     """Read a transcript (or plain text) given as bytes, such as standard input, exactly as :func:`load` reads a file.
 
     Parameters
@@ -329,4 +348,4 @@ def load_bytes(data: bytes, *, name: str = "<stdin>") -> Transcript:
     """
     if not isinstance(data, (bytes, bytearray, memoryview)):
         raise FormatError(f"load_bytes needs bytes, not {type(data).__name__}")
-    return _load_bytes(bytes(data), name, None)
+    return _load_bytes(bytes(data), name, None, conversation)

@@ -22,6 +22,12 @@ from .claude_code import is_claude_code, read_claude_code
 from .cline import is_cline, read_cline
 from .codex import is_codex, read_codex
 from .common import ReadResult
+from .copilot import is_copilot, read_copilot
+from .kimi import is_kimi, read_kimi
+from .opencode import is_opencode, read_opencode
+from .openhands_runs import eval_history, eval_model, is_eval_output, label_eval, split_eval
+from .sessions import (claude_label, codex_label, copilot_label, pi_label, split_claude_code, split_codex,
+                       split_copilot, split_pi)
 from .gemini_api import is_gemini_request, read_gemini
 from .gemini_cli import is_gemini_cli_json, is_gemini_cli_jsonl, read_gemini_cli
 from .openhands import (
@@ -129,6 +135,9 @@ class ReaderSpec(NamedTuple):
     read: Callable[[Source], ReadResult]
     #: What ``snapglyph formats``, the README and errors say about it.
     info: FormatInfo
+    #: Where the format's file may hold several conversations: the source cut into ``(label, source)`` pairs, one
+    #: a conversation, in file order (:mod:`snapglyph.readers.sessions`); None for a format of one conversation.
+    split: Callable[[Source], list[tuple[str, Source]]] | None = None
 
 
 def guard(fn: Callable, *args: Any, path: str | None = None, what: str = "input") -> Any:
@@ -215,9 +224,12 @@ def _is_openhands(src: Source) -> bool:
     if src.kind == "folder":
         return event_files(src.data) is not None
     doc = src.data
+    if src.kind == "jsonl":  # an evaluation output (a conversation a line), or SDK events one a line
+        return is_eval_output(doc) or is_openhands_events(doc)
     if isinstance(doc, dict):
-        return is_openhands_trajectory(doc.get("history"))
-    return _objects(doc) and (is_openhands_trajectory(doc) or is_openhands_events(doc))
+        return eval_history(doc) is not None
+    return _objects(doc) and (is_openhands_trajectory(doc) or is_openhands_events(doc)
+                              or all(eval_history(e) is not None for e in doc))
 
 
 def _read_openhands(src: Source) -> ReadResult:
@@ -226,10 +238,25 @@ def _read_openhands(src: Source) -> ReadResult:
         r = read_openhands_events(events, src.path, model)
         r.meta["event_files"] = n_files
         return r
-    doc = src.data["history"] if isinstance(src.data, dict) else src.data
+    doc = src.data
+    line = doc[0] if isinstance(doc, list) and len(doc) == 1 and eval_history(doc[0]) is not None else doc
+    if isinstance(line, dict):  # one conversation of an evaluation output, or an object holding its history
+        events, model = eval_history(line), eval_model(line)
+        r = (read_openhands_trajectory(events, src.path) if is_openhands_trajectory(events)
+             else read_openhands_events(events, src.path, model))
+        r.meta["instance_id"] = line.get("instance_id")
+        return r._replace(model=r.model or model)
     if is_openhands_trajectory(doc):
         return read_openhands_trajectory(doc, src.path)
     return read_openhands_events(doc, src.path)
+
+
+def _split_openhands(src: Source) -> list[tuple[str, Source]]:
+    """An evaluation output's conversations (one a line or list item); any other OpenHands source is one."""
+    doc = src.data
+    if isinstance(doc, list) and doc and all(isinstance(e, dict) and eval_history(e) is not None for e in doc):
+        return [(label_eval(part), Source(src.kind, part, src.name, src.path)) for part in split_eval(doc)]
+    return [("", src)]
 
 
 def _is_swe_agent(src: Source) -> bool:
@@ -264,24 +291,46 @@ def _read_text(src: Source) -> ReadResult:
 
 _SESSIONS = ("json", "jsonl")
 
+
+def _splitter(cut: Callable[[list[dict]], list[list[dict]]], label: Callable[[list[dict]], str]
+              ) -> Callable[[Source], list[tuple[str, Source]]]:
+    """A row's ``split``: the records cut by ``cut`` into conversations, each labelled ``label(records)``."""
+    def split(src: Source) -> list[tuple[str, Source]]:
+        entries = _entries(src)
+        if entries is None:
+            return [("", src)]
+        return [(label(part), Source(src.kind, part, src.name, src.path)) for part in cut(entries)]
+    return split
+
+
 #: The formats, in detection order (the first row whose ``detect`` claims a source reads it; a row is tried only
 #: on its ``info.kinds``). Rows that share a kind keep the order the shapes need: a Claude Code list before
 #: OpenHands and Cline lists, Gemini CLI and OpenHands objects before SWE-agent and request bodies, every session
-#: before chat messages; the request dialects exclude each other (:func:`~snapglyph.readers.requests.detect_request`).
+#: before chat messages (Kimi's records and opencode's messages before chat messages); the request dialects exclude
+#: each other (:func:`~snapglyph.readers.requests.detect_request`).
 TABLE: tuple[ReaderSpec, ...] = (
     ReaderSpec("claude-code", _is_claude_code, _of_data(read_claude_code), FormatInfo(
         "Claude Code session JSONL", "~/.claude/projects/<project>/<session id>.jsonl",
-        "Claude Code session", _SESSIONS)),
+        "Claude Code session", _SESSIONS), _splitter(split_claude_code, claude_label)),
     ReaderSpec("codex", lambda src: is_codex(src.data), _of_data(read_codex), FormatInfo(
         "OpenAI Codex CLI rollout JSONL", "~/.codex/sessions/2026/05/11/rollout-2026-05-11T11-26-55-<id>.jsonl",
-        "Codex rollout", ("jsonl",))),
+        "Codex rollout", ("jsonl",)), _splitter(split_codex, codex_label)),
+    ReaderSpec("copilot", lambda src: is_copilot(src.data), _of_data(read_copilot), FormatInfo(
+        "GitHub Copilot CLI session events JSONL", "~/.copilot/session-state/<session id>/events.jsonl",
+        "Copilot CLI session", ("jsonl",)), _splitter(split_copilot, copilot_label)),
+    ReaderSpec("kimi", lambda src: is_kimi(src.data), _of_data(read_kimi), FormatInfo(
+        "Kimi CLI context JSONL", "~/.kimi/sessions/<work dir hash>/<session id>/context.jsonl", "Kimi CLI context",
+        ("jsonl",))),
+    ReaderSpec("opencode", lambda src: is_opencode(src.data, src.path), _of_data(read_opencode), FormatInfo(
+        "opencode session (`opencode export` JSON, or its stored session file)",
+        "~/.local/share/opencode/storage/session/<project id>/<session id>.json", "opencode session", ("json",))),
     ReaderSpec("gemini-cli", _is_gemini_cli, _of_data(read_gemini_cli), FormatInfo(
         "Gemini CLI session (JSON, or the JSONL append log)",
         "~/.gemini/tmp/<project hash>/chats/session-2026-04-23T12-53-<id>.jsonl", "Gemini CLI session", _SESSIONS)),
     ReaderSpec("openhands", _is_openhands, _read_openhands, FormatInfo(
-        "OpenHands conversation folder (SDK events) or V0 trajectory JSON",
+        "OpenHands conversation folder (SDK events, or their JSON lines), V0 trajectory JSON, evaluation output",
         "~/.openhands/conversations/<conversation id>/ holding events/event-*.json", "OpenHands conversation",
-        ("json", "folder"))),
+        ("json", "jsonl", "folder")), _split_openhands),
     ReaderSpec("swe-agent", _is_swe_agent, _of_data(read_swe_agent), FormatInfo(
         "SWE-agent trajectory", "trajectories/<user>/<run>/<instance>/<instance>.traj", "SWE-agent trajectory",
         ("json",))),
@@ -291,7 +340,7 @@ TABLE: tuple[ReaderSpec, ...] = (
         "Cline/Roo history", ("json",))),
     ReaderSpec("pi", lambda src: is_pi(src.data), _of_data(read_pi), FormatInfo(
         "pi coding-agent session JSONL", "~/.pi/agent/sessions/<cwd>/<timestamp>_<id>.jsonl", "pi session",
-        ("jsonl",))),
+        ("jsonl",)), _splitter(split_pi, pi_label)),
     ReaderSpec("openai", _in_dialect("openai"), _request_reader(read_openai), FormatInfo(
         "OpenAI chat completions request, or a message list (JSON or JSONL)", "request.json",
         "OpenAI chat messages", ("json", "jsonl", "request"))),
@@ -372,7 +421,7 @@ def expected(kind: str, *, examples: bool = False) -> str:
 
     Examples
     --------
-    >>> expected("jsonl").startswith("Claude Code session, Codex rollout, Gemini CLI session")
+    >>> expected("jsonl").startswith("Claude Code session, Codex rollout, Copilot CLI session, Kimi CLI context")
     True
     >>> expected("folder", examples=True)
     'OpenHands conversation like ~/.openhands/conversations/<conversation id>/ holding events/event-*.json'
