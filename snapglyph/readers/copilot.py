@@ -10,7 +10,8 @@ github.com/github/copilot-sdk) and the events the CLI writes, as quoted by publi
 - ``user.message`` (``content`` as typed; ``transformedContent``, what the model was sent, kept in meta;
   ``attachments``): a user message;
 - ``assistant.message`` (``content``, ``toolRequests`` ``[{toolCallId, name, arguments}]``, ``messageId``,
-  ``reasoningText``): an assistant message, its reasoning a ``thinking`` part;
+  ``model``, ``reasoningText``): an assistant message, its reasoning a ``thinking`` part; its ``model`` is the
+  session's model from then on;
 - ``tool.execution_complete`` (``toolCallId``, ``success``, ``result.content``, ``error.message``): the tool
   message answering the call;
 - every other event (``tool.execution_start``, which repeats the request, turn starts and ends, usage, info,
@@ -86,6 +87,7 @@ class _Session:
             self.skipped[str(t)] += 1
 
     def assistant(self, d: dict, ids: dict) -> None:
+        self.model = as_str(d["model"]) if d.get("model") else self.model
         parts = [Part(kind="thinking", text=as_str(d["reasoningText"]))] if d.get("reasoningText") else []
         if d.get("content"):
             parts.append(Part(kind="text", text=as_str(d["content"])))

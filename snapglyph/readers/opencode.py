@@ -127,7 +127,7 @@ class _Reader:
                               not b.get("synthetic"))[0]
         if t == "file":
             return self.file(b)
-        self.skipped[f"part:{t}"] += 1
+        self.skipped["part:text ignored" if t == "text" else f"part:{t}"] += 1
         return None
 
     def file(self, b: dict) -> Part:
@@ -153,7 +153,7 @@ class _Reader:
             elif t == "tool":
                 self.tool(b, step, results)
             elif t != "step-start":
-                self.skipped[f"part:{t}"] += 1
+                self.skipped["part:text ignored" if t == "text" else f"part:{t}"] += 1
         self.flush(step, results, mid)
 
     def tool(self, b: dict, step: list[Part], results: list[Message]) -> None:
