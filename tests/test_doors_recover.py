@@ -277,6 +277,26 @@ def test_serve_recovers_on_the_first_retry(provider, tmp_path):
         _check_once(sim)
 
 
+@pytest.mark.parametrize("provider", BODIES)
+def test_serve_recovers_gemini_on_the_first_retry(provider, tmp_path):
+    """Every overflow body, the Gemini dialect, through ``serve`` at 8k: the client sees the answer, and the retry is
+    the compacted request declaring ``recall_messages`` (answered by serve where the model calls it)."""
+    pytest.importorskip("uvicorn")
+    import httpx
+
+    from snapglyph.serve.app import ServeConfig
+    from snapglyph.serve.run import Background
+    body = json.loads(_grown("gemini", E2E_WINDOW))
+    with Simulator([answer("ok")], provider=provider, context_window=E2E_WINDOW) as sim, \
+            Background(ServeConfig(sim.base_url, state=tmp_path / "state")).start() as bg:
+        r = httpx.post(bg.url + _PATHS["gemini"], json=body, timeout=60, headers={"x-goog-api-key": "x"})
+        assert r.status_code == 200, r.text
+        _check_once(sim)
+    retry = json.loads(sim.log[1]["raw"])
+    assert [d["name"] for t in retry["tools"] for d in t["functionDeclarations"]] == ["recall_messages"]
+    assert r.json()["candidates"][0]["content"]["parts"] == [{"text": "ok"}]
+
+
 # -- no door keeps a budget, reserve, estimate or atomic-write rule of its own (issue 28 item 1) ---------------------
 ROOT = Path(__file__).resolve().parent.parent
 OWN_RULES = [

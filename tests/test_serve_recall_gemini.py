@@ -253,3 +253,48 @@ def test_a_stream_without_sse_is_answered_as_one_array(tmp_path):
     want = {**last[-1], "candidates": [{**last[-1]["candidates"][0], "content": {"parts": [
         {"text": "Let me check #3."}, {"text": "\n\n"}, {"text": "recalled: " + EXACT}], "role": "model"}}]}
     assert r.content == json.dumps([want], ensure_ascii=False, separators=(",", ":")).encode()
+
+
+# -- the parts ------------------------------------------------------------------------------------------------------
+def _chunk(parts: list, rid: str = "r1", **fields) -> object:
+    return parse_event(encode(None, {"candidates": [{"content": {"role": "model", "parts": parts}, **fields}],
+                                     "responseId": rid}))
+
+
+def test_a_thought_right_before_a_recall_call_goes_with_it_and_one_before_text_goes_out():
+    from snapglyph.serve.recall_gemini_stream import GeminiSplicer
+    thought = {"text": "I need #3", "thought": True}
+    recall = {"functionCall": {"name": "recall_messages", "args": {"ids": "#3"}, "id": "fc1"},
+              "thoughtSignature": "c2ln"}
+    sp = GeminiSplicer()
+    sent = sp.feed(_chunk([{"text": "checking"}])) + sp.feed(_chunk([thought])) + sp.feed(
+        _chunk([recall], finishReason="STOP"))
+    assert [parse_event(b).data["candidates"][0]["content"]["parts"] for b in sent] == [[{"text": "checking"}]]
+    reply = sp.reply()                                 # the follow-up sends the thought and the signed call back
+    assert reply["candidates"][0]["content"]["parts"] == [{"text": "checking"}, thought, recall]
+    assert sp.end_round(go_on=True) == []
+    from snapglyph.serve.recall_shapes import follow_up
+    out = follow_up("gemini", {"contents": [{"role": "user", "parts": [{"text": "q"}]}]}, reply, [("fc1", "x")])
+    assert out["contents"][-1] == {"role": "user", "parts": [{"functionResponse": {
+        "name": "recall_messages", "response": {"output": "x"}, "id": "fc1"}}]}
+    sent = sp.feed(_chunk([thought], "r2")) + sp.feed(_chunk([{"text": "3f2a"}], "r2", finishReason="STOP"))
+    sent += sp.end_round(go_on=False)
+    got = [parse_event(b).data for b in sent]
+    assert [c["candidates"][0]["content"]["parts"] for c in got] == [[thought, {"text": "\n\n"}, {"text": "3f2a"}]]
+    assert got[0]["responseId"] == "r1" and got[0]["candidates"][0]["finishReason"] == "STOP"
+
+
+def test_a_client_call_after_a_recall_call_releases_what_was_held():
+    from snapglyph.serve.recall_gemini_stream import GeminiSplicer
+    sp = GeminiSplicer()
+    recall = {"functionCall": {"name": "recall_messages", "args": {"ids": "#3"}}}
+    read = {"functionCall": {"name": "read_file", "args": {"path": "a"}}}
+    first = _chunk([{"text": "a"}, recall, {"text": "b"}])
+    assert [parse_event(b).data["candidates"][0]["content"]["parts"] for b in sp.feed(first)] == [[{"text": "a"}]]
+    last = _chunk([read], finishReason="STOP")
+    sent = [parse_event(b).data for b in sp.feed(last)]
+    assert [c["candidates"][0]["content"]["parts"] for c in sent] == [[{"text": "b"}, read]]
+    from snapglyph.serve.recall_shapes import calls_of, strip
+    assert calls_of("gemini", sp.reply()) == ([("", "#3")], 1)         # relayed: nothing waits for recall
+    assert strip("gemini", sp.reply())["candidates"][0]["content"]["parts"] == [{"text": "a"}, {"text": "b"}, read]
+    assert sent[0]["candidates"][0]["finishReason"] == "STOP" and sp.end_round(go_on=False) == []
