@@ -124,7 +124,7 @@ def test_anthropic_corners():
                          "type": "url", "url": "https://x.invalid/i.png"}}]}]},
             ]}
     t = from_request(body)
-    assert t.format == "anthropic" and [m.id for m in t.messages] == [0, 1, 2, 3]
+    assert t.format == "anthropic" and [m.id for m in t.messages] == [0, 1, 2, 3, 4]
     assert t.messages[0].role == "system" and t.messages[0].parts[0].meta["extra"] == {
         "cache_control": {"type": "ephemeral"}}
     assert t.tools[0] == {"name": "Read", "description": "read", "parameters": {"type": "object"}}
@@ -135,7 +135,8 @@ def test_anthropic_corners():
     assert (red.kind, red.text, red.signature, red.meta) == ("thinking", "", "opaque", {"redacted": True})
     assert call.arguments == '{"path": "é.py"}'
     tool = t.messages[3]
-    assert tool.role == "tool" and [p.kind for p in tool.parts] == ["tool_result", "text"]
+    assert tool.role == "tool" and [p.kind for p in tool.parts] == ["tool_result"]
+    assert (t.messages[4].role, t.messages[4].text()) == ("user", "also this")   # the user's words stay theirs
     res = tool.parts[0]
     assert (res.name, res.is_error, [c.kind for c in res.content]) == ("Read", True, ["text", "image"])
     assert res.content[1].url == "https://x.invalid/i.png" and tool.meta["reordered"] is True

@@ -33,6 +33,7 @@ from typing import Any, Callable, Sequence
 
 from .._config import DEFAULT_BUDGET, LEDGER_SHARE
 from ..errors import BudgetError, InputError, InternalError
+from ..model.attachments import count_attachments
 from ..model.message_ids import format_ranges, id_ranges
 from ..model.messages import Message
 from ..providers.limits import check_messages
@@ -217,7 +218,10 @@ def _shrink(conv: Conversation, cache: CachedDraw, allowance: Allowance, *, cut,
                           needed=final, budget=budget)
     # empty only where no page is sent: the newest pages of a long message are what the budget can show of it
     shows_none = bool(plan.middle_ids) and not out.kept and not fit.summary
-    return _finish(conv, out.messages, out.request, out.kept + fit.paged_pages(), rewrites=out.rewrites,
+    drawn = count_attachments(m for m in conv.norm[plan.head_end:plan.cut] if m.id not in set(out.dropped))
+    rewrites = join_counts(out.rewrites, Counter({"documents and files drawn in the middle as what they are": drawn}
+                                                 if drawn else {}))
+    return _finish(conv, out.messages, out.request, out.kept + fit.paged_pages(), rewrites=rewrites,
                    notes=_empty_middle(plan, fit, budget, allow_empty_middle) if shows_none else (),
                    head_ids=[m.id for m in conv.norm[:plan.head_end]], middle_ids=plan.middle_ids,
                    tail_ids=[m.id for m in conv.norm[plan.cut:]], dropped_ids=out.dropped, tokens_after=final,

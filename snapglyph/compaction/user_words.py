@@ -28,6 +28,7 @@ from __future__ import annotations
 from typing import Callable, Sequence
 
 from .._config import USER_TEXT_MAX
+from ..model.attachments import is_attachment
 from ..model.messages import Message, Part
 from ..readers.common import harness_text
 
@@ -67,8 +68,8 @@ def is_typed(p: Part) -> bool:
     >>> is_typed(Part("text", text="<environment_context>...</environment_context>"))
     False
     """
-    if p.kind != "text" or not p.text.strip():
-        return False
+    if p.kind != "text" or not p.text.strip() or is_attachment(p.meta.get("source_block")):
+        return False  # an attachment's stand-in text is drawn, not the user's words
     mark = p.meta.get("typed")
     return bool(mark) if mark is not None else not harness_text(p.text)
 

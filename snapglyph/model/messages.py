@@ -42,6 +42,7 @@ __all__ = [
     "ROLES",
     "image_size",
     "images_in",
+    "split_user_text",
 ]
 
 ROLES = ("system", "user", "assistant", "tool")
@@ -181,3 +182,34 @@ def images_in(messages: Sequence[Message]) -> list[Part]:
             elif p.kind == "tool_result":
                 out.extend(q for q in p.content if q.kind == "image")
     return out
+
+
+def split_user_text(messages: list[Message]) -> int:
+    """Give the user's text sent in the same turn as tool results a user message of its own, in place.
+
+    Anthropic and Gemini carry a turn's tool results and the user's words in one user turn; read as one ``tool``
+    message the words would be drawn and stored as tool output and missing from the user's words. Each ``tool``
+    message with text parts is split into the ``tool`` message (its results and any other parts) and, right after
+    it, a ``user`` message of its text parts (same meta). Run by the readers before ids are given
+    (:func:`snapglyph.readers.common.number_messages`), so a source and the request written from it get the same
+    ids. Returns the number of messages split.
+
+    Examples
+    --------
+    >>> msgs = [Message(2, "tool", [Part("tool_result", call_id="c1", content=[Part("text", text="ok")]),
+    ...                             Part("text", text="now run the tests")])]
+    >>> split_user_text(msgs), [(m.role, [p.kind for p in m.parts]) for m in msgs]
+    (1, [('tool', ['tool_result']), ('user', ['text'])])
+    """
+    n = 0
+    k = 0
+    while k < len(messages):
+        m = messages[k]
+        words = [p for p in m.parts if p.kind == "text"] if m.role == "tool" else []
+        if words and any(p.kind == "tool_result" for p in m.parts):
+            m.parts = [p for p in m.parts if p.kind != "text"]
+            messages.insert(k + 1, Message(m.id, "user", words, dict(m.meta)))
+            n += 1
+            k += 1
+        k += 1
+    return n

@@ -23,6 +23,7 @@ import json
 from typing import Any, Sequence
 
 from ..errors import InputError
+from ..model.attachments import verbatim_block
 from ..model.messages import Message, Part
 from .gemini import gemini_body, gemini_contents, gemini_tools
 from .normalize import DIALECTS, normalize
@@ -78,7 +79,7 @@ def _anthropic_blocks(parts: list[Part]) -> list[dict]:
     blocks: list[dict] = []
     for p in parts:
         if p.kind == "text":
-            blocks.append({"type": "text", "text": p.text})
+            blocks.append(verbatim_block(p.meta, "anthropic") or {"type": "text", "text": p.text})
         elif p.kind == "image":
             blocks.append(_anthropic_image(p))
         elif p.kind == "thinking":

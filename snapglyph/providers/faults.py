@@ -66,8 +66,12 @@ def image_faults(i: int, data: str, declared: str | None, where: str, out: list[
     >>> image_faults(0, "PGh0bWw+", "image/png", "content[0]", out)
     >>> out[0].text.startswith("content[0]: Could not process image")
     True
+    >>> image_faults(0, "", "image/png", "content[1]", out)
+    >>> out[1].text
+    'content[1]: image data is empty'
     """
-    if not isinstance(data, str) or not data:
+    if not isinstance(data, str) or not data.strip():
+        out.append(Fault(i, f"{where}: image data is empty"))
         return
     found = check_image(data)
     if found.problem:
@@ -87,8 +91,13 @@ def data_url_image(i: int, url: Any, where: str, out: list[Fault]) -> str:
     ('', '')
     >>> out[0].text
     'u: an image data URL must be base64 (data:<media type>;base64,...)'
+    >>> data_url_image(0, "", "image_url", out), out[1].text
+    ('', 'image_url: the image URL is empty')
     """
-    if not isinstance(url, str) or not url.startswith("data:"):
+    if not isinstance(url, str) or not url.strip():
+        out.append(Fault(i, f"{where}: the image URL is empty"))
+        return ""
+    if not url.startswith("data:"):
         return ""
     head, _, data = url.partition(",")
     if ";base64" not in head:

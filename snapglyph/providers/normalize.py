@@ -3,7 +3,8 @@
 The rewrites: non-standard keys dropped; tool calls that share an id given unique ids (their results paired in
 order, so none is swapped); tool call ids Anthropic refuses made safe; whitespace-only text removed; hidden
 reasoning without a usable signature removed; lone surrogates replaced by U+FFFD; images whose bytes are another
-format given their real media type, bytes that are no image replaced by a placeholder, and an image in a format
+format given their real media type, bytes that are no image replaced by a placeholder (``[image removed: N bytes
+labelled M are ...]``; an image with no data at all: ``[image removed: no image data]``), and an image in a format
 the dialect does not take (a GIF for Gemini) made a PNG; tool calls without a
 result given an error result; tool results without a call turned into user text; messages left empty removed; a
 neutral user line before a conversation that opens with an assistant message. Grammar sources:
@@ -21,6 +22,7 @@ from dataclasses import replace
 from typing import Sequence
 
 from ..errors import InputError
+from ..model.attachments import is_attachment, verbatim_block
 from ..model.images import check_image, downscale, media_types
 from ..model.messages import LONE_SURROGATE, OPENING_USER_LINE, Message, Part
 
@@ -75,6 +77,9 @@ def _clean_content(parts: list[Part], rewrites: Counter, dialect: str | None = N
             if not p.text.strip():
                 rewrites["whitespace-only text removed"] += 1
                 continue
+            if dialect is not None and is_attachment(p.meta.get("source_block")) \
+                    and verbatim_block(p.meta, dialect) is None:
+                rewrites[f"documents and files the {dialect} dialect cannot carry sent as text naming them"] += 1
             out.append(replace(p, text=replace_lone_surrogates(p.text, rewrites)))
         elif p.kind == "image":
             out.append(_checked_image(p, rewrites, dialect))
@@ -85,7 +90,11 @@ def _checked_image(p: Part, rewrites: Counter, dialect: str | None = None) -> Pa
     """An image part whose bytes are what it says: the media type corrected from the bytes, or a text placeholder
     naming its size and why when the bytes are no image a provider takes (:func:`snapglyph.model.images.check_image`);
     an image in a format the ``dialect``'s provider does not take (a GIF for Gemini) made a PNG from its bytes.
-    URL images are left alone (their bytes are not here)."""
+    An image with no data and no URL (or an empty ``data:`` URL) is the placeholder ``[image removed: no image
+    data]``. URL images are left alone (their bytes are not here)."""
+    if not p.data and (not p.url.strip() or p.url.startswith("data:")):
+        rewrites["empty images replaced by a placeholder"] += 1
+        return Part("text", text="[image removed: no image data]")
     if not p.data:
         return p
     found = check_image(p.data)

@@ -51,6 +51,10 @@ from .validation_openai import openai_faults as _openai, responses_faults as _re
 __all__ = ["Fault", "validate"]
 
 
+_ONE_OF = ("text", "inline_data", "inlineData", "file_data", "fileData", "functionCall", "function_call",
+           "functionResponse", "function_response")
+
+
 def _gemini_images(body: dict, out: list[Fault]) -> None:
     """Faults of Gemini ``inline_data`` images: a media type Gemini does not take ("Unsupported MIME type: ...",
     see :data:`snapglyph.model.images.DIALECT_MEDIA_TYPES`), and the bytes checked as in the other dialects
@@ -61,7 +65,10 @@ def _gemini_images(body: dict, out: list[Fault]) -> None:
         parts = c.get("parts") if isinstance(c, dict) else None
         for j, p in enumerate(parts if isinstance(parts, list) else []):
             blob = p.get("inlineData", p.get("inline_data")) if isinstance(p, dict) else None
-            if not isinstance(blob, dict):
+            fd = p.get("fileData", p.get("file_data")) if isinstance(p, dict) else None
+            if isinstance(fd, dict) and not str(fd.get("fileUri", fd.get("file_uri")) or "").strip():
+                out.append(Fault(i, f"parts[{j}].file_data: the file URI is empty"))
+            if not isinstance(blob, dict) or len([k for k in p if k in _ONE_OF]) > 1:  # that fault is the grammar's
                 continue
             declared = blob.get("mimeType", blob.get("mime_type"))
             where = f"parts[{j}].inline_data"
@@ -70,6 +77,8 @@ def _gemini_images(body: dict, out: list[Fault]) -> None:
                 continue
             if isinstance(declared, str) and declared.startswith("image/"):
                 _image_faults(i, blob.get("data"), declared, where, out)
+            elif not str(blob.get("data") or "").strip():
+                out.append(Fault(i, f"{where}: the inline data is empty"))
 
 
 def _gemini_names(body: dict, out: list[Fault]) -> None:
@@ -127,6 +136,10 @@ def _anthropic_blocks(i: int, role: str, content: Any, body: dict, seen_ids: set
             images.append((i, _b64_of(q)))
             if src.get("type") == "base64":
                 _image_faults(i, src.get("data"), src.get("media_type"), f"{w}.source.base64", out)
+            elif src.get("type") == "url" and not str(src.get("url") or "").strip():
+                out.append(Fault(i, f"{w}.source.url: the image URL is empty"))
+            elif src.get("type") not in ("url", "file"):
+                out.append(Fault(i, f"{w}.source: an image needs a base64, url or file source"))
         if t == "tool_use" and role == "assistant":
             _anthropic_tool_use(i, b, where, body, seen_ids, out)
 

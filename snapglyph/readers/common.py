@@ -13,7 +13,8 @@ from typing import Any, NamedTuple
 
 from ..errors import FormatError
 from ..model.images import image_size
-from ..model.messages import OPENING_USER_LINE, Message, Part
+from ..model.attachments import attachment_text, is_attachment
+from ..model.messages import OPENING_USER_LINE, Message, Part, split_user_text
 from ..model.snapshot_text import parse_snapshot_text
 
 __all__ = ["HARNESS_RULES", "ReadResult", "as_str", "coerce_types", "dumps_args", "extra_keys", "harness_text",
@@ -140,7 +141,8 @@ def number_messages(messages: list[Message]) -> None:
     """Assign message ids in place: ordinals ``0, 1, ...``, with snapshot messages taking their covered ids.
 
     A message whose ``meta["snapshot"]`` is set gets the first covered id; the next message continues at the
-    largest covered id plus one.
+    largest covered id plus one. The user's text sent in one turn with tool results is first given a user
+    message of its own (:func:`snapglyph.model.messages.split_user_text`).
 
     Examples
     --------
@@ -150,6 +152,7 @@ def number_messages(messages: list[Message]) -> None:
     >>> [m.id for m in msgs]
     [0, 1, 41]
     """
+    split_user_text(messages)
     nxt = 0
     for m in messages:
         snap = m.meta.get("snapshot")
@@ -336,13 +339,18 @@ def part_extra(b: dict, standard: set[str]) -> dict:
 
 
 def unknown_block(b: dict) -> Part:
-    """A content block of a kind the neutral form lacks: a short text stand-in, the block kept in ``meta``.
+    """A content block of a kind the neutral form lacks: a short text stand-in, the block kept in ``meta`` (a
+    document: the text that says what it is, :func:`snapglyph.model.attachments.attachment_text`).
 
     Examples
     --------
     >>> unknown_block({"type": "audio", "id": "a1"}).text
     '[audio]'
+    >>> unknown_block({"type": "document", "source": {"type": "text", "data": "the spec"}}).text
+    '[document]\\nthe spec'
     """
+    if is_attachment(b):
+        return Part(kind="text", text=attachment_text(b), meta={"source_block": b})
     return Part(kind="text", text=f"[{b.get('type', 'block')}]", meta={"source_block": b})
 
 

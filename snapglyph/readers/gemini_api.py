@@ -21,6 +21,7 @@ import json
 from typing import Any
 
 from ..errors import FormatError
+from ..model.attachments import attachment_text, is_attachment
 from ..model.messages import Message, Part
 from .common import ReadResult, as_str, image_part, require_dict
 
@@ -63,7 +64,7 @@ def _parts(parts: list, where: str, path: str | None, pending: list[Part], i: in
     for k, p in enumerate(parts):
         p = require_dict(p, f"{where}: part {k}", path)
         fc, fr = _g(p, "functionCall", "function_call"), _g(p, "functionResponse", "function_response")
-        blob, fd = _g(p, "inlineData", "inline_data"), _g(p, "fileData", "file_data")
+        blob = _g(p, "inlineData", "inline_data")
         if "text" in p:
             out.append(Part(kind="thinking" if p.get("thought") else "text", text=as_str(p["text"])))
         elif isinstance(fc, dict):
@@ -85,11 +86,10 @@ def _parts(parts: list, where: str, path: str | None, pending: list[Part], i: in
             content, error = _response_content(fr)
             out.append(Part(kind="tool_result", call_id=cid, name=as_str(fr.get("name")), content=content,
                             is_error=error))
+        elif is_attachment(p):  # a file by URI, or inline data that is no image (a PDF): kept as sent
+            out.append(Part(kind="text", text=attachment_text(p), meta={"source_block": p}))
         elif isinstance(blob, dict):
             out.append(image_part(media_type=as_str(_g(blob, "mimeType", "mime_type")), data=as_str(blob.get("data"))))
-        elif isinstance(fd, dict):
-            out.append(image_part(media_type=as_str(_g(fd, "mimeType", "mime_type")),
-                                  url=as_str(_g(fd, "fileUri", "file_uri"))))
         else:
             out.append(Part(kind="text", text=f"[{next(iter(p), 'part')}]", meta={"source_block": p}))
     return out

@@ -1,0 +1,163 @@
+"""Documents and files attached to a message: an Anthropic ``document`` block, a Gemini ``fileData`` part, a Gemini
+``inlineData`` part that is no image (a PDF).
+
+The neutral form holds each as a ``text`` part whose text stands for it (a text document's own text; a PDF named
+with its size and page count; a file named with its URI), with the block as sent in ``meta["source_block"]``. So the
+pages draw what the attachment is, the source store keeps it exactly, and a dialect that can carry the block as
+sent (:func:`verbatim_block`: Anthropic for a ``document``, Gemini for its parts) sends it verbatim; the others send
+the stand-in text, counted by the normalization. Sources: platform.claude.com/docs/en/build-with-claude/pdf-support
+and .../citations (document sources base64, text, content, url, file), ai.google.dev/gemini-api/docs/document-processing
+(``inline_data`` and ``file_data`` parts), read 2026-12-07.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import re
+from typing import Any
+
+__all__ = ["attachment_text", "count_attachments", "is_attachment", "verbatim_block"]
+
+_PAGE = re.compile(rb"/Type\s*/Page(?![a-zA-Z])")
+"""A PDF page object (``/Type /Page``, not ``/Pages``): what a page count is read from."""
+
+
+def _g(d: dict, *keys: str) -> Any:
+    return next((d[k] for k in keys if k in d), None)
+
+
+def _gemini_blob(b: Any) -> tuple[str, dict] | None:
+    """``("file" | "inline", the payload)`` of a Gemini part holding a file or non-image inline data."""
+    if not isinstance(b, dict):
+        return None
+    fd = _g(b, "fileData", "file_data")
+    if isinstance(fd, dict):
+        return "file", fd
+    blob = _g(b, "inlineData", "inline_data")
+    if isinstance(blob, dict) and not str(_g(blob, "mimeType", "mime_type") or "").startswith("image/"):
+        return "inline", blob
+    return None
+
+
+def is_attachment(b: Any) -> bool:
+    """Whether ``b`` (a content block or part as sent) is a document or file this module stands in for.
+
+    Examples
+    --------
+    >>> is_attachment({"type": "document", "source": {"type": "text", "data": "x"}})
+    True
+    >>> is_attachment({"fileData": {"fileUri": "gs://b/a.pdf", "mimeType": "application/pdf"}})
+    True
+    >>> is_attachment({"inlineData": {"mimeType": "image/png", "data": "iVBO"}}), is_attachment({"type": "text"})
+    (False, False)
+    """
+    return (isinstance(b, dict) and b.get("type") == "document" and isinstance(b.get("source"), dict)) \
+        or _gemini_blob(b) is not None
+
+
+def _decoded(data: Any) -> bytes | None:
+    try:
+        return base64.b64decode(str(data), validate=False)
+    except (binascii.Error, ValueError):
+        return None
+
+
+def _binary(kind: str, mime: str, data: Any, title: str) -> str:
+    raw = _decoded(data)
+    if not raw:
+        return f"[{kind}{title}: {mime or 'no media type'}, empty]"
+    pages = len(_PAGE.findall(raw)) if mime == "application/pdf" or raw.startswith(b"%PDF") else 0
+    extra = f", {pages:,} page{'s' if pages != 1 else ''}" if pages else ""
+    return f"[{kind}{title}: {mime or 'no media type'}, {len(raw):,} bytes{extra}]"
+
+
+def _document_text(b: dict) -> str:
+    src = b["source"]
+    title = f" {b['title']!s}" if b.get("title") else ""
+    t = src.get("type")
+    if t == "text":
+        return f"[document{title}]\n{src.get('data', '')!s}"
+    if t == "content":
+        c = src.get("content")
+        texts = [c] if isinstance(c, str) else [x.get("text", "") for x in c or [] if isinstance(x, dict)]
+        return f"[document{title}]\n" + "\n".join(str(x) for x in texts)
+    if t == "base64":
+        return _binary("document", str(src.get("media_type", "")), src.get("data", ""), title)
+    if t == "url":
+        return f"[document{title}: {src.get('url', '')!s}]"
+    if t == "file":
+        return f"[document{title}: file {src.get('file_id', '')!s}]"
+    return f"[document{title}: a {t!s} source]"
+
+
+def attachment_text(b: dict) -> str:
+    """The text that stands for an attachment where it is drawn or cannot be sent as it is.
+
+    Parameters
+    ----------
+    b : dict
+        A block for which :func:`is_attachment` holds.
+
+    Returns
+    -------
+    str
+        A text document: ``[document TITLE]`` and its text. A PDF or other binary: its media type, decoded size in
+        bytes and (PDF) page count. A URL or file: its address.
+
+    Examples
+    --------
+    >>> attachment_text({"type": "document", "title": "notes", "source": {"type": "text", "data": "line one"}})
+    '[document notes]\\nline one'
+    >>> pdf = base64.b64encode(b"%PDF-1.4 /Type /Pages /Type /Page /Type /Page %%EOF").decode()
+    >>> attachment_text({"type": "document", "source": {"type": "base64", "media_type": "application/pdf",
+    ...                                                  "data": pdf}})
+    '[document: application/pdf, 51 bytes, 2 pages]'
+    >>> attachment_text({"file_data": {"file_uri": "gs://bucket/report.pdf", "mime_type": "application/pdf"}})
+    '[file: application/pdf at gs://bucket/report.pdf]'
+    """
+    if b.get("type") == "document":
+        return _document_text(b)
+    kind, payload = _gemini_blob(b) or ("file", {})
+    mime = str(_g(payload, "mimeType", "mime_type") or "")
+    if kind == "file":
+        return f"[file: {mime or 'no media type'} at {_g(payload, 'fileUri', 'file_uri')!s}]"
+    return _binary("file", mime, payload.get("data", ""), "")
+
+
+def verbatim_block(meta: dict, dialect: str) -> dict | None:
+    """The attachment block of a part's ``meta`` where ``dialect`` takes it as sent (an Anthropic ``document``
+    in ``anthropic``, a Gemini part in ``gemini``), else None (the stand-in text is sent).
+
+    Examples
+    --------
+    >>> doc = {"type": "document", "source": {"type": "text", "data": "x"}}
+    >>> verbatim_block({"source_block": doc}, "anthropic") is doc, verbatim_block({"source_block": doc}, "openai")
+    (True, None)
+    """
+    b = meta.get("source_block")
+    if not is_attachment(b):
+        return None
+    if dialect == "anthropic" and b.get("type") == "document":
+        return b
+    if dialect == "gemini" and _gemini_blob(b) is not None:
+        return b
+    return None
+
+
+def count_attachments(messages: Any) -> int:
+    """The attachments (parts standing for one, :func:`is_attachment`) in ``messages``, tool results included.
+
+    Examples
+    --------
+    >>> from snapglyph.model.messages import Message, Part
+    >>> doc = Part("text", text="[document]", meta={"source_block": {"type": "document", "source": {"type": "text"}}})
+    >>> count_attachments([Message(1, "user", [doc, Part("text", text="hi")])])
+    1
+    """
+    n = 0
+    for m in messages:
+        for p in m.parts:
+            for q in [p, *p.content]:
+                n += q.kind == "text" and is_attachment(q.meta.get("source_block"))
+    return n
