@@ -36,6 +36,7 @@ ROOT = Path(__file__).resolve().parent.parent
 DATA = ROOT.parent / "shared" / "data"
 RESULTS = ROOT / "bench" / "RESULTS.md"
 CONT = "\u21aa"
+NL = "\u21b5"  # a newline's mark in the pages' text
 
 
 def files() -> list[Path]:
@@ -68,23 +69,54 @@ def license_prose():
     return Document([Segment(t, style, i) for i, t in enumerate(texts) for style in (STYLE_TEXT, STYLE_DIM)])
 
 
-def block_lines(doc, cols: int) -> tuple[int, int]:
-    """Non-blank block lines, and those that start a row with their indentation drawn whole (by the rule of the
-    package measured: whether it takes the common indentation off, ``MAX_PROSE_RUN`` tells)."""
+def block_lines(doc, cols: int) -> tuple[int, int, list[str]]:
+    """Non-blank block lines, those that start a row with their indentation drawn whole (by the rule of the
+    package measured: whether it takes the common indentation off, ``MAX_PROSE_RUN`` tells), and the text of each
+    line of the blocks laid out as flow (``k == 0``: without the block's common indentation, then its newline's
+    mark), in order."""
     from snapglyph.raster import blocks
     from snapglyph.raster._codes import expand_tabs
 
     after = hasattr(blocks, "MAX_PROSE_RUN")
     n = whole = 0
+    flow: list[str] = []
     for seg in doc.segments:
         lines = blocks.split_lines(seg.text)
         for a, b, k, colw in blocks.plan_blocks(seg.text, seg.style, cols):
-            part = [expand_tabs(x) for x in lines[a:b] if x.strip()]
-            leads = [len(x) - len(x.lstrip(" ")) for x in part]
+            part = [expand_tabs(x) for x in lines[a:b]]
+            leads = [len(x) - len(x.lstrip(" ")) for x in part if x.strip()]
             strip = min(leads, default=0) if after else 0
-            n += len(part)
+            n += len(leads)
+            if k == 0:
+                flow += [x[min(strip, len(x) - len(x.lstrip(" "))):] + (NL if a + i + 1 < len(lines) else "")
+                         for i, x in enumerate(part) if x.strip()]
+                continue
             whole += sum((ld - strip <= colw // 2) if after else (ld < colw) for ld in leads)
-    return n, whole
+    return n, whole, flow
+
+
+def flow_placed(pages, flow: list[str]) -> tuple[int, int, int]:
+    """Where the flow lines are on the pages: each is looked for, in order, in the pages' rows run together; one
+    found across a row's end is broken, one found at a row's start starts a row. Returns ``(broken, starts_row,
+    not_found)`` (a line the pages do not show as the bench spells it: a control character, a symbol's label)."""
+    import numpy as np
+
+    rows = [r for p in pages for r in p.text.split("\n")]
+    run = "".join(rows)
+    ends = np.cumsum([len(r) for r in rows])
+    starts = set((ends - np.array([len(r) for r in rows])).tolist())
+    broken = first = missing = pos = 0
+    for line in flow:
+        at = run.find(line, pos)
+        if at < 0:
+            missing += 1
+            continue
+        end = at + len(line.rstrip(NL))
+        i = int(np.searchsorted(ends, at, side="right"))  # the row the line starts on
+        broken += bool(i < len(ends) and end > ends[i])
+        first += at in starts
+        pos = end
+    return broken, first, missing
 
 
 def broken(pages) -> int:
@@ -117,8 +149,12 @@ def measure(prof_name: str) -> list[dict]:
             row[mode] = [len(pages), sum(p.chars for p in pages), sum(prof.image_tokens(p.width, p.height)
                                                                       for p in pages)]
             if mode == "auto":
-                row["broken"] = broken(pages)
-        row["lines"], row["whole"] = block_lines(doc, cols)
+                row["broken"], auto_pages = broken(pages), pages
+        row["lines"], row["whole"], flow = block_lines(doc, cols)
+        fb, first, missing = flow_placed(auto_pages, flow)
+        row["broken"] += fb
+        row["whole"] += first
+        row["flow"], row["missing"] = len(flow), missing
         out.append(row)
     return out
 
@@ -138,16 +174,17 @@ def _cells(r: dict) -> str:
     cd, ca = d[1] / d[2], a[1] / a[2]
     n = max(1, r["lines"])
     return (f"{d[0]} | {cd:.2f} | {a[0]} | {ca:.2f} | **{ca / cd:.1%}** | {r['lines']} | {r['broken'] / n:.1%} | "
-            f"{r['whole'] / n:.1%}")
+            f"{r['whole'] / n:.1%} | {r.get('flow', 0) / n:.1%} | {r.get('missing', 0)}")
 
 
 def _total(rows: list[dict]) -> dict:
-    tot = {"name": "**all transcripts**", "dense": [0, 0, 0], "auto": [0, 0, 0], "broken": 0, "lines": 0, "whole": 0}
+    tot = {"name": "**all transcripts**", "dense": [0, 0, 0], "auto": [0, 0, 0], "broken": 0, "lines": 0, "whole": 0,
+           "flow": 0, "missing": 0}
     for r in rows[2:]:
         for mode in ("dense", "auto"):
             tot[mode] = [x + y for x, y in zip(tot[mode], r[mode])]
-        for key in ("broken", "lines", "whole"):
-            tot[key] += r[key]
+        for key in ("broken", "lines", "whole", "flow", "missing"):
+            tot[key] += r.get(key, 0)
     return tot
 
 
@@ -157,10 +194,13 @@ def table(after: list[dict], before: list[dict] | None, prof_name: str, before_l
     out = [f"Generated by `python bench/auto_density.py --profile {prof_name} --before ... --write` at commit "
            f"{commit} (after) against {before_label} (before), {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, "
            f"{platform.machine()} {os.cpu_count()} cores, load {load:.1f} (counts, not times). Block lines: the "
-           "non-blank lines of the blocks each version plans; broken: of those, the ones broken across rows; whole "
-           "indentation: the ones that start a row with their indentation drawn whole.", "",
+           "non-blank lines of the blocks each version plans; broken: of those, the ones broken across rows (in a "
+           "band, a run of rows after the continuation mark; in flow, a line found in the pages' rows across a "
+           "row's end); row start: the ones that start a row with their indentation drawn whole; flow: the ones "
+           "of blocks laid out as flow (one after another along the rows, whole where they fit); not found: flow "
+           "lines the pages do not show as the bench spells them (a control character, a symbol's label).", "",
            "| document | version | dense pages | dense chars/token | auto pages | auto chars/token | auto / dense | "
-           "block lines | broken | whole indentation |", "|---|---|---|---|---|---|---|---|---|---|"]
+           "block lines | broken | row start | flow | not found |", "|---|---|---|---|---|---|---|---|---|---|---|---|"]
     before_by = {r["name"]: r for r in before or []}
     for r in after + [_total(after)]:
         b = before_by.get(r["name"]) if r["name"] != "**all transcripts**" else (_total(before) if before else None)

@@ -134,7 +134,8 @@ def lead(line: str) -> int:
     return len(x) - len(x.lstrip(" "))
 
 
-def choose_columns(widths: list[int], leads: list[int], cols: int) -> tuple[int, int]:
+def choose_columns(widths: list[int], leads: list[int], cols: int) -> tuple[int, int, int]:
+    """Columns, cells per column and the band's rows."""
     nonblank = [i for i, w in enumerate(widths) if w > 0]
     strip = min(leads[i] for i in nonblank) if nonblank else 0
     best_h, best_k = -1, 1
@@ -156,7 +157,23 @@ def choose_columns(widths: list[int], leads: list[int], cols: int) -> tuple[int,
             continue
         if best_h < 0 or -(-rows // k) < best_h:
             best_h, best_k = -(-rows // k), k
-    return best_k, (cols - (best_k - 1)) // best_k
+    return best_k, (cols - (best_k - 1)) // best_k, best_h
+
+
+def flow_rows(widths: list[int], leads: list[int], cols: int) -> int:
+    """Rows of the block's lines one after another (each with its newline's cell, the common indentation off),
+    a line that does not fit the rest of a row starting the next, the line after a line wider than a row too."""
+    nonblank = [i for i, w in enumerate(widths) if w > 0]
+    strip = min(leads[i] for i in nonblank) if nonblank else 0
+    rows, col, broke = 1, 0, False
+    for w in widths:
+        cells = (w - strip if w else 0) + 1
+        if col > 0 and (broke or col + cells > cols):
+            rows, col = rows + 1, 0
+        col += cells
+        broke = cells > cols
+        rows += (cells - 1) // cols if broke else 0
+    return rows
 
 
 def plan_blocks(text: str, style: int, cols: int) -> list[tuple[int, int, int, int]]:
@@ -166,6 +183,10 @@ def plan_blocks(text: str, style: int, cols: int) -> list[tuple[int, int, int, i
     out = []
     for a, b in runs(classify_lines(lines, style)):
         part = lines[a:b]
-        out.append((a, b, *choose_columns([len(expand_tabs(x).rstrip()) for x in part],
-                                          [lead(x) if x.strip() else 0 for x in part], cols)))
+        widths = [len(expand_tabs(x).rstrip()) for x in part]
+        leads = [lead(x) if x.strip() else 0 for x in part]
+        k, colw, band = choose_columns(widths, leads, cols)
+        if blocks.FLOW_GAIN > 0 and band > blocks.FLOW_GAIN * flow_rows(widths, leads, cols):
+            k, colw = 0, cols  # flow
+        out.append((a, b, k, colw))
     return out

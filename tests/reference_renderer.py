@@ -94,6 +94,23 @@ class _Pages:
             self.col += w
             self.rows_used = max(self.rows_used, self.row + 1)
 
+    def flow(self, lines, ended, style):
+        """Lay out the lines of a flow block as dense prose from a row's start, without the block's common
+        indentation: a line that, with its newline's mark, does not fit the rest of the row starts the next row,
+        and so does the line after one wider than a row."""
+        strip = min((len(x) - len(x.lstrip(" ")) for x in lines if x.strip(" ")), default=0)
+        if self.col > 0:
+            self.row, self.col = self.row + 1, 0
+        broke = False
+        for i, line in enumerate(lines):
+            nl = i < len(lines) - 1 or ended
+            text = line[min(strip, len(line) - len(line.lstrip(" "))):] + ("\n" if nl else "")
+            cells = sum(1 if c == "\n" else self.width_of(c) for c in text)
+            if self.col > 0 and (broke or self.col + cells > self.cols):
+                self.row, self.col = self.row + 1, 0
+            broke = cells > self.cols
+            self.prose(text, style, "dense")
+
     def block(self, lines, ended, style, k, colw):
         """Lay out the lines of one block in bands of k columns of colw cells (see the kernel's docstring).
         ``ended``: the last line ends with a newline (else a last line that draws nothing makes no row).
@@ -186,7 +203,9 @@ def reference_render(document: Document, *, profile: str, cell: tuple[int, int],
             if a > at_line:  # prose lines, with the newline that ends the last one when a block follows
                 p.prose("\n".join(lines[at_line:a]) + ("\n" if a < len(lines) else ""), seg.style,
                         "dense" if mode == "auto" else mode)
-            if b > a:
+            if b > a and k == 0:
+                p.flow(lines[a:b], b < len(lines), seg.style)
+            elif b > a:
                 p.block(lines[a:b], b < len(lines), seg.style, k, colw)
             at_line = b
     if touched:

@@ -27,6 +27,11 @@ at least :data:`MIN_BLOCK_LINES` lines. Everything else is prose, laid out dense
 The column count of a block (:func:`choose_columns`) follows from its line widths less the indentation common to
 the block (which the layout does not draw): the lowest band, with columns of at least :data:`MIN_COLW` cells that
 break at most :data:`MAX_WRAP_SHARE` of the lines (a line wider than its column, or indented past half of it).
+Where that band would take more than :data:`FLOW_GAIN` times the rows of the block laid out as **flow**
+(:func:`snapglyph.raster.flow.flow_rows`: its lines one after another along the rows, each whole on its row where
+it fits, without the common indentation), the block is planned as flow (``k == 0``) and stays prose in the stream
+(:func:`snapglyph.raster.stream.flow_stream` places its row starts): lines of ordinary length are never broken, and
+a page of code holds about as much as a dense one (bench/RESULTS.md, section "Layout auto").
 
 The letters, widths and columns come from compiled kernels (:mod:`snapglyph.raster._line_kernels`, called through
 :func:`snapglyph.raster.native.kernels`), the rule's one implementation here; its constants are in
@@ -46,11 +51,13 @@ import numpy as np
 from . import native
 from ._codes import INDENT_TAB_STOP, TAB_STOP
 from ._codes import KMAX as _KMAX
+from .flow import band_rows, flow_rows
 from ._line_rule import CLASS_DIGIT, CLASS_SPACE, CLASS_WORD, CODE_END, CODE_KEYWORDS, LOG_LEVELS
 
 __all__ = ["CLASS_DIGIT", "CLASS_SPACE", "CLASS_WORD", "CODE_END", "CODE_KEYWORDS", "LOG_LEVELS", "MAX_PROSE_RUN",
-           "MAX_WRAP_SHARE", "MIN_BLOCK_LINES", "MIN_COLW", "MIN_ROWS_PER_COLUMN", "char_classes", "choose_columns",
-           "classify_lines", "find_blocks", "line_kinds", "plan_blocks", "plan_with_newlines", "split_lines"]
+           "FLOW_GAIN", "MAX_WRAP_SHARE", "MIN_BLOCK_LINES", "MIN_COLW", "MIN_ROWS_PER_COLUMN", "char_classes",
+           "choose_columns", "classify_lines", "find_blocks", "line_kinds", "plan_blocks", "plan_with_newlines",
+           "split_lines"]
 
 MIN_BLOCK_LINES = 2
 """A run of code-like lines shorter than this stays prose. 3 would draw a two-line tool-call argument or code
@@ -64,14 +71,20 @@ Claude's page at 6x12, where the lines are that short). Any value from 8 up lays
 pixel-equal to the reference renderer); below 6 a hanging continuation row could not hold a wide character."""
 MIN_ROWS_PER_COLUMN = 3
 """A block of n lines gets at most ``n // MIN_ROWS_PER_COLUMN`` columns (two lines side by side read as a table)."""
-MAX_WRAP_SHARE = 0.5
+MAX_WRAP_SHARE = 0.05
 """Most of a block's non-blank lines that may be broken (wider than the column once the block's common
 indentation is off, or indented past half of it) in a band of more than one column; a block that would break more
-takes fewer, wider columns, down to the full width. The trade of broken lines against characters per image token
-(each setting, and what the whole compaction shows per token at it) is in bench/RESULTS.md, section "Layout auto":
-a broken line now continues under its own text (a hanging indent, never inside its indentation), so a break costs
-the reader little, while a lower setting costs every compaction pages: 0.5 keeps the whole compaction's characters
-per token where they were before this rule, 0.1 breaks 4% of the lines at about three quarters of them."""
+takes fewer, wider columns, down to the full width, and most such blocks then go as flow (:data:`FLOW_GAIN`),
+which breaks only a line wider than the row. Issue 30's goal is at most 5% of block lines broken; measured in
+bench/RESULTS.md, section "Layout auto" (0.5 before flow: 33.8% broken at 67.7% of dense)."""
+FLOW_GAIN = 1.1
+"""A block whose band would take more than this many times the rows of its lines laid out as flow (one after
+another along the rows, each whole on its row where it fits: :func:`snapglyph.raster.flow.flow_rows`) is laid out
+as flow; 0: never.
+Measured on ../shared/data (2026-12-07, claude profile, bench/auto_density.py and bench/snapshot_share.py with
+:data:`MAX_WRAP_SHARE` 0.05): 1.0, 1.1 and 1.25 hold 88.9%, 88.8% and 88.5% of dense's characters per image
+token; 1.1 keeps a band where it costs at most a tenth more rows (lines all about a column wide: a listing of
+paths), where one line a row reads best."""
 
 _STYLE_HEADER = 2
 _LISTING_STYLES = (1, 3)  # STYLE_DIM (tool output), STYLE_CALL (tool calls)
@@ -344,8 +357,10 @@ def plan_blocks(text: str, style: int, cols: int, cps: np.ndarray | None = None)
 
     Examples
     --------
-    >>> plan_blocks("x:\\n    a = 1\\n    b = 2\\n", 0, 100)
-    [(1, 3, 1, 100)]
+    >>> plan_blocks("x:\\n    a = 1\\n    b = 2\\n", 0, 100)  # flow: both lines on one row
+    [(1, 3, 0, 100)]
+    >>> plan_blocks("".join(f"src/pkg/module_number_{i:02d}.py\\n" for i in range(24)), 1, 182)  # a band: 4 rows
+    [(0, 24, 6, 29)]
     """
     return plan_with_newlines(text, style, cols, cps)[0]
 
@@ -361,7 +376,7 @@ def plan_with_newlines(text: str, style: int, cols: int, cps: np.ndarray | None 
     Examples
     --------
     >>> plan_with_newlines("x:\\n    a = 1\\n    b = 2\\n", 0, 100)
-    ([(1, 3, 1, 100)], 3)
+    ([(1, 3, 0, 100)], 3)
     """
     if not _may_have_blocks(text, style):
         return [], 0
@@ -372,5 +387,17 @@ def plan_with_newlines(text: str, style: int, cols: int, cps: np.ndarray | None 
             cps = np.frombuffer(text.encode("utf-32-le", "surrogatepass"), np.uint32)
         kinds, widths, leads = _line_kinds(text, cps, int(np.count_nonzero(cps == 10)) + 1, style)
     choose_band = native.kernels().choose_band
-    return [(a, b, *choose_band(widths, leads, a, b, int(cols), _KMAX, MIN_COLW, MIN_ROWS_PER_COLUMN,
-                                MAX_WRAP_SHARE)) for a, b in _runs(kinds)], len(widths) - 1
+    plan = []
+    for a, b in _runs(kinds):
+        k, colw = choose_band(widths, leads, a, b, int(cols), _KMAX, MIN_COLW, MIN_ROWS_PER_COLUMN, MAX_WRAP_SHARE)
+        if _flows(widths[a:b], leads[a:b], int(cols), int(k), int(colw)):
+            k, colw = 0, int(cols)
+        plan.append((a, b, int(k), int(colw)))
+    return plan, len(widths) - 1
+
+
+def _flows(widths: np.ndarray, leads: np.ndarray, cols: int, k: int, colw: int) -> bool:
+    """Whether a block is laid out as flow: its band of ``k`` columns of ``colw`` cells would take more than
+    :data:`FLOW_GAIN` times the rows of its lines one after another along the rows
+    (:func:`snapglyph.raster.flow.flow_rows`)."""
+    return FLOW_GAIN > 0 and band_rows(widths, leads, k, colw) > FLOW_GAIN * flow_rows(widths, leads, cols)

@@ -25,12 +25,12 @@ import numpy as np
 from .._config import CHUNK, SPLIT
 from ..errors import InputError
 from ..model.document import STYLE_HEADER, Document
-from ._codes import CODE_BLOCK, CODE_BLOCK_END, CODE_NEWLINE, CODE_NOP, CODE_ROW_START, CODE_UNSEEN
+from ._codes import BLANK, CODE_BLOCK, CODE_BLOCK_END, CODE_NEWLINE, CODE_NOP, CODE_ROW_START, CODE_UNSEEN
 from .atlas import Atlas
 from .blocks import plan_with_newlines
 from .text import normalize, normalize_codes
 
-__all__ = ["Chunk", "ahead", "chunks", "encode_segment", "insert_blocks", "segments", "split_point"]
+__all__ = ["Chunk", "ahead", "chunks", "encode_segment", "flow_stream", "insert_blocks", "segments", "split_point"]
 
 
 def split_point(text: str) -> int:
@@ -82,11 +82,13 @@ def segments(document: Document) -> Iterator[tuple[str, int, int, bool]]:
         yield t, seg.style, seg.message_id, False
 
 
-def insert_blocks(codes: np.ndarray, srcw: np.ndarray, head: int, plan: list) -> tuple[np.ndarray, np.ndarray]:
+def insert_blocks(codes: np.ndarray, srcw: np.ndarray, head: int, plan: list,
+                  gwidth: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
     """Mark a segment's planned blocks in its stream.
 
     Inserts ``CODE_BLOCK, k, colw`` before the first element of each block's first line and ``CODE_BLOCK_END``
-    after its last line's newline (or at the end), each with source weight 0.
+    after its last line's newline (or at the end), each with source weight 0. A block planned as flow (``k == 0``,
+    ``colw`` the row's cells) stays prose, its rows placed by :func:`flow_stream`.
 
     Parameters
     ----------
@@ -97,6 +99,8 @@ def insert_blocks(codes: np.ndarray, srcw: np.ndarray, head: int, plan: list) ->
     plan : list of tuple
         :func:`snapglyph.raster.blocks.plan_blocks` tuples ``(first_line, end_line, k, colw)``, then ``(lines,)``:
         the segment's line count. A plan whose line count differs from the stream's newlines is not applied.
+    gwidth : uint8 array or None
+        Cells of each glyph index (:attr:`snapglyph.raster.atlas.Atlas.width`); needed for a flow block only.
 
     Returns
     -------
@@ -116,12 +120,70 @@ def insert_blocks(codes: np.ndarray, srcw: np.ndarray, head: int, plan: list) ->
     for a, b, k, colw in plan[:-1]:
         first = head if a == 0 else int(nl[a - 1]) + 1
         end = int(nl[b - 1]) + 1 if b - 1 < len(nl) else len(codes)
-        pc += (codes[pos:first], np.array([CODE_BLOCK, k, colw], np.int32), codes[first:end], _BLOCK_END)
-        pw += (srcw[pos:first], _ZEROS3, srcw[first:end], _ZEROS3[:1])  # the marks weigh 0
+        if k == 0:  # flow: row starts where a line would not fit whole, the common indentation a no-op
+            fc, fw = flow_stream(codes[first:end], srcw[first:end], colw, gwidth)
+            pc += (codes[pos:first], fc)
+            pw += (srcw[pos:first], fw)
+        else:
+            pc += (codes[pos:first], np.array([CODE_BLOCK, k, colw], np.int32), codes[first:end], _BLOCK_END)
+            pw += (srcw[pos:first], _ZEROS3, srcw[first:end], _ZEROS3[:1])  # the marks weigh 0
         pos = end
     pc.append(codes[pos:])
     pw.append(srcw[pos:])
     return np.concatenate(pc), np.concatenate(pw)
+
+
+def flow_stream(codes: np.ndarray, srcw: np.ndarray, cols: int, gwidth: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The stream of a block laid out as flow (:func:`snapglyph.raster.blocks.flow_rows`): prose whose lines are
+    never broken where they fit a row.
+
+    ``CODE_ROW_START`` before the block, before each line that would not fit whole (its glyphs and its newline's
+    mark, one cell) on the rest of the row and before the line after one wider than a row (what follows the block
+    goes on along its last row, as prose does); the
+    block's common indentation (the fewest leading ``BLANK`` glyphs of a line that holds another element) becomes
+    ``CODE_NOP``, its source weight kept. The prose layout wraps at glyph widths, so the rows fall where counted.
+
+    Parameters
+    ----------
+    codes, srcw : int32 and uint8 arrays (n,)
+        The block's stream (its lines, each with its newline but perhaps the last); not modified.
+    cols : int
+        Cells per row.
+    gwidth : uint8 array
+        Cells of each glyph index.
+
+    Returns
+    -------
+    tuple of numpy.ndarray
+        The new codes and source weights (the row starts weigh 0).
+
+    Examples
+    --------
+    >>> c = np.array([0, 0, 5, 6, -1, 0, 0, 0, 5, -1, 0, 0, 7], np.int32)  # "  ab", "   a", "  c" on 6 cells
+    >>> flow_stream(c, np.ones(13, np.uint8), 6, np.ones(8, np.uint8))[0].tolist()
+    [-2, -3, -3, 5, 6, -1, -3, -3, 0, 5, -1, -2, -3, -3, 7]
+    """
+    nl = np.flatnonzero(codes == CODE_NEWLINE)
+    starts = np.concatenate([[0], nl + 1])
+    starts = starts[starts < len(codes)]
+    line = np.cumsum(codes == CODE_NEWLINE) - (codes == CODE_NEWLINE)  # each element's line
+    pos = np.arange(len(codes)) - starts[line]
+    far = np.full(len(starts), len(codes), np.int64)  # where each line's first element but a blank or newline is
+    held = (codes != BLANK) & (codes != CODE_NEWLINE)
+    np.minimum.at(far, line[held], pos[held])
+    strip = int(far.min()) if held.any() else 0
+    out = codes.copy()
+    out[(codes == BLANK) & (pos < strip) & (pos < far[line])] = CODE_NOP
+    cells = np.where(out >= 0, gwidth[np.maximum(out, 0)], 0) + (out == CODE_NEWLINE)
+    at = [0]
+    col, broke = 0, False
+    for s, c in zip(starts.tolist(), np.add.reduceat(cells, starts).tolist()):
+        if col > 0 and (broke or col + c > cols):
+            at.append(s)
+            col = 0
+        col += c
+        broke = c > cols
+    return np.insert(out, at, CODE_ROW_START), np.insert(srcw, at, 0)
 
 
 _BLOCK_END = np.array([CODE_BLOCK_END], np.int32)
@@ -226,7 +288,7 @@ def _encode(text: str, style: int, at: Atlas, continued: bool, fast: bool,
     if cols > 0:
         plan, newlines = plan_with_newlines(text, style, cols, cps)
         if plan:
-            codes, srcw = insert_blocks(codes, srcw, head, plan + [(newlines,)])
+            codes, srcw = insert_blocks(codes, srcw, head, plan + [(newlines,)], at.width)
     if len(codes) == head and (zw or rm):
         codes = np.append(codes, np.int32(CODE_NOP))
         srcw = np.append(srcw, np.uint8(0))

@@ -71,7 +71,7 @@ def warm() -> None:
     if page[0, 0] != 0:
         raise RenderError("kernel warm-up drew a wrong pixel")
     from .blocks import plan_blocks
-    if plan_blocks("Run it:\n$ make\n\tok\n  done;\nThat is all.", 0, 100) != [(1, 4, 1, 100)]:  # both line kernels
+    if plan_blocks("Run it:\n$ make\n\tok\n  done;\nThat is all.", 0, 100) != [(1, 4, 0, 100)]:  # both line kernels, flow
         raise RenderError("kernel warm-up planned a wrong block")
 
 
