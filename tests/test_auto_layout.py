@@ -206,6 +206,54 @@ def test_flow_matches_reference(gain, min_colw, share, kinds, monkeypatch):
     assert n == len(want) > 150 and (broken == wide if not any(kinds) else broken > wide)
 
 
+_KINDS_OF_TEXT = {  # issue 30 item 4: what the lines are decides, not their indentation
+    "license": ("  Permission is hereby granted, free of charge, to any person obtaining a copy\n"
+                "  of this software and associated documentation files (the \"Software\"), to deal\n"
+                "  in the Software without restriction, including without limitation the rights\n"
+                "  to use, copy, modify, merge, publish, distribute, sublicense, and/or sell"),
+    "german": ("    Die Würde des Menschen ist unantastbar. Sie zu achten und zu schützen ist\n"
+               "    Verpflichtung aller staatlichen Gewalt. Das Deutsche Volk bekennt sich\n"
+               "    darum zu unverletzlichen und unveräußerlichen Menschenrechten als Grundlage\n"
+               "    jeder menschlichen Gemeinschaft, des Friedens und der Gerechtigkeit in der Welt."),
+    "markdown list": ("Next steps:\n- read the reader of each format and mark typed text\n"
+                      "- cap the section by measurement\n- report the share\n  1. aider\n  2. Claude Code"),
+    "python": ("import os\n\n\nclass Store:\n    def __init__(self, root):\n        self.root = root\n\n"
+               "    def path(self, name):\n        return os.path.join(self.root, name)\n"),
+    "diff": ("diff --git a/x.py b/x.py\nindex 83db48f..bf269f4 100644\n--- a/x.py\n+++ b/x.py\n"
+             "@@ -1,3 +1,3 @@\n import os\n-x = 1\n+x = 2"),
+    "pytest log": ("============================= test session starts ==============================\n"
+                   "platform linux -- Python 3.11.7, pytest-8.3.4, pluggy-1.5.0\ncollected 12 items\n\n"
+                   "tests/test_store.py ......F.....                                         [100%]\n"
+                   "FAILED tests/test_store.py::test_path - AssertionError: assert 'a' == 'b'\n"
+                   "========================= 1 failed, 11 passed in 0.42s ========================="),
+    "table": "| transcript | pages | tokens |\n|---|---|---|\n| aider | 31 | 46,410 |\n| claude | 47 | 70,044 |",
+}
+
+
+@pytest.mark.parametrize("name, style, kinds, plan", [
+    ("license", 0, "PPPP", []), ("license", 1, "PPPP", []),  # hard-wrapped prose with an indent: prose, dense
+    ("german", 0, "PPPP", []), ("german", 1, "PPPP", []),
+    ("markdown list", 0, "NNNNNN", []), ("markdown list", 1, "CNNNNN", []),  # list items stay prose
+    # the last line (wordy: seven words, few symbols) is prose after the block; in flow it goes on along its row
+    ("python", 0, "CBBCCCBCPB", [(0, 8, 0, 182)]),
+    ("diff", 0, "CCCCCCCC", [(0, 8, 0, 182)]), ("diff", 3, "CCCCCCCC", [(0, 8, 0, 182)]),
+    ("pytest log", 0, "CNNBNPC", [(0, 7, 0, 182)]), ("pytest log", 1, "CCCBCCC", [(0, 7, 0, 182)]),
+    ("table", 0, "CCCC", [(0, 4, 0, 182)]),
+])
+def test_prose_stays_prose_and_code_keeps_its_lines(name, style, kinds, plan):
+    """A license text, a hard-wrapped German paragraph (indented or not) and a Markdown list are prose, laid out
+    dense; a Python file, a unified diff, a pytest log and a table are blocks, laid out as flow on Claude's
+    182-cell row, every line whole on its row."""
+    text = _KINDS_OF_TEXT[name]
+    assert blocks_mod.classify_lines(split_lines(text), style) == kinds
+    assert plan_blocks(text, style, 182) == plan
+    page, = render_document(Document([Segment(text, style, 0)]), profile="claude", cell=(6, 12))
+    rows = page.text.split("\n")
+    for a, b, _, _ in plan:
+        for line in split_lines(text)[a:b]:
+            assert line.strip() == "" or any(line.strip(" ") in r for r in rows), line
+
+
 # ------------------------------------------------------------------ block planning against the slow reference
 
 _PIECES = ["    x = 1", "\tif (a) {", "}", "| a | b |", "2024-01-01 12:00 INFO x", "- item", "1. item", "@@ -1 +1 @@",
