@@ -10,7 +10,8 @@ import argparse
 import sys
 from typing import Any, Callable, Mapping
 
-from ._config import DEFAULT_BUDGET, LEDGER_SHARE, RECALL_ROUNDS, UPSTREAM_READ_TIMEOUT
+from ._config import (DEFAULT_BUDGET, HOLD_BYTES, HOLD_NEAR, HOLD_SECONDS, LEDGER_SHARE, RECALL_ROUNDS,
+                      UPSTREAM_READ_TIMEOUT)
 from .providers.dialects import DIALECTS
 
 __all__ = ["COMMANDS", "parser"]
@@ -205,7 +206,22 @@ def _add_serve(sub: Any, commands: Mapping[str, Callable]) -> None:
     s.add_argument("--recall-rounds", type=_at_least(0), default=RECALL_ROUNDS, metavar="N",
                    help="answer at most N rounds of the model's recall_messages calls per request; 0: offer no "
                         f"recall tool (default: {RECALL_ROUNDS})")
+    _serve_recovery_options(s)
     s.set_defaults(func=commands["serve"])
+
+
+def _serve_recovery_options(s: argparse.ArgumentParser) -> None:
+    """``serve``'s options for the answers it holds and retries (:mod:`snapglyph.serve.answers`)."""
+    s.add_argument("--hold-bytes", type=_at_least(0), default=HOLD_BYTES, metavar="N",
+                   help="hold at most N bytes of an answer's start until its first content event, to retry an "
+                        "error event or a refusal there; 0: hold nothing (default: %(default)s)")
+    s.add_argument("--hold-seconds", type=_seconds, default=HOLD_SECONDS, metavar="SECONDS",
+                   help="hold an answer's start at most this long (default: %(default)s)")
+    s.add_argument("--hold-near", type=float, default=HOLD_NEAR, metavar="FRACTION",
+                   help="hold a streamed request's start for an error event above this share of the window known "
+                        "(always where no window is known; default: %(default)s)")
+    s.add_argument("--clear-refused", action="store_true",
+                   help="forget the models remembered as refusing page images (state folder), then serve")
 
 
 def _seconds(text: str) -> float:

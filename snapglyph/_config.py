@@ -9,7 +9,8 @@ their sources in :mod:`snapglyph.providers.profiles`. Format choices fixed by th
 from __future__ import annotations
 
 __all__ = ["BLOB_MIN_CHARS", "CHUNK", "CONVERSATIONS_IN_MEMORY", "DEFAULT_BUDGET", "DEFAULT_MAX_TOKENS", "EXACT_RENDERS",
-           "IMAGE_HEAD_CHARS", "INLINE_MAX", "KEEP_IMAGES", "LEDGER_SHARE", "MAX_ID_RANGE", "MESSAGE_OVERHEAD",
+           "HOLD_BYTES", "HOLD_NEAR", "HOLD_SECONDS", "IMAGE_HEAD_CHARS", "INLINE_MAX", "KEEP_IMAGES",
+           "LEDGER_SHARE", "MAX_ID_RANGE", "MESSAGE_OVERHEAD",
            "OVERFLOW_UNKNOWN_SHARE", "PAGE_CACHE_SIZE", "PAGE_IMAGE_SHARE", "PROTECT_LAST", "RECALL_MARGIN",
            "RECALL_ROUNDS", "RELAY_KEEP_BYTES", "SERVE_MARGIN", "SERVE_RECORDS_IN_MEMORY", "SPLIT", "SUMMARY_ROUNDS",
            "TOOL_PART_OVERHEAD", "TRIM_PAGES", "UPSTREAM_READ_TIMEOUT", "USER_SHARE", "USER_TEXT_MAX", "ZLIB_LEVEL"]
@@ -172,3 +173,17 @@ its conversation's whole source text (about 0.8 MB for a 200,000-token conversat
 SERVE_RECORDS_IN_MEMORY = 4096
 """Conversation records (:class:`snapglyph.serve.state.ConversationRecord`, a few kB each) ``snapglyph serve`` holds
 in memory; the least recently used is read again from the state folder when its conversation comes back."""
+
+HOLD_BYTES = 65536
+"""Bytes of an answer's start ``snapglyph serve`` holds at most while it waits for the first event that carries content
+(``--hold-bytes``, :mod:`snapglyph.serve.answers`): an Anthropic or Responses preamble (``message_start``,
+``response.created`` with the request's tools echoed) is a few kB; a refusal's whole stream is under 2 kB. A choice."""
+
+HOLD_SECONDS = 20.0
+"""Seconds ``snapglyph serve`` holds an answer's start at most (``--hold-seconds``): about a slow model's time to first
+token on a long prompt; past it the held bytes go out and the rest is relayed as it comes. A choice."""
+
+HOLD_NEAR = 0.5
+"""A streamed request whose estimate is at or above this share of the window known is held for an error as its first
+event (``--hold-near``); where no window is known every streamed conversation request is. A choice: an estimate
+errs by well under half."""

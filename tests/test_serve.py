@@ -291,8 +291,10 @@ def _grown(n: int) -> list:
 
 
 def test_overflow_inside_a_started_stream_is_relayed_and_the_next_request_compacted(tmp_path, caplog_serve):
+    # hold_bytes=0: nothing held, so the error after message_start reaches the client (held, it is recovered:
+    # tests/test_recovery_wild.py)
     with Simulator(lambda d, b: answer("noted"), provider="anthropic", context_window=100_000) as sim, \
-            _proxy(sim, tmp_path) as bg:
+            _proxy(sim, tmp_path, hold_bytes=0) as bg:
         a = _ant(bg.url)
         sim.fail_mid_stream = 1
         with pytest.raises(anthropic.APIStatusError) as e:

@@ -267,7 +267,7 @@ def fit_budget(conv: "Conversation", plan: "Plan", budget: int, notes: Notes | N
     base = conv.fixed + sum(conv.per[:plan.head_end])
     tail, tail_cost, paged = norm[c:], sum(conv.per[c:]), []
     room = budget - base - conv.snapshot_text_cost
-    if tail_cost > room:
+    if tail_cost > room and conv.prof.max_pages != 0:     # max_pages 0: no page at all (Profile.max_pages)
         tail, paged = page_out(tail, sources={m.id: m for m in conv.source}, need=tail_cost - room,
                                text_cost=costs.text, render=conv.draw, page_cost=costs.pages)
         tail_cost = sum(costs.message(m) for m in tail)

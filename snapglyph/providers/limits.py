@@ -8,7 +8,8 @@ beside a conversation's own images):
 - ``max_images``: images per request, the tail's own images included;
 - ``max_image_bytes``: bytes of one image as sent (base64 length);
 - the many-image rule: with more than ``many_image_threshold`` images, no side above ``many_image_max_side`` px;
-- ``max_request_bytes``: bytes of the JSON request body (UTF-8).
+- ``max_request_bytes``: bytes of the JSON request body (UTF-8), the provider's documented cap; compaction aims
+  below :func:`byte_budget`, the size at which requests still succeed reliably (:data:`RELIABLE_REQUEST_BYTES`).
 """
 
 from __future__ import annotations
@@ -24,8 +25,16 @@ from ..model.messages import Message, Part, images_in
 if TYPE_CHECKING:  # pragma: no cover
     from .profiles import Profile
 
-__all__ = ["Breach", "ImageInfo", "breaches", "check_messages", "has_big_image", "image_allowance", "image_target",
-           "images_over", "request_bytes", "request_fits"]
+__all__ = ["RELIABLE_REQUEST_BYTES", "Breach", "ImageInfo", "breaches", "byte_budget", "check_messages",
+           "has_big_image", "image_allowance", "image_target", "images_over", "request_bytes", "request_fits"]
+
+RELIABLE_REQUEST_BYTES = 16 * 2**20
+"""Request body bytes (16 MiB) every compacted or passed-through request stays at or below, whatever a provider's
+documented cap: image-heavy requests start failing well before it. Source: teamchong/pxpipe#157 (read 2026-12-07),
+10,257 imaged Claude requests: success 99.7% for bodies of 0-8 MiB, 98.3% 8-14, 96.3% 14-18, 100% 18-20 (341 in a
+row), then 80.7% for 20-21 MiB and 64.9% for 21-24 MiB (500, 502, empty 200 or a stall), a sharp onset near 20 MiB.
+16 MiB keeps a margin of 4 MiB below that onset; a body the size of a Gemini request over its 20 MB cap or an
+Anthropic one over 32 MB is brought below it too."""
 
 
 @dataclass(frozen=True)
@@ -176,8 +185,21 @@ def check_messages(messages: Sequence[Message], prof: "Profile", *, request: dic
         raise LimitError(found[0].text, limit=found[0].limit)
 
 
+def byte_budget(prof: "Profile") -> int:
+    """The most bytes a request body of ``prof`` is made to take: its documented ``max_request_bytes`` or
+    :data:`RELIABLE_REQUEST_BYTES`, whichever is smaller. The pages and the conversation's own images share it.
+
+    Examples
+    --------
+    >>> from snapglyph.providers.profiles import profile
+    >>> byte_budget(profile("claude")), profile("claude").max_request_bytes
+    (16777216, 32000000)
+    """
+    return min(prof.max_request_bytes, RELIABLE_REQUEST_BYTES)
+
+
 def request_fits(body: dict, prof: "Profile") -> bool:
-    """Whether the body's size is within ``prof``'s ``max_request_bytes``.
+    """Whether the body's size is within ``prof``'s byte budget (:func:`byte_budget`).
 
     Examples
     --------
@@ -185,7 +207,7 @@ def request_fits(body: dict, prof: "Profile") -> bool:
     >>> request_fits({"messages": []}, profile("claude"))
     True
     """
-    return request_bytes(body) <= prof.max_request_bytes
+    return request_bytes(body) <= byte_budget(prof)
 
 
 def has_big_image(prof: "Profile", images: Sequence[Part]) -> bool:
@@ -220,12 +242,17 @@ def image_allowance(prof: "Profile", n_images: int, has_big: bool) -> int:
     (99, 19)
     >>> image_allowance(profile("claude"), 100, False)  # the 50 oldest of the 100 make room for 50 pages
     50
+    >>> import dataclasses
+    >>> image_allowance(dataclasses.replace(profile("claude"), max_pages=0), 1, False)   # no pages at all
+    0
     """
     cap = prof.max_images - n_images
     if has_big and prof.many_image_threshold is not None:
         cap = min(cap, prof.many_image_threshold - n_images)
     else:
         cap = max(cap, int(PAGE_IMAGE_SHARE * prof.max_images))
+    if prof.max_pages is not None:                  # a text-only compaction (Profile.max_pages)
+        cap = min(cap, prof.max_pages)
     return max(0, cap)
 
 

@@ -21,13 +21,14 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass
-from typing import Any
+from dataclasses import dataclass, field
+from typing import Any, Callable
 
 from ..errors import InputError
-from .overflow_rules import RATE_LIMIT as _RATE_LIMIT, REQUEST_BYTES as _REQUEST_BYTES, RULES as _RULES
+from .overflow_rules import AMBIGUOUS as _AMBIGUOUS, IMAGE_COUNT as _IMAGE_COUNT, RATE_LIMIT as _RATE_LIMIT
+from .overflow_rules import REQUEST_BYTES as _REQUEST_BYTES, RULES as _RULES
 
-__all__ = ["OverflowResult", "check_silent_truncation", "detect"]
+__all__ = ["ImageLimit", "OverflowResult", "check_silent_truncation", "detect", "image_limit"]
 
 
 @dataclass(frozen=True)
@@ -51,6 +52,9 @@ class OverflowResult:
         The provider's error message, as sent.
     status : int or None
         The HTTP status given to :func:`detect`.
+    note : str
+        Why an ambiguous wording was read as an overflow (Gemini's ``Request contains an invalid argument.``: the
+        request's estimate against the window known), for the log line; empty otherwise.
 
     Examples
     --------
@@ -65,6 +69,73 @@ class OverflowResult:
     limit: int | None
     message: str
     status: int | None = None
+    note: str = field(default="", repr=False)
+
+
+@dataclass(frozen=True)
+class ImageLimit:
+    """An answer refusing a request for the number of images it carries: a limit the retried request must meet,
+    the client's own images counted.
+
+    Attributes
+    ----------
+    images : int or None
+        Images (and documents, where the body adds them) the provider counted; ``None`` where it does not say.
+    limit : int
+        Images one request may carry.
+    message : str
+        The provider's error message, as sent.
+
+    Examples
+    --------
+    >>> image_limit(400, {"type": "error", "error": {"type": "invalid_request_error",
+    ...                   "message": "Too much media: 0 document pages + 103 images > 100"}})
+    ImageLimit(images=103, limit=100, message='Too much media: 0 document pages + 103 images > 100')
+    """
+
+    images: int | None
+    limit: int
+    message: str
+
+
+def image_limit(status: int | None, body: Any) -> ImageLimit | None:
+    """Recognize an image-count refusal (``request contains 52 images, exceeding the maximum of 50 allowed per
+    request``; Anthropic's ``Too much media: ...``); the wordings and their sources are in
+    :data:`snapglyph.providers.overflow_rules.IMAGE_COUNT` (read 2026-12-07).
+
+    Parameters
+    ----------
+    status : int or None
+        The HTTP status (``None`` inside a stream).
+    body : str, bytes, dict, list or None
+        The answer as received or parsed.
+
+    Returns
+    -------
+    ImageLimit or None
+        ``None`` for any other answer (a 429 among them) or a limit below 0.
+
+    Examples
+    --------
+    >>> image_limit(400, '{"error": {"message": "[invalid_request_error] request contains 52 images, exceeding the '
+    ...                  'maximum of 50 allowed per request"}}').limit
+    50
+    >>> image_limit(400, {"error": {"message": "prompt is too long"}}) is None
+    True
+    """
+    if status == 429:
+        return None
+    got = _parse(body)
+    err = _error_text(got[0], got[1], status) if got is not None else None
+    if err is None:
+        return None
+    for pattern, extract in _IMAGE_COUNT:
+        m = pattern.search(err[1])
+        if m is not None:
+            images, limit = extract(m)
+            if limit is not None and limit >= 0:
+                return ImageLimit(images, limit, err[2])
+    return None
 
 
 def _loads(text: str) -> Any:
@@ -180,7 +251,8 @@ def _refine(provider: str, text: str) -> str:
     return provider
 
 
-def detect(status: int | None, body: Any) -> OverflowResult | None:
+def detect(status: int | None, body: Any, *, estimate: "int | Callable[[], int] | None" = None,
+           window: int | None = None) -> OverflowResult | None:
     """Recognize a context-overflow error from a provider's HTTP answer.
 
     Parameters
@@ -189,6 +261,12 @@ def detect(status: int | None, body: Any) -> OverflowResult | None:
         The HTTP status code; ``None`` when unknown (e.g. an error event inside a 200 SSE stream).
     body : str, bytes, dict, list or None
         The response body as received (JSON text, SSE text, an SDK's error string) or already parsed JSON.
+    estimate : int or callable, optional
+        The request's estimate in the provider's tokens (or a function computing it, called only when needed), and
+    window : int, optional
+        the window known for the model: an ambiguous wording (:data:`~snapglyph.providers.overflow_rules.AMBIGUOUS`,
+        Gemini's ``Request contains an invalid argument.``) is an overflow only where ``estimate >= window``; without
+        both it is not one. ``note`` says which numbers decided.
 
     Returns
     -------
@@ -213,6 +291,11 @@ def detect(status: int | None, body: Any) -> OverflowResult | None:
     OverflowResult(provider='anthropic', prompt_tokens=210000, limit=200000, message='prompt is too long: 210000 tokens > 200000 maximum', status=400)
     >>> detect(429, {"type": "error", "error": {"type": "rate_limit_error", "message": "slow down"}}) is None
     True
+    >>> bad = {"error": {"code": 400, "message": "Request contains an invalid argument.", "status": "INVALID_ARGUMENT"}}
+    >>> detect(400, bad) is None, detect(400, bad, estimate=60000, window=65536) is None
+    (True, True)
+    >>> detect(400, bad, estimate=70000, window=65536).note
+    'Request contains an invalid argument. read as an overflow: the estimate 70000 >= the window 65536'
     """
     if status == 429:
         return None
@@ -239,6 +322,19 @@ def detect(status: int | None, body: Any) -> OverflowResult | None:
             prompt = _find_int(parts, "n_prompt_tokens") or prompt
             limit = _find_int(parts, "n_ctx") or limit
         return OverflowResult(_refine(provider, text), prompt, limit, message, status)
+    return _ambiguous(text, message, status, estimate, window)
+
+
+def _ambiguous(text: str, message: str, status: int | None, estimate: Any, window: int | None) -> OverflowResult | None:
+    """An ambiguous wording read as an overflow where the request's estimate is at or above the window known."""
+    for provider, pattern, _ in _AMBIGUOUS:
+        m = pattern.search(text)
+        if m is None or estimate is None or not window:
+            continue
+        est = estimate() if callable(estimate) else estimate
+        if est is not None and est >= window:
+            return OverflowResult(provider, None, None, message, status,
+                                  note=f"{m[0]}. read as an overflow: the estimate {est} >= the window {window}")
     return None
 
 

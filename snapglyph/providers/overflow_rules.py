@@ -5,7 +5,27 @@ Each rule is ``(provider, compiled pattern, extractor(match) -> (prompt_tokens, 
 apart: they are never an overflow. Sources (read 2026-11-30): ``../shared/reference/providers.md`` part B, which
 cites each body's public issue; badlogic/pi-mono ``packages/ai/src/utils/overflow.ts``; vLLM
 ``vllm/renderers/params.py``; llama.cpp ``tools/server``; huggingface/text-generation-inference
-``router/src/validation.rs``.
+``router/src/validation.rs``. Added 2026-12-07 (each body read that day in its public report):
+
+- sglang: ``The input (61709 tokens) is longer than the model's context length (40960 tokens).``
+  (https://github.com/QwenLM/Qwen3/issues/1321, cited by BerriAI/litellm#10793; the same body inside a 200 stream:
+  https://github.com/sgl-project/sglang/issues/12081, https://github.com/BerriAI/litellm/pull/22624);
+- vLLM's renderer: ``This model's maximum context length is 128000 tokens. However, you requested 65535 output
+  tokens and your prompt contains at least 62466 input tokens, for a total of at least 128001 tokens.``
+  (https://github.com/vllm-project/vllm/issues/42474; the ``0 output tokens`` form is earendil-works/pi#5930's, as
+  issue 35 quotes it: that report was not found in the search index);
+- Ollama's HTTP 500 ``no user query found in messages`` after its own truncation dropped the user turn
+  (https://github.com/ollama/ollama/issues/18107, #17778);
+- OpenRouter's ``(81684 of text input, 3748 of tool input, 120000 in the output)``: the existing rule sums every
+  ``... input`` part (https://github.com/boldsoftware/shelley/issues/159, RooCodeInc/Roo-Code#11998);
+- :data:`AMBIGUOUS`: Gemini's ``Request contains an invalid argument.`` (status ``INVALID_ARGUMENT``), which Gemini
+  also sends at the wall (https://github.com/google-gemini/gemini-cli/issues/16780, #15366, #22942) and for
+  unrelated faults: an overflow only where the request's estimate is at or above the window known;
+- :data:`IMAGE_COUNT`: image-count refusals, a limit the retried request must meet: ``request contains 52 images,
+  exceeding the maximum of 50 allowed per request`` (https://github.com/anomalyco/opencode/issues/47721), Anthropic's
+  ``Too much media: 0 document pages + 103 images > 100`` (https://github.com/anthropics/claude-code/issues/3397)
+  and ``too many images and documents: 120 + 0 > 100`` (https://github.com/anthropics/claude-code/issues/24541),
+  ``Image count 5 exceeds limit 4 per request`` (https://github.com/AgnesAI-Labs/AgnesCode/issues/50).
 """
 
 from __future__ import annotations
@@ -13,7 +33,7 @@ from __future__ import annotations
 import re
 from typing import Callable
 
-__all__ = ["RATE_LIMIT", "REQUEST_BYTES", "RULES"]
+__all__ = ["AMBIGUOUS", "IMAGE_COUNT", "RATE_LIMIT", "REQUEST_BYTES", "RULES"]
 
 _N = r"(\d[\d,]*)"
 
@@ -90,6 +110,13 @@ RULES: list[_Rule] = [
     # 4096 tokens and your request has 2778 input tokens (8000 > 4096 - 2778)."
     ("vllm", re.compile(rf"maximum context length is {_N} tokens and your request has {_N} input tokens", re.I),
      lambda m: (_int(m[2]), _int(m[1]))),
+    # vLLM renderer, newer: "This model's maximum context length is 128000 tokens. However, you requested 65535
+    # output tokens and your prompt contains at least 62466 input tokens, for a total of at least 128001 tokens."
+    ("vllm", re.compile(rf"maximum context length is {_N} tokens\. However, you requested {_N} output tokens and your "
+                        rf"prompt contains at least {_N} input tokens", re.I), lambda m: (_int(m[3]), _int(m[1]))),
+    # sglang: "The input (61709 tokens) is longer than the model's context length (40960 tokens)."
+    ("sglang", re.compile(rf"the input \({_N} tokens\) is longer than the model's context length \({_N} tokens\)",
+                          re.I), lambda m: (_int(m[1]), _int(m[2]))),
     # vLLM engine / multimodal: "The decoder prompt (length N) is longer than the maximum model length of M."
     ("vllm", re.compile(rf"(?:decoder )?prompt \(length {_N}\) is longer than the maximum model length of {_N}",
                         re.I), lambda m: (_int(m[1]), _int(m[2]))),
@@ -115,6 +142,8 @@ RULES: list[_Rule] = [
     # Ollama (embeddings; and a "prompt too long" seen from its cloud, unconfirmed).
     ("ollama", re.compile(r"the input length exceeds the context length", re.I), lambda m: (None, None)),
     ("ollama", re.compile(r"prompt too long; exceeded max context length", re.I), lambda m: (None, None)),
+    # Ollama's HTTP 500 once its own front truncation dropped the last user turn (ollama/ollama#18107)
+    ("ollama", re.compile(r"no user query found in messages", re.I), lambda m: (None, None)),
     # Smaller providers from pi-mono's list.
     ("github-copilot", re.compile(rf"prompt token count of {_N} exceeds the limit of {_N}", re.I),
      lambda m: (_int(m[1]), _int(m[2]))),
@@ -136,3 +165,23 @@ def _openrouter_input(total: str, detail: str | None) -> int | None:
         if out:
             return (_int(total) or 0) - (_int(out[1]) or 0)
     return _int(total)
+
+
+# Wordings that answer an overflow and other faults alike: an overflow only where the request's estimate is at or
+# above the window known (:func:`snapglyph.providers.overflow.detect`'s ``estimate`` and ``window``).
+AMBIGUOUS: list[_Rule] = [
+    ("gemini", re.compile(r"request contains an invalid argument", re.I), lambda m: (None, None)),
+]
+
+# Image-count refusals: (pattern, extractor(match) -> (images counted, images allowed)).
+IMAGE_COUNT: list[tuple["re.Pattern[str]", Callable[["re.Match[str]"], tuple[int | None, int | None]]]] = [
+    (re.compile(rf"request contains {_N} images, exceeding the maximum of {_N}", re.I),
+     lambda m: (_int(m[1]), _int(m[2]))),
+    (re.compile(rf"too much media: {_N} document pages \+ {_N} images > {_N}", re.I),
+     lambda m: ((_int(m[1]) or 0) + (_int(m[2]) or 0), _int(m[3]))),
+    (re.compile(rf"too many images and documents: {_N} \+ {_N} > {_N}", re.I),
+     lambda m: ((_int(m[1]) or 0) + (_int(m[2]) or 0), _int(m[3]))),
+    (re.compile(rf"image count {_N} exceeds limit {_N}", re.I), lambda m: (_int(m[1]), _int(m[2]))),
+    (re.compile(rf"{_N} images were provided, but the model supports a maximum of {_N} images", re.I),
+     lambda m: (_int(m[1]), _int(m[2]))),
+]

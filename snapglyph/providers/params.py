@@ -17,7 +17,8 @@ from .._config import DEFAULT_MAX_TOKENS
 from .grammar import OUTPUT_LIMIT_KEYS, PARAMS
 from .request_model import openai_reasoning_model
 
-__all__ = ["OUTPUT_LIMIT_KEYS", "carry_params", "output_limit", "output_limit_key", "output_reserve"]
+__all__ = ["OUTPUT_LIMIT_KEYS", "carry_params", "output_limit", "output_limit_key", "output_reserve",
+           "reserve_alone_overflows"]
 
 #: Keys the request writer sets itself from the conversation (never carried over).
 _WRITTEN = frozenset({"model", "messages", "input", "instructions", "system", "tools", "functions",
@@ -57,6 +58,26 @@ def output_reserve(max_tokens: int | None, params: dict) -> int:
     (900, 2000, 4096)
     """
     return max_tokens or output_limit(params) or DEFAULT_MAX_TOKENS
+
+
+def reserve_alone_overflows(params: dict, window: int | None, *, margin: float = 0.0) -> int | None:
+    """The output limit the request set when it alone leaves no room for any prompt in ``window``: at or above the
+    window less its ``margin`` share (32,000 output tokens asked of a 32,768 window, BerriAI/litellm#12680 as issue
+    35 quotes it, read 2026-12-07); ``None`` otherwise, or where the request set no limit of its own or no window
+    is known. No compaction can help such a request: the door relays the provider's answer and names
+    ``max_tokens``.
+
+    Examples
+    --------
+    >>> reserve_alone_overflows({"max_tokens": 32000}, 32768, margin=0.08)
+    32000
+    >>> reserve_alone_overflows({"max_tokens": 4096}, 32768, margin=0.08) is None, reserve_alone_overflows({}, 100)
+    (True, None)
+    """
+    limit = output_limit(params)
+    if limit is None or not window:
+        return None
+    return limit if limit >= window * (1.0 - margin) else None
 
 
 def output_limit_key(dialect: str, model: str, source_params: dict | None = None) -> str:

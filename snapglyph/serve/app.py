@@ -35,10 +35,12 @@ from starlette.requests import ClientDisconnect, Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
-from .._config import RECALL_ROUNDS, SERVE_MARGIN, UPSTREAM_READ_TIMEOUT
+from .._config import HOLD_BYTES, HOLD_NEAR, HOLD_SECONDS, RECALL_ROUNDS, SERVE_MARGIN, UPSTREAM_READ_TIMEOUT
 from ..compaction.keys import conversation_id
 from ..errors import SnapglyphError
-from ..providers.overflow import detect
+from ..providers.overflow import OverflowResult, detect
+from .answers import image_capped, relayable, watch
+from .error_rules import read_error
 from .guards import host_allowed, read_json, read_raw
 from .recall_loop import RecallJob, RecallRelay
 from .recall_shapes import offers_recall
@@ -86,6 +88,12 @@ class ServeConfig:
         A compacted request offers the ``recall_messages`` tool and the proxy answers at most this many rounds of
         its calls per request (``--recall-rounds``, :mod:`snapglyph.serve.recall_loop`); 0 offers no tool, and
         then a compaction that shows no page is refused.
+    hold_bytes, hold_seconds : int, float
+        Bounds of the start of an answer held until its first content event (``--hold-bytes``,
+        ``--hold-seconds``; :mod:`snapglyph.serve.answers`).
+    hold_near : float
+        A streamed request above this share of the window known is held for an error as its first event
+        (``--hold-near``).
 
     Examples
     --------
@@ -106,6 +114,9 @@ class ServeConfig:
     extra: dict = field(default_factory=dict)
     upstream_timeout: float | None = UPSTREAM_READ_TIMEOUT
     recall_rounds: int = RECALL_ROUNDS
+    hold_bytes: int = HOLD_BYTES
+    hold_seconds: float = HOLD_SECONDS
+    hold_near: float = HOLD_NEAR
 
 
 @dataclass
@@ -128,6 +139,9 @@ class _Ctx:
     action: str = "passed"
     note: str = ""
     outcome: Outcome | None = None
+    text_only: bool = False                 # sent once more without pages after a refusal (serve.answers)
+    first_event_retried: bool = False
+    image_capped: bool = False
 
 
 class Proxy:
@@ -169,7 +183,8 @@ class Proxy:
         for c in convs:
             c.pop("history", None)
         return JSONResponse({"upstream": self.upstream.base_url, "dry_run": self.config.dry_run,
-                             "requests": self.requests, "recall_rounds": self.recall_rounds, "conversations": convs})
+                             "requests": self.requests, "recall_rounds": self.recall_rounds, "conversations": convs,
+                             "refused_pages": self.planner.refused.all()})
 
     async def handle(self, request: Request) -> Any:
         """Relay one request, compacting it first or after an overflow where the rules say so."""
@@ -201,7 +216,12 @@ class Proxy:
                                                 f"({type(e).__name__})"}}, status_code=502)
         if ctx.key is not None and resp.status_code >= 400 and not ctx.path.endswith("/count_tokens"):
             return await self._after_error(ctx, resp)
-        return self._relay(ctx, resp)
+        return await self._answer(ctx, resp)
+
+    async def _answer(self, ctx: _Ctx, resp: Any) -> Any:
+        """A successful answer: held where it may call for a retry (:func:`~snapglyph.serve.answers.watch`)."""
+        out = await watch(self, ctx, resp)
+        return self._relay(ctx, out) if relayable(out) else out
 
     # -- steps -------------------------------------------------------------------------------------------------
     async def _read(self, ctx: _Ctx) -> None:
@@ -263,7 +283,9 @@ class Proxy:
         raw = await read_raw(resp)
         await resp.aclose()
         text = decode_body(raw, resp.headers.get("content-encoding"))
-        ov = detect(resp.status_code, text)
+        ov = await self._read_error(ctx, resp.status_code, text)
+        if not isinstance(ov, OverflowResult) and ov is not None:
+            return ov                                       # the request again, under an image-count cap
         sent_pages = ctx.sent is not ctx.raw
         if ov is None and sent_pages and image_refusal(text.decode("utf-8", "replace")):
             async with self._lock(ctx.key):
@@ -301,7 +323,9 @@ class Proxy:
             raw = await read_raw(resp)
             await resp.aclose()
             text = decode_body(raw, resp.headers.get("content-encoding"))
-            ov = detect(resp.status_code, text)
+            ov = await self._read_error(ctx, resp.status_code, text)
+            if not isinstance(ov, OverflowResult) and ov is not None:
+                return ov
             if ov is None and image_refusal(text.decode("utf-8", "replace")):
                 async with self._lock(ctx.key):
                     self.planner.refuse_images(ctx.key, "the upstream refused images for this model")
@@ -312,7 +336,21 @@ class Proxy:
                 await anyio.to_thread.run_sync(lambda: self.planner.second_overflow(ctx.key, ov, ctx.outcome))
                 ctx.note = f"second overflow relayed ({ov.provider})"
             return Relay(resp, body=raw, on_done=lambda r: self._done(ctx, r))
-        return self._relay(ctx, resp)
+        return await self._answer(ctx, resp)
+
+    async def _read_error(self, ctx: _Ctx, status: int, text: bytes) -> Any:
+        """An error answer read by :func:`~snapglyph.serve.error_rules.read_error`: its overflow, or the retry under
+        an image-count cap (an ASGI response), or ``None`` (the note says why where it is relayed)."""
+        conv = self.states.get(ctx.key)
+        read = await anyio.to_thread.run_sync(lambda: read_error(
+            status, text, ctx.body, ctx.profile, (conv.window if conv else None) or self.config.window,
+            margin=self.config.margin))
+        if read.images is not None:
+            again = await image_capped(self, ctx, read.images)
+            return again if again is not None else None
+        if read.note:
+            ctx.note = "; ".join(n for n in (ctx.note, read.note) if n)
+        return read.overflow
 
     def _relay(self, ctx: _Ctx, resp: httpx.Response) -> Any:
         """The answer to the client: through the recall loop where the compacted request offers recall_messages

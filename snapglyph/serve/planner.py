@@ -23,6 +23,7 @@ from ..errors import BudgetError, SnapglyphError
 from ..providers.overflow import OverflowResult
 from ..compaction.budget import Budget, budget_for, clamp_ratio, estimate, next_budget
 from ..providers.params import output_reserve
+from .refusal import RefusedPages, page_limits
 from .rewrite import compact_body
 from .state import ConversationRecord, StateDir
 
@@ -111,6 +112,7 @@ class Planner:
         self._key_locks: dict[str, threading.Lock] = {}
         self._stores: OrderedDict[str, Any] = OrderedDict()   # source stores, least recently used first
         self.max_stores = CONVERSATIONS_IN_MEMORY
+        self.refused = RefusedPages(states.path)   # upstreams and models that refused pages (serve.refusal)
 
     def _key_lock(self, key: str) -> threading.Lock:
         with self._lock:
@@ -259,9 +261,9 @@ class Planner:
             self.states.save(conv)
 
     # -- compaction --------------------------------------------------------------------------------------------
-    def _outcome(self, new_body: dict, res: Any, cut: Cut, action: str) -> Outcome:
-        return Outcome(_dumps(new_body), action, res.tokens_before, res.tokens_after, len(res.pages), cut.first_tail,
-                       note="; ".join(res.notes))
+    def _outcome(self, new_body: dict, res: Any, cut: Cut | None, action: str) -> Outcome:
+        return Outcome(_dumps(new_body), action, res.tokens_before, res.tokens_after, len(res.pages),
+                       cut.first_tail if cut is not None else 0, note="; ".join(res.notes))
 
     def _sticky(self, conv: ConversationRecord, dialect: str, body: dict, profile: str, *,
                 save: bool, model: str | None = None) -> Outcome | None:
@@ -271,7 +273,8 @@ class Planner:
             budget = Budget(conv.budget, conv.window, conv.ratio)
             new_body, res, _ = compact_body(body, dialect, profile=conv.profile or profile, budget=budget,
                                             store=self._store(conv.key), cut=cut, model=model,
-                                            recall_tool=self.config.recall_rounds > 0)
+                                            recall_tool=self.config.recall_rounds > 0,
+                                            **page_limits(self, model or conv.model, conv))
         except CutNoLongerFits:
             return None
         except SnapglyphError:
@@ -289,7 +292,8 @@ class Planner:
             try:
                 new_body, res, cut = compact_body(body, dialect, profile=profile, store=store,
                                                   budget=Budget(budget, ceiling.window, ceiling.ratio), model=model,
-                                                  recall_tool=self.config.recall_rounds > 0)
+                                                  recall_tool=self.config.recall_rounds > 0,
+                                                  **page_limits(self, model or body.get("model"), key))
             except BudgetError as e:
                 last = e
                 continue

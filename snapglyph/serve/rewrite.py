@@ -122,7 +122,8 @@ def _default(dialect: str) -> str:
 
 
 def compact_body(body: dict, dialect: str, *, profile: str, budget: int, store: Any = None,
-                 cut: Any = None, recall_tool: bool = False, model: str | None = None) -> tuple[dict, Any, Any]:
+                 cut: Any = None, recall_tool: bool = False, model: str | None = None, pages: bool = True,
+                 max_images: int | None = None) -> tuple[dict, Any, Any]:
     """Compact a request body and put the client's other fields back.
 
     Parameters
@@ -145,6 +146,11 @@ def compact_body(body: dict, dialect: str, *, profile: str, budget: int, store: 
         (:mod:`snapglyph.serve.recall_loop`). Ignored outside :data:`RECALL_DIALECTS` (``res.notes`` says so).
     model : str, optional
         The model, where the body does not name it (Gemini: the path's); default: the body's ``model``.
+    pages : bool
+        False: no page image (the text tiers, the snapshot text with the ids shown, recall), the retry of a
+        compacted request the model refused (:mod:`snapglyph.serve.refusal`).
+    max_images : int, optional
+        Images the request may carry in all, the client's own counted (an image-count refusal's limit).
 
     Returns
     -------
@@ -175,14 +181,17 @@ def compact_body(body: dict, dialect: str, *, profile: str, budget: int, store: 
     """
     from ..compaction.compactor import compact
     offered = recall_tool and dialect in RECALL_DIALECTS
+    profile = _capped(profile, pages, max_images)
     # allow_empty_middle where recall is answered (serve/recall_loop.py): the newest messages and a middle the model
     # can recall by id recover the session; without recall such a request would lose the middle, so it is refused
     kw = dict(profile=profile, dialect=dialect, budget=budget, store=store, max_tokens=output_reserve(None, body),
               allow_empty_middle=offered, recall_tool=offered,
               model=model or (body.get("model") if isinstance(body.get("model"), str) else None))
     res = compact(body, cut=cut, **kw)
-    if res.passthrough:
-        return dict(body), res, res.cut
+    if res.passthrough:                        # it fits; under an image cap its oldest images may be placeholders
+        if max_images is None or not res.rewrites:
+            return dict(body), res, res.cut
+        return _client_spelling(_rebuilt(body, dialect, res.request), body, dialect), res, res.cut
     if recall_tool and not offered:
         res.notes.append(f"recall_messages not offered ({dialect}: serve's recall loop does not read its answers)")
     body = with_recall_tool(dialect, body) if offered else body     # after the client's own tools
@@ -196,6 +205,17 @@ def compact_body(body: dict, dialect: str, *, profile: str, budget: int, store: 
         why = f"the client's items would be refused: {faults[0]}"
     res.notes.append(f"head and tail rebuilt by snapglyph ({why})")
     return _client_spelling(_rebuilt(body, dialect, res.request), body, dialect), res, res.cut
+
+
+def _capped(profile: Any, pages: bool, max_images: int | None) -> Any:
+    """The profile with no pages (``pages`` False) or at most ``max_images`` images; the name when neither."""
+    if pages and max_images is None:
+        return profile
+    import dataclasses
+    from ..providers.profiles import profile as get_profile
+    prof = get_profile(profile)
+    cap = prof.max_images if max_images is None else max(0, min(prof.max_images, max_images))
+    return dataclasses.replace(prof, max_images=cap, max_pages=None if pages else 0)
 
 
 _SNAKE_PARTS = ("inline_data", "file_data", "function_call", "function_response")

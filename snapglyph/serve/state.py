@@ -76,6 +76,11 @@ class ConversationRecord:
         tokens of the last compacted request, and the last upstream status.
     recalls : int
         Rounds of ``recall_messages`` calls the proxy answered (:mod:`snapglyph.serve.recall_loop`).
+    image_cap : int or None
+        Images one request may carry, the client's own counted, as an image-count refusal named it.
+    text_retries : int
+        Compacted requests answered with a refusal or nothing and sent once more without pages
+        (:mod:`snapglyph.serve.refusal`).
 
     Examples
     --------
@@ -107,6 +112,8 @@ class ConversationRecord:
     tokens_after: int = 0
     last_status: int = 0
     recalls: int = 0
+    image_cap: int | None = None
+    text_retries: int = 0
     history: list = field(default_factory=list)
 
     @property

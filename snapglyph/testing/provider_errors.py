@@ -14,11 +14,12 @@ from typing import Any
 
 from ..errors import InputError
 
-__all__ = ["OUTPUT_COUNTS", "PROVIDERS", "anthropic_grammar_error", "bad_request", "dumps", "openai_grammar_error",
-           "overflow_body"]
+__all__ = ["AMBIGUOUS", "OUTPUT_COUNTS", "PROVIDERS", "anthropic_grammar_error", "bad_request", "dumps",
+           "image_count_body", "openai_grammar_error", "overflow_body"]
 
 #: Providers whose window check counts the requested output (max_tokens) together with the prompt.
-OUTPUT_COUNTS = frozenset({"openai", "deepseek", "vllm", "vllm-old", "openrouter", "anthropic-max-tokens"})
+OUTPUT_COUNTS = frozenset({"openai", "deepseek", "vllm", "vllm-old", "vllm-at-least", "openrouter",
+                           "anthropic-max-tokens"})
 
 
 def _openai_err(message: str, *, type_: str = "invalid_request_error", param: Any = None, code: Any = None) -> dict:
@@ -30,7 +31,7 @@ def _anthropic_err(message: str, request_id: str, type_: str = "invalid_request_
 
 
 def overflow_body(provider: str, *, prompt: int, output: int, window: int,
-                  request_id: str = "req_sim") -> tuple[int, dict | str]:
+                  request_id: str = "req_sim", tool_input: int = 0) -> tuple[int, dict | str]:
     """The ``(status, body)`` a provider answers when a request overflows its context window.
 
     Parameters
@@ -41,6 +42,10 @@ def overflow_body(provider: str, *, prompt: int, output: int, window: int,
         Input tokens counted, output tokens requested (``max_tokens``), and the context window, all in tokens.
     request_id : str
         Anthropic's ``request_id``.
+    tool_input : int
+        Tokens of the request's tool definitions, part of ``prompt`` (OpenRouter names them apart:
+        ``(81684 of text input, 3748 of tool input, 120000 in the output)``, boldsoftware/shelley#159, read
+        2026-12-07); 0 where the request has none.
 
     Returns
     -------
@@ -98,9 +103,10 @@ def overflow_body(provider: str, *, prompt: int, output: int, window: int,
                               f"length (n_keep: {prompt}>= n_ctx: {window}). Try to load the model with a larger "
                               f"context length, or provide a shorter input."}
     if provider == "openrouter":
+        parts = f"{prompt - tool_input} of text input, " + (f"{tool_input} of tool input, " if tool_input else "")
         return 400, {"error": {"message": (
             f"This endpoint's maximum context length is {window} tokens. However, you requested about {total} "
-            f"tokens ({prompt} of text input, {output} in the output). Please reduce the length of either one, or "
+            f"tokens ({parts}{output} in the output). Please reduce the length of either one, or "
             f"use the context-compression plugin to compress your prompt automatically."), "code": 400,
             "metadata": {"provider_name": "Simulated"}}}
     if provider == "deepseek":
@@ -115,12 +121,54 @@ def overflow_body(provider: str, *, prompt: int, output: int, window: int,
     if provider == "xai":
         return 400, {"code": "Client specified an invalid argument", "error": f"This model's maximum prompt length "
                      f"is {window} but the request contains {prompt} tokens."}
-    raise InputError(f"unknown provider {provider!r}; known: {', '.join(PROVIDERS)}")
+    return _newer_body(provider, prompt=prompt, output=output, window=window)
+
+
+def _newer_body(provider: str, *, prompt: int, output: int, window: int) -> tuple[int, dict | str]:
+    """The bodies added 2026-12-07, each read that day in its public report (the sources in
+    :mod:`snapglyph.providers.overflow_rules`)."""
+    if provider == "sglang":                                # QwenLM/Qwen3#1321 (sglang behind LiteLLM#10793)
+        return 400, {"object": "error", "message": f"The input ({prompt} tokens) is longer than the model's context "
+                     f"length ({window} tokens).", "type": "BadRequestError", "param": None, "code": 400}
+    if provider == "vllm-at-least":                         # vllm-project/vllm#42474
+        return 400, {"error": {"message": (
+            f"This model's maximum context length is {window} tokens. However, you requested {output} output tokens "
+            f"and your prompt contains at least {prompt} input tokens, for a total of at least {prompt + output} "
+            f"tokens."), "type": "BadRequestError", "param": None, "code": 400}}
+    if provider == "ollama-no-user":                        # ollama/ollama#18107: its truncation dropped the user turn
+        return 500, {"error": {"message": "no user query found in messages", "type": "api_error", "param": None,
+                               "code": None}}
+    if provider == "gemini-invalid-argument":               # google-gemini/gemini-cli#16780, #15366 (and #22942)
+        return 400, {"error": {"code": 400, "message": "Request contains an invalid argument.",
+                               "errors": [{"message": "Request contains an invalid argument.", "domain": "global",
+                                           "reason": "badRequest"}], "status": "INVALID_ARGUMENT"}}
+    raise InputError(f"unknown provider {provider!r}; known: {', '.join(PROVIDERS + AMBIGUOUS)}")
+
+
+def image_count_body(dialect: str, images: int, limit: int, request_id: str = "req_sim") -> tuple[int, dict]:
+    """The 400 a provider answers a request carrying more than ``limit`` images: Anthropic's ``Too much media: 0
+    document pages + 103 images > 100`` (anthropics/claude-code#3397), elsewhere a gateway's ``request contains 52
+    images, exceeding the maximum of 50 allowed per request`` (anomalyco/opencode#47721); both read 2026-12-07.
+
+    Examples
+    --------
+    >>> image_count_body("openai", 52, 50)[1]["error"]["message"]
+    '[invalid_request_error] request contains 52 images, exceeding the maximum of 50 allowed per request'
+    """
+    if dialect == "anthropic":
+        return 400, _anthropic_err(f"Too much media: 0 document pages + {images} images > {limit}", request_id)
+    return 400, _openai_err(f"[invalid_request_error] request contains {images} images, exceeding the maximum of "
+                            f"{limit} allowed per request")
 
 
 #: Providers :func:`overflow_body` knows, plus ``"ollama"`` (which truncates silently instead of failing).
 PROVIDERS = ("anthropic", "anthropic-max-tokens", "bedrock", "deepseek", "gemini", "llamacpp", "lmstudio",
-             "mistral", "ollama", "openai", "openai-responses", "openrouter", "vllm", "vllm-old", "xai")
+             "mistral", "ollama", "ollama-no-user", "openai", "openai-responses", "openrouter", "sglang", "vllm",
+             "vllm-at-least", "vllm-old", "xai")
+
+#: Bodies :func:`overflow_body` knows that answer other faults too: an overflow only where the request's estimate
+#: is at or above the window known (:func:`snapglyph.providers.overflow.detect`'s ``estimate`` and ``window``).
+AMBIGUOUS = ("gemini-invalid-argument",)
 
 
 def _has_image(content: Any) -> bool:

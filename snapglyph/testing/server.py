@@ -18,6 +18,7 @@ from typing import Any
 
 from .gemini import gemini_chunks, gemini_events, gemini_route
 from .provider_errors import bad_request, dumps, overflow_body
+from .refusals import error_first_events, refusal_events
 from .streams import anthropic_events, encode_chunk, mid_stream_error, openai_events, responses_events
 
 __all__ = ["PATHS", "make_server"]
@@ -198,6 +199,11 @@ class _Handler(BaseHTTPRequestHandler):
         except RecursionError:                              # parsed, yet too deep to count
             entry.update(kind="bad_request", status=400)
             status, reply = 400, bad_request(dialect, "request body nests too deeply to process")
+        if status != 200 and stream and sim.overflow_after_200 and entry.get("kind") == "overflow":
+            entry.update(kind="overflow_after_200", status=200)     # sglang: 200, the error as the first event
+            return self._stream(error_first_events(dialect, reply), entry)
+        if status == 200 and stream and entry.get("kind") == "refused":
+            return self._stream(refusal_events(dialect, reply), entry)
         if status != 200 or not stream:
             entry["sent"] = dumps(reply)
             self._send(status, reply)

@@ -14,7 +14,10 @@ actually received on the wire (:mod:`snapglyph.testing.counting`), enforces its 
   honestly: the prompt tokens it counted.
 
 Tests can queue canned answers (:meth:`Simulator.inject`: a rate limit, an overload, any status and body), make
-the next streams fail after their first event (:attr:`Simulator.fail_mid_stream`) and hold every answer back
+the next streams fail after their first event (:attr:`Simulator.fail_mid_stream`), answer a streamed overflow with
+a 200 whose first event is the error (:attr:`Simulator.overflow_after_200`, sglang's way), refuse every request
+carrying images with a successful refusal (:attr:`Simulator.refuse_images`, :mod:`snapglyph.testing.refusals`),
+refuse a request of more than :attr:`Simulator.max_images` images (an image-count cap), and hold every answer back
 (``delay``, to try a client's or a proxy's read timeout). The raw bytes and headers of every request, and the
 body bytes of every answer (``sent``), are kept in :attr:`Simulator.log`: the recording of what it received
 (``arrived``: :func:`time.monotonic` once a request's body was read, for HTTP requests).
@@ -23,15 +26,18 @@ body bytes of every answer (``sent``), are kept in :attr:`Simulator.log`: the re
 from __future__ import annotations
 
 import itertools
+import json
 import threading
 from typing import Any, Callable
 
 from ..errors import InputError
-from .counting import Count, Counter
+from .counting import Count, Counter, count_text
 from .gemini import (gemini_count_items, gemini_grammar_error, gemini_reply, max_output_tokens,
                      tools_disabled)
-from .provider_errors import (OUTPUT_COUNTS, PROVIDERS, anthropic_grammar_error, bad_request, dumps,
+from .provider_errors import (AMBIGUOUS, OUTPUT_COUNTS, PROVIDERS, anthropic_grammar_error, bad_request, dumps,
                               openai_grammar_error, overflow_body)
+from .provider_errors import image_count_body
+from .refusals import refusal_reply
 from .replies import Step, anthropic_reply, answer, openai_reply
 from .responses import responses_count_items, responses_grammar_error, responses_reply
 
@@ -56,7 +62,7 @@ class Simulator:
         consumes one step; a request without ``tools`` gets a plain-text answer even when the step calls tools.
         When the script is exhausted the model answers ``"done"``.
     provider : str
-        Whose overflow body to send (one of :data:`~snapglyph.testing.provider_errors.PROVIDERS`); ``"ollama"``
+        Whose overflow body to send (one of :data:`~snapglyph.testing.provider_errors.PROVIDERS` or ``AMBIGUOUS``); ``"ollama"``
         truncates silently instead; ``"native"`` sends each dialect's own provider's body (:data:`NATIVE`).
     context_window : int
         The window in tokens. For the providers in ``OUTPUT_COUNTS`` the prompt plus the requested output must
@@ -96,8 +102,8 @@ class Simulator:
                  context_window: int = 8000, image_profile: dict | None = None, per_message: int = 4,
                  extra_event: bytes = b"", delay: float = 0.0, on_request: Callable[[dict], None] | None = None,
                  log_limit: int | None = None) -> None:
-        if provider not in PROVIDERS and provider != "native":
-            raise InputError(f"unknown provider {provider!r}; known: native, {', '.join(PROVIDERS)}")
+        if provider not in PROVIDERS + AMBIGUOUS and provider != "native":
+            raise InputError(f"unknown provider {provider!r}; known: native, {', '.join(PROVIDERS + AMBIGUOUS)}")
         if int(context_window) < 1 or delay < 0:
             raise InputError(f"the window must be 1 token or more and the delay 0 s or more, not {context_window} "
                              f"and {delay}")
@@ -112,6 +118,9 @@ class Simulator:
         self.log: list[dict] = []
         self.extra_event = extra_event
         self.fail_mid_stream = 0                          # streams still to fail after their first event
+        self.overflow_after_200 = False                   # a streamed overflow: 200, then the error as first event
+        self.refuse_images = False                        # a request carrying images: a successful refusal
+        self.max_images: int | None = None                # more images in one request: the image-count refusal
         self._script = script
         self._step = 0
         self._ids = itertools.count(1)
@@ -283,6 +292,9 @@ class Simulator:
             cnt = self.count_request(dialect, body)
             entry.update(text_tokens=cnt.text, image_tokens=cnt.image, images=list(cnt.images))
             refused = self._limits(dialect, cnt, rid, entry)
+            if refused is None and self.max_images is not None and len(cnt.images) > self.max_images:
+                _, refused = image_count_body(dialect, len(cnt.images), self.max_images, rid)
+                entry.update(kind="limit", status=400, error=refused)
             if refused is not None:
                 return 400, refused
             prompt = entry["prompt_tokens"] = cnt.text + cnt.image
@@ -291,21 +303,28 @@ class Simulator:
             reported = prompt
             if prompt + (out if provider in OUTPUT_COUNTS else 0) > self.context_window:
                 if provider != "ollama":
-                    status, ebody = overflow_body(provider, prompt=prompt, output=out,
-                                                  window=self.context_window, request_id=rid)
+                    tools = count_text(json.dumps(body["tools"])) if body.get("tools") else 0
+                    status, ebody = overflow_body(provider, prompt=prompt, output=out, window=self.context_window,
+                                                  request_id=rid, tool_input=min(tools, prompt))
                     entry.update(kind="overflow", status=status, error=ebody)
                     return status, ebody
                 reported = self.context_window                  # Ollama: front of the prompt silently dropped
                 entry["truncated"] = True
+            if self.refuse_images and cnt.images:            # no step consumed: the retry gets the scripted one
+                reply = self._answer(dialect, n, body, reported, entry, model, step=answer(""))
+                entry.update(kind="refused")
+                return 200, refusal_reply(dialect, reply)
             return 200, self._answer(dialect, n, body, reported, entry, model)
 
-    def _answer(self, dialect: str, n: int, body: dict, reported: int, entry: dict, model: str | None) -> dict:
-        """The next scripted step as ``dialect``'s reply body (tools dropped where the request allows none)."""
+    def _answer(self, dialect: str, n: int, body: dict, reported: int, entry: dict, model: str | None,
+                step: Step | None = None) -> dict:
+        """The next scripted step (or ``step``) as ``dialect``'s reply body (tools dropped where the request allows
+        none)."""
         tc = body.get("tool_choice")
         if tc == "none" or (isinstance(tc, dict) and tc.get("type") == "none") or (
                 dialect == "gemini" and tools_disabled(body)):
             body = {**body, "tools": None}                     # tools defined but not allowed this request
-        step = self._next_step(dialect, body)
+        step = step if step is not None else self._next_step(dialect, body)
         entry.update(kind="ok", status=200, reported_prompt_tokens=reported,
                      tool_calls=[c[0] for c in step.tool_calls] if body.get("tools") else [])
         if dialect == "openai":

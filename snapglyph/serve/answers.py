@@ -1,0 +1,151 @@
+"""What ``serve`` does with a successful answer before its first byte goes to the client, and with an image cap.
+
+:func:`watch` holds the start of a 200 (:func:`~snapglyph.serve.first_event.hold`) where it may need a retry:
+
+- a request that carried page images: an answer that ends with no content and refuses or says nothing
+  (:func:`snapglyph.providers.refusal.refusal`) is sent once more without pages (:func:`~snapglyph.serve.refusal.
+  text_only`); the retry's answer is relayed whatever it is;
+- a streamed request near its window (the window known and the estimate at or above ``hold_near`` of it, or no
+  window known): an error as the first event (sglang's 200 then ``data: {"error": ...}``) that
+  :func:`~snapglyph.serve.error_rules.read_error` calls an overflow is recovered like an overflow answer (compact,
+  retry, relay the retried stream); of a request already compacted it teaches the smaller window and is relayed.
+
+:func:`image_capped` retries a request refused for its image count under that cap. Nothing held is ever changed:
+the client gets the held bytes, then the rest, exactly as they came.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import anyio
+
+from .._config import HOLD_BYTES, HOLD_NEAR, HOLD_SECONDS
+from ..compaction.budget import estimate
+from ..errors import SnapglyphError
+from ..providers.refusal import refusal
+from .error_rules import read_error
+from .first_event import HeldResponse, hold
+from .refusal import cap_images, text_only
+
+__all__ = ["image_capped", "relayable", "watch"]
+
+
+
+def relayable(answer: Any) -> bool:
+    """Whether :func:`watch` gave an upstream answer to relay (not the ASGI response of a retry).
+
+    Examples
+    --------
+    >>> from starlette.responses import Response
+    >>> relayable(Response()), relayable(HeldResponse(None, None))
+    (False, True)
+    """
+    return isinstance(answer, HeldResponse) or hasattr(answer, "aiter_raw")
+
+
+def _window(proxy: Any, ctx: Any) -> int | None:
+    conv = proxy.states.get(ctx.key)
+    return (conv.window if conv is not None else None) or proxy.config.window
+
+
+def _near(proxy: Any, ctx: Any) -> bool:
+    """Whether a passed-through streamed request is near its window (no window known: it may be)."""
+    window = _window(proxy, ctx)
+    if not window:
+        return True
+    try:
+        return estimate(ctx.body, ctx.profile) >= getattr(proxy.config, "hold_near", HOLD_NEAR) * window
+    except SnapglyphError:
+        return False
+
+
+def _wants(proxy: Any, ctx: Any, resp: Any) -> tuple[bool, bool]:
+    """``(refusal check, first-event check)`` for this answer."""
+    if (resp.status_code != 200 or ctx.key is None or ctx.body is None or ctx.path.endswith("/count_tokens")
+            or getattr(proxy.config, "hold_bytes", HOLD_BYTES) <= 0
+            or resp.headers.get("content-encoding", "identity").lower() not in ("", "identity")):
+        return False, False
+    stream = resp.headers.get("content-type", "").split(";")[0].strip().lower() == "text/event-stream"
+    out = ctx.outcome
+    pages = (ctx.action != "passed" and out is not None and out.pages > 0 and not ctx.text_only
+             and not proxy.config.dry_run)
+    first = stream and not ctx.first_event_retried and (ctx.action != "passed" or _near(proxy, ctx))
+    return pages, first
+
+
+async def watch(proxy: Any, ctx: Any, resp: Any) -> Any:
+    """The answer to relay (``resp``, or a :class:`~snapglyph.serve.first_event.HeldResponse`), or the ASGI
+    response of a retry this answer called for."""
+    pages, first = _wants(proxy, ctx, resp)
+    if not (pages or first):
+        return resp
+    cfg = proxy.config
+    held = await hold(resp, ctx.dialect, max_bytes=getattr(cfg, "hold_bytes", HOLD_BYTES),
+                      max_seconds=getattr(cfg, "hold_seconds", HOLD_SECONDS))
+    if held.state == "error" and first:
+        read = read_error(None, held.data, ctx.body, ctx.profile, _window(proxy, ctx), margin=cfg.margin)
+        if read.overflow is not None:
+            return await _first_event_overflow(proxy, ctx, resp, held, read.overflow)
+        ctx.note = "; ".join(n for n in (ctx.note, read.note) if n)
+    if held.state == "ended" and pages:
+        why = refusal(ctx.dialect, held.events)
+        if why:
+            return await _refused(proxy, ctx, resp, held, why)
+    return HeldResponse(resp, held)
+
+
+async def _first_event_overflow(proxy: Any, ctx: Any, resp: Any, held: Any, ov: Any) -> Any:
+    """An overflow as the first event after a 200: recover as from an overflow answer (once)."""
+    ctx.first_event_retried = True
+    said = f"overflow as the first event after a 200 ({ov.provider})"
+    if ctx.action != "passed":                          # the compacted request overflowed: learn, relay
+        await anyio.to_thread.run_sync(lambda: proxy.planner.second_overflow(ctx.key, ov, ctx.outcome))
+        ctx.note = f"{said}: second overflow relayed"
+        return HeldResponse(resp, held)
+    out = await anyio.to_thread.run_sync(
+        lambda: proxy.planner.recover(ctx.key, ctx.dialect, ctx.body, ctx.profile, ov, dry=proxy.config.dry_run,
+                                      model=ctx.model or None))
+    ctx.outcome = out
+    if out.error or proxy.config.dry_run:
+        ctx.note = f"{said}: relayed: {out.error or 'dry run'}"
+        return HeldResponse(resp, held)
+    await resp.aclose()
+    ctx.sent, ctx.action, ctx.note = out.data, "recovered", said
+    return await proxy._resend(ctx)
+
+
+async def _refused(proxy: Any, ctx: Any, resp: Any, held: Any, why: str) -> Any:
+    """A request with pages answered with a refusal or nothing: once more without pages."""
+    ctx.text_only = True
+    out = await anyio.to_thread.run_sync(
+        lambda: text_only(proxy.planner, ctx.key, ctx.dialect, ctx.body, ctx.profile, why, model=ctx.model or None))
+    if out is None or out.error:
+        ctx.note = f"{why} after a request with page images; relayed: no text-only request fits" + (
+            f" ({out.error})" if out is not None else "")
+        return HeldResponse(resp, held)
+    await resp.aclose()
+    ctx.outcome, ctx.sent, ctx.action = out, out.data, "text-only"
+    ctx.note = (f"{why} after a request with page images: sent once more without pages; "
+                f"{ctx.model or 'this model'} remembered as refusing pages")
+    return await proxy._resend(ctx)
+
+
+async def image_capped(proxy: Any, ctx: Any, limit: Any) -> Any:
+    """The request again under an image-count refusal's cap (once), or ``None`` where it cannot be made."""
+    if ctx.image_capped or ctx.body is None:
+        return None
+    ctx.image_capped = True
+    try:
+        out = await anyio.to_thread.run_sync(
+            lambda: cap_images(proxy.planner, ctx.key, ctx.dialect, ctx.body, ctx.profile, limit.limit,
+                               model=ctx.model or None))
+    except SnapglyphError as e:
+        ctx.note = f"image-count cap {limit.limit}: relayed: {e}"
+        return None
+    if out is None or out.error:
+        ctx.note = f"image-count cap {limit.limit}: relayed: {out.error if out is not None else 'nothing to send'}"
+        return None
+    ctx.outcome, ctx.sent, ctx.action = out, out.data, "recovered"
+    ctx.note = f"image-count cap: {limit.images} images > {limit.limit}; sent again with at most {limit.limit}"
+    return await proxy._resend(ctx)
