@@ -18,6 +18,7 @@ import pytest
 import real_clients as rc
 from real_clients import ANSWER, FIRST, LAST, PROMPT, installed, run
 
+from conftest import shared_path
 from snapglyph.cli import main
 from snapglyph.readers.registry import load
 from snapglyph.testing import Simulator, answer
@@ -158,3 +159,48 @@ def test_real_codex_resumes_the_written_rollout(world, capsys):
     text = json.dumps(body["input"])
     assert FIRST in text and LAST in text and PROMPT in text
     assert written and [c["image_url"] for c in snap[0]["content"] if c["type"] == "input_image"] == written
+
+
+def _sent_holding(sim, marker: str) -> dict:
+    """The simulator's one request of the resumed conversation (holding ``marker``, its first task), parsed."""
+    conv = rc.conversation(sim, marker)
+    assert len(conv) == 1 and conv[0]["kind"] == "ok" and conv[0]["images"], [e.get("kind") for e in sim.log]
+    return conv[0]["body"]
+
+
+def test_real_claude_code_resumes_a_real_session_written_back(world, capsys):
+    """The real Claude Code session of ../shared (1,593 records, 2.1.39), compacted and written back, resumed."""
+    src0 = shared_path("data", "claude-code-spotter", "8463c716-a2ea-4c14-9efa-87158ebd9f20.jsonl")
+    exe = installed("claude")
+    home, cwd = world
+    src = rc.claude_project(home, cwd) / src0.name
+    src.parent.mkdir(parents=True)
+    src.write_bytes(src0.read_bytes())
+    sid, _ = _resume(src, capsys)
+    with _simulator() as sim:
+        proc = run([exe, "-p", PROMPT, "--resume", sid], cwd, rc.claude_env(home, sim.base_url))
+    assert proc.returncode == 0 and ANSWER in proc.stdout, (proc.stdout[-1000:], proc.stderr[-2000:])
+    body = _sent_holding(sim, "Work on bead spotter-fum")
+    assert body["model"] == "claude-opus-4-6" and PROMPT in json.dumps(body["messages"][-1])
+    assert sum(1 for m in body["messages"] if rc._has_image(m)) == 1
+
+
+def test_real_codex_resumes_a_real_rollout_written_back(world, capsys):
+    """The real Codex rollout of ../shared (386 records, custom apply_patch calls), written back, resumed."""
+    src0 = next(shared_path("data", "codex-rollout").glob("rollout-*.jsonl"))
+    exe = installed("codex")
+    home, cwd = world
+    codex_home = home / ".codex"
+    src = codex_home / "sessions" / "2026" / "05" / "11" / src0.name
+    src.parent.mkdir(parents=True)
+    # its provider is the test's ("sim"): Codex refuses to resume a thread under another provider than its own
+    src.write_text(src0.read_text(encoding="utf-8").replace('"model_provider":"openai"', '"model_provider":"sim"', 1),
+                   encoding="utf-8")
+    sid, _ = _resume(src, capsys)
+    with _simulator() as sim:
+        rc.codex_config(codex_home, sim.base_url)
+        proc = run([exe, "exec", "--skip-git-repo-check", "resume", sid, PROMPT], cwd,
+                   {"HOME": str(home), "CODEX_HOME": str(codex_home), "SIM_API_KEY": "sk-offline"})
+    assert proc.returncode == 0 and ANSWER in proc.stdout, (proc.stdout[-1000:], proc.stderr[-2000:])
+    body = _sent_holding(sim, "show tools")
+    assert sum(1 for it in body["input"] if rc._has_image(it)) == 1 and PROMPT in json.dumps(body["input"][-1])

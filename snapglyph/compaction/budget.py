@@ -121,7 +121,9 @@ def estimate(request: dict, profile: "str | Profile", *, max_tokens: int | None 
     if not isinstance(request, dict):
         raise InputError(f"a request is a JSON object, not {type(request).__name__}")
     costs = TokenCosts(get_profile(profile))
-    n = sum(costs.message(m) for m in from_request(request).messages)
+    messages = from_request(request).messages
+    costs.prefetch(messages)                 # the texts counted on every core (and remembered for a compaction next)
+    n = sum(costs.message(m) for m in messages)
     tools = request.get("tools")
     if tools:
         n += text_cost(json.dumps(tools, ensure_ascii=False), costs.prof)

@@ -6,7 +6,9 @@ Codex (``~/.codex/sessions/YYYY/MM/DD/rollout-<time>-<id>.jsonl``; ``RolloutItem
 ``codex-rs/protocol/src/protocol.rs``, github.com/openai/codex, read 2026-12-01) rebuilds a resumed conversation
 from its ``response_item`` records; ``codex resume <id>`` finds the file by the id in its name. Content written as
 a string becomes the list of ``input_text`` / ``output_text`` parts a rollout item holds; ``detail`` is left on
-the page images as the request carries it.
+the page images as the request carries it. A call the source holds as a ``custom_tool_call`` (Codex's freeform
+``apply_patch``), which the request carries as a ``function_call``, is written back as the source's own item, and
+its output as a ``custom_tool_call_output``.
 """
 
 from __future__ import annotations
@@ -24,21 +26,30 @@ from .common import Resumed, now_stamp, snapshot_turn
 __all__ = ["write_codex"]
 
 
-def _item(it: dict) -> dict:
-    """A request input item as a rollout's ``response_item`` payload (message content as a list of parts)."""
+def _item(it: dict, custom: dict[str, dict]) -> dict:
+    """A request input item as a rollout's ``response_item`` payload (message content as a list of parts; a custom
+    tool call and its output as the source holds them)."""
+    cid = it.get("call_id")
+    if cid in custom and it.get("type") == "function_call":
+        return custom[cid]
+    if cid in custom and it.get("type") == "function_call_output":
+        return {"type": "custom_tool_call_output", "call_id": cid, "output": it.get("output")}
     if it.get("type", "message") == "message" and isinstance(it.get("content"), str):
         kind = "output_text" if it.get("role") == "assistant" else "input_text"
         return {**it, "type": "message", "content": [{"type": kind, "text": it["content"]}]}
     return it if "type" in it else {"type": "message", **it}
 
 
-def _source_records(src: Path) -> tuple[dict | None, dict | None]:
-    """The source's ``session_meta`` and its last ``turn_context`` record."""
+def _source_records(src: Path) -> tuple[dict | None, dict | None, dict[str, dict]]:
+    """The source's ``session_meta``, its last ``turn_context`` record and its custom tool calls by call id."""
     text, _ = decode_text(src.read_bytes(), str(src), str(src))
     entries, _ = jsonl_entries(text, src.name, str(src))
     meta = next((e for e in entries if e.get("type") == "session_meta"), None)
     ctx = next((e for e in reversed(entries) if e.get("type") == "turn_context"), None)
-    return meta, ctx
+    custom = {e["payload"]["call_id"]: e["payload"] for e in entries if e.get("type") == "response_item"
+              and isinstance(e.get("payload"), dict) and e["payload"].get("type") == "custom_tool_call"
+              and isinstance(e["payload"].get("call_id"), str)}
+    return meta, ctx, custom
 
 
 def write_codex(transcript: Any, result: Any, src: Path) -> Resumed:
@@ -59,7 +70,7 @@ def write_codex(transcript: Any, result: Any, src: Path) -> Resumed:
     """
     items = result.request["input"]
     snapshot_turn(items)
-    meta, ctx = _source_records(src)
+    meta, ctx, custom = _source_records(src)
     now = datetime.now(timezone.utc)
     stamp = now_stamp()
     sid = str(uuid.uuid4())
@@ -70,7 +81,7 @@ def write_codex(transcript: Any, result: Any, src: Path) -> Resumed:
     out = [{"timestamp": stamp, "type": "session_meta", "payload": payload}]
     if ctx is not None:
         out.append({**ctx, "timestamp": stamp})
-    out += [{"timestamp": stamp, "type": "response_item", "payload": _item(it)} for it in items]
+    out += [{"timestamp": stamp, "type": "response_item", "payload": _item(it, custom)} for it in items]
     path = src.with_name(f"rollout-{now.strftime('%Y-%m-%dT%H-%M-%S')}-{sid}.jsonl")
     write_atomic(path, "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in out))
     return Resumed(path, sid, f"codex resume {sid}", len(out))

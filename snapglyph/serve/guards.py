@@ -18,20 +18,36 @@ import json
 from typing import Any
 
 import httpx
+import orjson
 
 __all__ = ["host_allowed", "read_json", "read_raw"]
 
 _LOCAL_NAMES = frozenset({"localhost", "localhost.", "127.0.0.1", "::1"})
 
 
-def read_json(raw: bytes) -> Any:
+def read_json(raw: bytes, *, exact: bool = True) -> Any:
     """The JSON value of a request body, or ``None`` where it is no JSON or nests too deeply to read.
+
+    ``exact=False`` reads with ``orjson`` (https://github.com/ijl/orjson, read 2026-12-07), 0.4-0.6 ms for a 650 KB
+    body where the standard library takes 1.0-2.2 ms, for what only has to be looked at (the conversation's key,
+    the model): orjson reads an integer past 64 bits as a float, so a body that will be sent again is read
+    exactly. Where orjson refuses a body (``NaN``, a lone surrogate escape, a byte order mark, UTF-16, more than
+    1,024 levels), the standard library reads it.
 
     Examples
     --------
     >>> read_json(b'{"a": [1]}'), read_json(b"[" * 100_000), read_json(b"not json")
     ({'a': [1]}, None, None)
+    >>> read_json(b'{"n": 18446744073709551616}'), read_json(b'{"n": 18446744073709551616}', exact=False)
+    ({'n': 18446744073709551616}, {'n': 1.8446744073709552e+19})
+    >>> read_json(b'{"a": "\\\\ud800", "b": NaN}', exact=False)       # orjson refuses both: the standard library's
+    {'a': '\\ud800', 'b': nan}
     """
+    if not exact:
+        try:
+            return orjson.loads(raw)
+        except orjson.JSONDecodeError:
+            pass
     try:
         return json.loads(raw)
     except (ValueError, RecursionError):

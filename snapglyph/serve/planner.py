@@ -23,6 +23,7 @@ from ..errors import BudgetError, SnapglyphError
 from ..providers.overflow import OverflowResult
 from ..compaction.budget import Budget, budget_for, clamp_ratio, estimate, next_budget
 from ..providers.params import output_reserve
+from ..providers.tokens import counted_once
 from .refusal import RefusedPages, page_limits
 from .rewrite import compact_body
 from .state import ConversationRecord, StateDir
@@ -113,6 +114,7 @@ class Planner:
         self._stores: OrderedDict[str, Any] = OrderedDict()   # source stores, least recently used first
         self.max_stores = CONVERSATIONS_IN_MEMORY
         self.refused = RefusedPages(states.path)   # upstreams and models that refused pages (serve.refusal)
+        self._unsaved: set[str] = set()                        # keys whose store a recovery left to save_store
 
     def _key_lock(self, key: str) -> threading.Lock:
         with self._lock:
@@ -171,7 +173,7 @@ class Planner:
                model: str | None = None) -> Outcome | None:
         """Compact a request before it is sent, or ``None`` to send it as it came. With ``dry`` nothing is
         remembered; ``model``: where the body names none (Gemini: the path's)."""
-        with self._key_lock(key):
+        with self._key_lock(key), counted_once():
             conv = self.states.get(key)
             if conv is not None and conv.compacted and not conv.pending:
                 out = self._sticky(conv, dialect, body, profile, save=not dry, model=model)
@@ -200,10 +202,11 @@ class Planner:
             return self._new_cut(key, dialect, body, profile, ceiling, "compacted", dry=dry, model=model)
 
     def recover(self, key: str, dialect: str, body: dict, profile: str, ov: OverflowResult, *,
-                dry: bool = False, model: str | None = None) -> Outcome:
+                dry: bool = False, model: str | None = None, later: bool = False) -> Outcome:
         """Compact a request the upstream refused as too long, to the window its answer reports (``model`` as in
-        :meth:`before`)."""
-        with self._key_lock(key):
+        :meth:`before`). The request is counted once: its estimate's counts serve the compaction. ``later``: the
+        source store is written by :meth:`save_store`, after the retry went out (the cut is saved at once)."""
+        with self._key_lock(key), counted_once():
             conv = self.states.get(key)
             try:
                 est = estimate(body, profile)
@@ -213,7 +216,21 @@ class Planner:
             ratio = conv.ratio if conv is not None else 1.0
             ceiling = next_budget(ov, body, profile, window=window, ratio=ratio, margin=self.config.margin,
                                   sent_estimate=est)
-            return self._new_cut(key, dialect, body, profile, ceiling, "recovered", dry=dry, model=model)
+            return self._new_cut(key, dialect, body, profile, ceiling, "recovered", dry=dry, model=model,
+                                 save=not later)
+
+    def save_store(self, key: str) -> None:
+        """Write the source store :meth:`recover` left unsaved (``later=True``), if it is still held (a store let go
+        was saved then); a store that cannot be written is left as it is (it is for recall; the cut is saved)."""
+        with self._key_lock(key):
+            with self._lock:
+                store = self._stores.get(key) if key in self._unsaved else None
+                self._unsaved.discard(key)
+            if store is not None:
+                try:
+                    store.save()
+                except (OSError, SnapglyphError):
+                    pass
 
     def second_overflow(self, key: str, ov: OverflowResult, sent: Outcome | None) -> None:
         """The compacted request overflowed too: learn the smaller window and make a new cut next time."""
@@ -282,8 +299,9 @@ class Planner:
         return self._outcome(new_body, res, cut, "sticky")
 
     def _new_cut(self, key: str, dialect: str, body: dict, profile: str, ceiling: Budget, action: str, *,
-                 dry: bool, model: str | None = None) -> Outcome:
-        """A new cut aiming at ``target`` of the ceiling (the ceiling itself when nothing fits the target)."""
+                 dry: bool, model: str | None = None, save: bool = True) -> Outcome:
+        """A new cut aiming at ``target`` of the ceiling (the ceiling itself when nothing fits the target); the
+        source store written unless ``save`` is false (then :meth:`save_store` writes it)."""
         mt = output_reserve(None, body)
         target = mt + max(1, int((ceiling.tokens - mt) * self.config.target))
         store = self._store(key) if not dry else None
@@ -314,8 +332,10 @@ class Planner:
                 conv.history = (conv.history + [{"cut": cut.first_tail, "tokens_before": res.tokens_before,
                                                  "tokens_after": res.tokens_after, "pages": len(res.pages)}])[-20:]
                 self.states.save(conv)
-            try:
-                store.save()
-            except (OSError, SnapglyphError):
-                pass                                       # the source store is for recall; the cut is saved
+                (self._unsaved.discard if save else self._unsaved.add)(key)
+            if save:
+                try:
+                    store.save()
+                except (OSError, SnapglyphError):
+                    pass                                   # the source store is for recall; the cut is saved
         return self._outcome(new_body, res, cut, action)
