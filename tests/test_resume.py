@@ -13,6 +13,7 @@ import hashlib
 import json
 import re
 import uuid
+from pathlib import Path
 
 import pytest
 import real_clients as rc
@@ -104,7 +105,7 @@ def test_another_format_is_refused_in_one_line(tmp_path, capsys):
                                {"role": "user", "content": "go on"}]), encoding="utf-8")
     assert main(["compact", str(src), "--resume-file", "--budget", "3000"]) == 2
     err = capsys.readouterr().err.strip().splitlines()
-    assert err[-1] == ("snapglyph: error: --resume-file writes Claude Code and Codex sessions; this is openai, so "
+    assert err[-1] == ("snapglyph: error: --resume-file writes Claude Code, Codex and pi sessions; this is openai, so "
                        "there is no agent session to write")
 
 
@@ -204,3 +205,42 @@ def test_real_codex_resumes_a_real_rollout_written_back(world, capsys):
     assert proc.returncode == 0 and ANSWER in proc.stdout, (proc.stdout[-1000:], proc.stderr[-2000:])
     body = _sent_holding(sim, "show tools")
     assert sum(1 for it in body["input"] if rc._has_image(it)) == 1 and PROMPT in json.dumps(body["input"][-1])
+
+
+def test_pi_session_written_back(world, capsys):
+    home, cwd = world
+    src = rc.pi_session(home / ".pi" / "agent", cwd, str(uuid.uuid4()))
+    before = _digest(src)
+    assert main(["compact", str(src), "--resume-file", "--budget", str(BUDGET),
+                 "--store", str(src.with_suffix(".store.jsonl"))]) == 0
+    err = capsys.readouterr().err
+    assert _digest(src) == before
+    m = re.search(r"resume it with: pi --session (\S+)$", err.strip(), re.M)
+    assert m, err
+    recs = _records(Path(m.group(1)))
+    assert recs[0]["type"] == "session" and recs[0]["cwd"] == str(cwd) and recs[0]["id"] != _records(src)[0]["id"]
+    assert [r["parentId"] for r in recs[1:]] == [None] + [r["id"] for r in recs[1:-1]]
+    assert recs[1]["type"] == "model_change"
+    snaps = [r for r in recs if r["type"] == "message" and any(b.get("type") == "image"
+                                                                for b in r["message"]["content"])]
+    assert len(snaps) == 1 and snaps[0]["message"]["role"] == "user"
+    assert snaps[0]["message"]["content"][0]["mimeType"] == "image/png"
+    t = load(Path(m.group(1)))
+    assert t.format == "pi" and t.meta["snapshots"] == 1
+
+
+def test_real_pi_resumes_the_written_session(world, capsys):
+    exe = installed("pi")
+    home, cwd = world
+    agent = home / ".pi" / "agent"
+    src = rc.pi_session(agent, cwd, str(uuid.uuid4()))
+    assert main(["compact", str(src), "--resume-file", "--budget", str(BUDGET),
+                 "--store", str(src.with_suffix(".store.jsonl"))]) == 0
+    path = re.search(r"resume it with: pi --session (\S+)$", capsys.readouterr().err.strip(), re.M).group(1)
+    with _simulator() as sim:
+        rc.pi_models(agent, sim.base_url)
+        proc = run([exe, "--provider", "sim", "--model", "gpt-5.4", "-p", "--session", path, PROMPT], cwd,
+                   {"HOME": str(home), "PI_OFFLINE": "1"})
+    assert proc.returncode == 0 and ANSWER in proc.stdout, (proc.stdout[-1000:], proc.stderr[-2000:])
+    body = _sent_with_pages(sim)
+    assert sum(1 for m in body["messages"] if rc._has_image(m)) == 1 and PROMPT in json.dumps(body["messages"][-1])

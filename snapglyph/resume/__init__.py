@@ -2,8 +2,8 @@
 
 The new session sits beside the source file, with a new session id: the head, one user turn holding the page
 images and the snapshot text, and the tail, in the agent's own records; the agent's resume command is returned
-with it. The source file is never modified. Claude Code (:mod:`.claude_code`) and Codex (:mod:`.codex`) are
-written; other formats are refused with a one-line :class:`~snapglyph.errors.InputError`.
+with it. The source file is never modified. Claude Code (:mod:`.claude_code`), Codex (:mod:`.codex`) and pi
+(:mod:`.pi`) are written; other formats are refused with a one-line :class:`~snapglyph.errors.InputError`.
 """
 
 from __future__ import annotations
@@ -17,7 +17,8 @@ from .common import Resumed, snapshot_turn
 __all__ = ["RESUME_DIALECTS", "Resumed", "check_writable", "snapshot_turn", "write_resume"]
 
 #: The request dialect each writable format's session is built from (its agent's own wire).
-RESUME_DIALECTS = {"claude-code": "anthropic", "codex": "responses"}
+RESUME_DIALECTS: dict[str, str | None] = {"claude-code": "anthropic", "codex": "responses", "pi": None}
+"""None: any dialect (pi speaks its model's provider's own; the snapshot's pages are read from any)."""
 
 
 def check_writable(transcript: Any) -> Path:
@@ -35,11 +36,11 @@ def check_writable(transcript: Any) -> Path:
     ...     check_writable(load_text('[{"role": "user", "content": "hi"}]'))
     ... except InputError as e:
     ...     print(e)
-    --resume-file writes Claude Code and Codex sessions; this is openai, so there is no agent session to write
+    --resume-file writes Claude Code, Codex and pi sessions; this is openai, so there is no agent session to write
     """
     fmt = transcript.format
     if fmt not in RESUME_DIALECTS:
-        raise InputError(f"--resume-file writes Claude Code and Codex sessions; this is {fmt}, so there is no agent "
+        raise InputError(f"--resume-file writes Claude Code, Codex and pi sessions; this is {fmt}, so there is no agent "
                          "session to write")
     src = transcript.meta.get("path")
     if not src or Path(src).is_dir():
@@ -77,14 +78,17 @@ def write_resume(transcript: Any, result: Any) -> Resumed:
     ...     write_resume(load_text('[{"role": "user", "content": "hi"}]'), None)
     ... except InputError as e:
     ...     print(e)
-    --resume-file writes Claude Code and Codex sessions; this is openai, so there is no agent session to write
+    --resume-file writes Claude Code, Codex and pi sessions; this is openai, so there is no agent session to write
     """
     fmt, src = transcript.format, check_writable(transcript)
-    if result.dialect != RESUME_DIALECTS[fmt]:
+    if RESUME_DIALECTS[fmt] is not None and result.dialect != RESUME_DIALECTS[fmt]:
         raise InputError(f"--resume-file writes a {fmt} session from a {RESUME_DIALECTS[fmt]} request, not "
                          f"{result.dialect} (leave --dialect out)")
     if fmt == "claude-code":
         from .claude_code import write_claude_code
         return write_claude_code(transcript, result, src)
+    if fmt == "pi":
+        from .pi import write_pi
+        return write_pi(transcript, result, src)
     from .codex import write_codex
     return write_codex(transcript, result, src)

@@ -8,7 +8,7 @@ from typing import NamedTuple
 
 from ..errors import InputError
 
-__all__ = ["Resumed", "now_stamp", "snapshot_turn"]
+__all__ = ["Resumed", "now_stamp", "snapshot_blocks", "snapshot_turn"]
 
 
 def now_stamp() -> str:
@@ -46,7 +46,7 @@ class Resumed(NamedTuple):
 
 def snapshot_turn(items: list[dict]) -> int:
     """The index of the compacted request's snapshot turn in its ``messages`` or ``input``: the user message whose
-    content holds page images (``image`` or ``input_image`` blocks).
+    content holds page images (``image``, ``input_image`` or ``image_url`` blocks).
 
     Raises
     ------
@@ -61,7 +61,33 @@ def snapshot_turn(items: list[dict]) -> int:
     """
     for i, m in enumerate(items):
         c = m.get("content") if isinstance(m, dict) and m.get("role") == "user" else None
-        if isinstance(c, list) and any(isinstance(b, dict) and b.get("type") in ("image", "input_image") for b in c):
+        if isinstance(c, list) and any(isinstance(b, dict) and b.get("type") in ("image", "input_image", "image_url") for b in c):
             return i
     raise InputError("the compacted request shows no page (the conversation fit as it was), so no session to "
                      "resume was written")
+
+
+def snapshot_blocks(content: list[dict]) -> list[tuple[str, str, str]]:
+    """The snapshot turn's blocks in any dialect as ``(kind, media type, data)``: ``("image", "image/png", base64)``
+    for a page (Anthropic ``image``, chat ``image_url``, Responses ``input_image`` data URLs), ``("text", "",
+    text)`` for text.
+
+    Examples
+    --------
+    >>> snapshot_blocks([{"type": "image_url", "image_url": {"url": "data:image/png;base64,iVBO"}},
+    ...                  {"type": "text", "text": "snapglyph snapshot: x"}])
+    [('image', 'image/png', 'iVBO'), ('text', '', 'snapglyph snapshot: x')]
+    """
+    out = []
+    for b in content:
+        t = b.get("type")
+        if t == "image" and isinstance(b.get("source"), dict):
+            out.append(("image", b["source"].get("media_type", "image/png"), b["source"].get("data", "")))
+        elif t in ("image_url", "input_image"):
+            url = b.get("image_url")
+            url = url.get("url") if isinstance(url, dict) else url
+            head, _, data = str(url).partition(",")
+            out.append(("image", head[5:].split(";")[0] or "image/png", data))
+        elif t in ("text", "input_text"):
+            out.append(("text", "", b.get("text", "")))
+    return out
