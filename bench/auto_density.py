@@ -72,8 +72,8 @@ def license_prose():
 def block_lines(doc, cols: int) -> tuple[int, int, list[str]]:
     """Non-blank block lines, those that start a row with their indentation drawn whole (by the rule of the
     package measured: whether it takes the common indentation off, ``MAX_PROSE_RUN`` tells), and the text of each
-    line of the blocks laid out as flow (``k == 0``: without the block's common indentation, then its newline's
-    mark), in order."""
+    line of the blocks laid out as flow (``k == 0``: without the block's common indentation, the rest of it at
+    half its width, then its newline's mark), in order."""
     from snapglyph.raster import blocks
     from snapglyph.raster._codes import expand_tabs
 
@@ -88,8 +88,8 @@ def block_lines(doc, cols: int) -> tuple[int, int, list[str]]:
             strip = min(leads, default=0) if after else 0
             n += len(leads)
             if k == 0:
-                flow += [x[min(strip, len(x) - len(x.lstrip(" "))):] + (NL if a + i + 1 < len(lines) else "")
-                         for i, x in enumerate(part) if x.strip()]
+                flow += [" " * ((len(x) - len(x.lstrip(" ")) - strip + 1) // 2) + x.lstrip(" ")
+                         + (NL if a + i + 1 < len(lines) else "") for i, x in enumerate(part) if x.strip()]
                 continue
             whole += sum((ld - strip <= colw // 2) if after else (ld < colw) for ld in leads)
     return n, whole, flow

@@ -96,15 +96,18 @@ class _Pages:
 
     def flow(self, lines, ended, style):
         """Lay out the lines of a flow block as dense prose from a row's start, without the block's common
-        indentation: a line that, with its newline's mark, does not fit the rest of the row starts the next row,
-        and so does the line after one wider than a row."""
+        indentation and with the rest of a line's indentation at half its width (rounded up): a line that, with
+        its newline's mark, does not fit the rest of the row starts the next row, and so does the line after one
+        wider than a row."""
         strip = min((len(x) - len(x.lstrip(" ")) for x in lines if x.strip(" ")), default=0)
         if self.col > 0:
             self.row, self.col = self.row + 1, 0
         broke = False
         for i, line in enumerate(lines):
             nl = i < len(lines) - 1 or ended
-            text = line[min(strip, len(line) - len(line.lstrip(" "))):] + ("\n" if nl else "")
+            body = line.lstrip(" ")
+            half = " " * ((len(line) - len(body) - strip + 1) // 2) if body else ""  # a line of spaces: none
+            text = half + body + ("\n" if nl else "")
             cells = sum(1 if c == "\n" else self.width_of(c) for c in text)
             if self.col > 0 and (broke or self.col + cells > self.cols):
                 self.row, self.col = self.row + 1, 0

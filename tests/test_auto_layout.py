@@ -51,7 +51,8 @@ def shown_lines(seg: Segment, cols: int, at) -> list[tuple[str, int, bool]]:
             body = x.lstrip(" ")
             if k == 0:
                 if body:
-                    out.append((x[strip:] + (NL if a + i + 1 < len(lines) else ""), colw, True))
+                    half = " " * ((len(x) - len(body) - strip + 1) // 2)  # the rest of the indentation at half
+                    out.append((half + body + (NL if a + i + 1 < len(lines) else ""), colw, True))
                 continue
             out.append((" " * min(max(len(x) - len(body) - strip, 0), colw // 2) + body, colw, False))
     return out
@@ -137,7 +138,7 @@ def test_blocks_of_a_small_document(monkeypatch):
     page, = render_document(doc, profile="claude", cell=(6, 12))
     assert page.text == (  # as flow: each line whole after the one before, from a row's start
         "We change two lines; the rest of this paragraph is prose that flows dense across the row as before.\u21b5\n"
-        "```py\u21b5x = 1\u21b5    if x:\u21b5        y = 2\u21b5```\u21b5Done.\na.py\u21b5b.py\u21b5c.py\u21b5")
+        "```py\u21b5x = 1\u21b5  if x:\u21b5    y = 2\u21b5```\u21b5Done.\na.py\u21b5b.py\u21b5c.py\u21b5")  # at half
     assert page.rows == 3
     monkeypatch.setattr(blocks_mod, "FLOW_GAIN", 0)  # bands only
     page, = render_document(doc, profile="claude", cell=(6, 12))

@@ -46,9 +46,10 @@ def band_rows(widths, leads, k: int, colw: int) -> int:
 
 
 def flow_rows(widths, leads, cols: int) -> int:
-    """Rows of a block laid out as flow on rows of ``cols`` cells: without the block's common indentation, each
-    line and its newline mark (one cell) after the one before on its row where it fits whole, else from the next
-    row's start; a line wider than a row wraps at the row's end, and the line after it starts a row.
+    """Rows of a block laid out as flow on rows of ``cols`` cells: without the block's common indentation and with
+    the rest of a line's indentation at half its width (rounded up), each line and its newline mark (one cell)
+    after the one before on its row where it fits whole, else from the next row's start; a line wider than a row
+    wraps at the row's end, and the line after it starts a row.
 
     The widths are those of :func:`snapglyph.raster.blocks.line_kinds` (one cell a character: wide characters
     count 1 here), so this is the planner's estimate; the stream places the rows by the glyphs' own widths
@@ -56,7 +57,7 @@ def flow_rows(widths, leads, cols: int) -> int:
 
     Examples
     --------
-    >>> flow_rows([30, 30, 30, 0, 200], [4, 4, 6, 0, 4], 100)  # four lines on the first row, then 197 cells
+    >>> flow_rows([30, 30, 30, 0, 200], [4, 4, 8, 0, 4], 100)  # 27 + 27 + 25 + 1 cells on the first row
     3
     """
     w = np.asarray(widths, np.int64)
@@ -64,7 +65,7 @@ def flow_rows(widths, leads, cols: int) -> int:
     nonblank = w > 0
     strip = int(ld[nonblank].min()) if nonblank.any() else 0
     rows, col, broke = 1, 0, False
-    for c in (np.where(nonblank, w - strip, 0) + 1).tolist():
+    for c in (np.where(nonblank, w - ld + (ld - strip + 1) // 2, 0) + 1).tolist():
         if col > 0 and (broke or col + c > cols):
             rows, col = rows + 1, 0
         col += c

@@ -139,9 +139,11 @@ def flow_stream(codes: np.ndarray, srcw: np.ndarray, cols: int, gwidth: np.ndarr
 
     ``CODE_ROW_START`` before the block, before each line that would not fit whole (its glyphs and its newline's
     mark, one cell) on the rest of the row and before the line after one wider than a row (what follows the block
-    goes on along its last row, as prose does); the
-    block's common indentation (the fewest leading ``BLANK`` glyphs of a line that holds another element) becomes
-    ``CODE_NOP``, its source weight kept. The prose layout wraps at glyph widths, so the rows fall where counted.
+    goes on along its last row, as prose does). Of a line's leading ``BLANK`` glyphs, those of the block's common
+    indentation (the fewest of a line that holds another element) and the second half (rounded down) of the rest
+    become ``CODE_NOP``, their source weight kept: indentation is drawn at half its width, its levels kept (4 and
+    8 spaces as 2 and 4); a line of blanks only keeps none. The prose layout wraps at glyph widths, so the rows
+    fall where counted.
 
     Parameters
     ----------
@@ -159,9 +161,9 @@ def flow_stream(codes: np.ndarray, srcw: np.ndarray, cols: int, gwidth: np.ndarr
 
     Examples
     --------
-    >>> c = np.array([0, 0, 5, 6, -1, 0, 0, 0, 5, -1, 0, 0, 7], np.int32)  # "  ab", "   a", "  c" on 6 cells
-    >>> flow_stream(c, np.ones(13, np.uint8), 6, np.ones(8, np.uint8))[0].tolist()
-    [-2, -3, -3, 5, 6, -1, -3, -3, 0, 5, -1, -2, -3, -3, 7]
+    >>> c = np.array([0, 0, 5, 6, -1, 0, 0, 0, 0, 5, -1, 0, 0, 7], np.int32)  # "  ab", "    a", "  c" on 6 cells
+    >>> flow_stream(c, np.ones(14, np.uint8), 6, np.ones(8, np.uint8))[0].tolist()
+    [-2, -3, -3, 5, 6, -1, -3, -3, 0, -3, 5, -1, -2, -3, -3, 7]
     """
     nl = np.flatnonzero(codes == CODE_NEWLINE)
     starts = np.concatenate([[0], nl + 1])
@@ -173,7 +175,8 @@ def flow_stream(codes: np.ndarray, srcw: np.ndarray, cols: int, gwidth: np.ndarr
     np.minimum.at(far, line[held], pos[held])
     strip = int(far.min()) if held.any() else 0
     out = codes.copy()
-    out[(codes == BLANK) & (pos < strip) & (pos < far[line])] = CODE_NOP
+    keep = strip + (np.where(far < len(codes), far, strip) - strip + 1) // 2  # a blank line keeps none
+    out[(codes == BLANK) & (pos < far[line]) & ((pos < strip) | (pos >= keep[line]))] = CODE_NOP
     cells = np.where(out >= 0, gwidth[np.maximum(out, 0)], 0) + (out == CODE_NEWLINE)
     at = [0]
     col, broke = 0, False
