@@ -18,10 +18,10 @@ from typing import TYPE_CHECKING
 from ..model.message_ids import id_ranges
 from ..model.messages import Message, Part
 from ..model.snapshot_text import snapshot_text
-from ..providers.limits import check_messages, request_fits
+from ..providers.limits import check_messages, request_bytes, request_fits
 from ..providers.normalize import replace_lone_surrogates
 from .dropping import dropped_ids, shown_and_dropped
-from .image_fit import fit_image_limits
+from .image_fit import fit_image_limits, fit_request_bytes
 from .snapshot_message import page_parts
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -124,6 +124,20 @@ def _own_images(conv: Conversation, fit: Fit, h: int, n_pages: int) -> tuple[lis
     return own[:h], fit, rewrites
 
 
+def _own_bytes(conv: Conversation, fit: Fit, head: list[Message], snap: Message
+               ) -> tuple[list[Message], Fit, Counter]:
+    """The head's and tail's own images made smaller or left out, oldest first, until the request with ``snap``
+    (the snapshot message and its pages) fits the byte budget (:func:`~.image_fit.fit_request_bytes`); the fit's
+    costs follow what changed."""
+    h = len(head)
+    before = head + fit.tail
+    own, rewrites = fit_request_bytes(before, conv.prof,
+                                      lambda ms: request_bytes(conv.request(ms[:h] + [snap] + ms[h:])))
+    delta = [conv.costs.message(b) - conv.costs.message(a) if a is not b else 0 for a, b in zip(before, own)]
+    fit = replace(fit, tail=own[h:], base=fit.base + sum(delta[:h]), tail_cost=fit.tail_cost + sum(delta[h:]))
+    return own[:h], fit, rewrites
+
+
 def assemble(conv: "Conversation", plan: "Plan", fit: "Fit", recall_tool: bool) -> Assembly:
     """Build the output messages and request; drop pages (in the fit's drop order) while the request bytes exceed
     the limit (or the budget, where the head's and tail's own images changed for the image limits).
@@ -148,9 +162,16 @@ def assemble(conv: "Conversation", plan: "Plan", fit: "Fit", recall_tool: bool) 
     """
     kept = list(fit.kept)
     head, fit, rewrites = _own_images(conv, fit, plan.head_end, len(kept) + len(fit.paged_pages()))
+    bytes_fitted = False
     while True:
         out = head + [snapshot_message(conv, plan, fit, kept, recall_tool)] + fit.tail
         req = conv.request(out)
+        if not bytes_fitted and not request_fits(req, conv.prof):  # the own images first, beside every page
+            bytes_fitted = True
+            head, fit, more = _own_bytes(conv, fit, head, out[len(head)])
+            if more:
+                rewrites.update(more)
+                continue
         if (request_fits(req, conv.prof) and not (fit.budget and fit.total(kept) > fit.budget)) or not kept:
             check_messages(out, conv.prof, request=req)
             return Assembly(out, req, kept, dropped_ids(plan.middle_ids, kept, plan.pages), fit, rewrites)

@@ -36,14 +36,14 @@ from ..errors import BudgetError, InputError, InternalError
 from ..model.attachments import count_attachments
 from ..model.message_ids import format_ranges, id_ranges
 from ..model.messages import Message
-from ..providers.limits import check_messages
+from ..providers.limits import check_messages, request_bytes
 from ..providers.profiles import Profile, profile as get_profile
 from ..raster.lazy import render_lazy  # pages laid out, drawn when looked at, kept as PNG bytes
 from .assemble import Assembly, assemble
 from .budget import Budget, calibrated
 from .conversation import Conversation, join_counts, prepare, resolve_dialect
 from .dropping import add_summary, fit_budget
-from .image_fit import fit_image_limits
+from .image_fit import fit_image_limits, fit_request_bytes
 from .notes import SECTION_GAP, UserBound, planned_page_tokens, snapshot_notes
 from .page_cache import CachedDraw
 from .plan import Plan, plan_cut
@@ -181,8 +181,10 @@ def _renderers(settings: RenderSettings) -> "tuple[_Middles, CachedDraw]":
 def _passthrough(conv: Conversation, prof: Profile) -> CompactResult:
     """The whole conversation, as it fits: only the many-image rule and the last check apply."""
     sent, rewrites = fit_image_limits(conv.norm, prof)
-    check_messages(sent, prof)
-    return _finish(conv, sent, conv.request(sent), [], rewrites=rewrites, tail_ids=[m.id for m in conv.norm],
+    sent, fitted = fit_request_bytes(sent, prof, lambda ms: request_bytes(conv.request(ms)))
+    req = conv.request(sent)
+    check_messages(sent, prof, request=req)
+    return _finish(conv, sent, req, [], rewrites=join_counts(rewrites, fitted), tail_ids=[m.id for m in conv.norm],
                    tokens_after=conv.total, passthrough=True)
 
 

@@ -13,25 +13,31 @@ It runs twice: on the whole conversation before the cut (``extra=None``: the cou
 the request's final image count is not known yet), and on the head and tail once the pages are chosen (``extra``
 pages beside them), where the many-image rule is decided on the request's real count: a request whose pages
 take it past 20 images keeps its pages and downscales the conversation's oversized images instead.
-Only then can :class:`~snapglyph.errors.LimitError` remain (the request bytes). Every change is counted as a
-rewrite, in the counter returned beside the messages. Pages are never among these images: they are made to the
-profile's size, which :class:`~snapglyph.providers.profiles.Profile` checks against the many-image side.
+Every change is counted as a rewrite, in the counter returned beside the messages. Pages are never among these
+images: they are made to the profile's size, which :class:`~snapglyph.providers.profiles.Profile` checks against
+the many-image side.
+
+:func:`fit_request_bytes` resolves the request's byte budget (:func:`snapglyph.providers.limits.byte_budget`, which
+the pages and the conversation's own images share) in the passthrough and beside the pages: while the body is over
+it, the oldest own image is made smaller from its source bytes (where a smaller copy saves what is missing) or
+replaced by a placeholder naming it; its source stays in the store. Only a body whose text alone is over the budget
+is left to :class:`~snapglyph.errors.LimitError`.
 """
 
 from __future__ import annotations
 
 from collections import Counter
 from dataclasses import replace
-from typing import TYPE_CHECKING, Sequence
+from typing import TYPE_CHECKING, Callable, Sequence
 
 from ..model.images import downscale
 from ..model.messages import Message, Part, images_in
-from ..providers.limits import image_target, images_over
+from ..providers.limits import byte_budget, image_target, images_over
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..providers.profiles import Profile
 
-__all__ = ["fit_image_limits"]
+__all__ = ["fit_image_limits", "fit_request_bytes"]
 
 
 def _placeholder(p: Part, why: str) -> Part:
@@ -118,3 +124,75 @@ def fit_image_limits(messages: Sequence[Message], prof: "Profile", *,
                        meta={**q.meta, "downscaled_from": [q.width, q.height, len(q.data)]})
 
     return _map_images(messages, fit), rewrites
+
+
+def _smaller(q: Part, over: int, prof: "Profile", rewrites: Counter) -> Part:
+    """``q`` made ``over`` bytes (base64) smaller from its own bytes where a copy of at least half its size does it,
+    else the placeholder; counted."""
+    have = len(q.data or "")
+    want = have - over - 1024  # a little below, so one step is enough
+    small = downscale(q.data, max_side=None, max_b64_bytes=want) if q.data and want >= have // 2 else None
+    if small is None:
+        rewrites["oldest images replaced by a placeholder for the request's byte budget"] += 1
+        return _placeholder(q, f"the request keeps within profile {prof.name}'s budget of "
+                               f"{byte_budget(prof):,} bytes")
+    rewrites["oldest images made smaller for the request's byte budget"] += 1
+    data, media_type, w, h = small
+    return replace(q, data=data, media_type=media_type, width=w, height=h,
+                   meta={**q.meta, "downscaled_from": [q.width, q.height, len(q.data)]})
+
+
+def fit_request_bytes(messages: Sequence[Message], prof: "Profile",
+                      size_of: "Callable[[list[Message]], int]") -> tuple[list[Message], Counter]:
+    """The conversation with its oldest own images made smaller or left out until its request fits the byte budget.
+
+    Parameters
+    ----------
+    messages : sequence of Message
+        Normalized messages (not modified); images whose ``meta`` holds ``"page"`` (snapglyph's pages) are left as
+        they are.
+    prof : Profile
+    size_of : callable
+        ``size_of(messages) -> int``: the bytes of the request body built from the messages (pages beside them
+        included).
+
+    Returns
+    -------
+    (list of Message, collections.Counter)
+        The messages (the same list where the request already fits) and each change counted by kind.
+
+    Examples
+    --------
+    >>> import base64, io, json
+    >>> from PIL import Image
+    >>> from snapglyph.providers.profiles import profile
+    >>> buf = io.BytesIO(); Image.effect_noise((600, 600), 60).save(buf, format="PNG")
+    >>> shot = Part("image", media_type="image/png", data=base64.b64encode(buf.getvalue()).decode(), width=600,
+    ...             height=600)
+    >>> msgs = [Message(i, "user", [shot]) for i in range(3)]
+    >>> size = lambda ms: len(json.dumps([p.data for m in ms for p in m.parts if p.kind == "image"]))
+    >>> tight = replace(profile("claude"), max_request_bytes=2 * len(shot.data))
+    >>> out, rw = fit_request_bytes(msgs, tight, size)
+    >>> [p.kind for m in out for p in m.parts], size(out) <= tight.max_request_bytes, sorted(rw.values())
+    (['text', 'image', 'image'], True, [1, 1])
+    >>> [k.split(" for")[0] for k in sorted(rw)]  # the oldest left out, the next smaller for the JSON around them
+    ['oldest images made smaller', 'oldest images replaced by a placeholder']
+    """
+    rewrites: Counter = Counter()
+    out = list(messages)
+    limit = byte_budget(prof)
+    for _ in range(4):  # a step frees what it measured; a rerun only for JSON escapes the count did not see
+        over = size_of(out) - limit
+        if over <= 0:
+            break
+        state = {"over": over}
+
+        def fit(k: int, q: Part) -> Part:
+            if state["over"] <= 0 or q.meta.get("page") is not None or not (q.data or q.url):
+                return q
+            new = _smaller(q, state["over"], prof, rewrites)
+            state["over"] -= len(q.data or q.url) - len(new.data or new.text or "")
+            return new
+
+        out = _map_images(out, fit)
+    return out, rewrites
