@@ -157,9 +157,10 @@ def test_packed_page_text_is_the_drawn_page_text():
 
 
 @pytest.mark.parametrize("fail_in", ["drawing", "writing"])
-def test_a_failed_render_leaves_no_pages_and_no_manifest(tmp_path, monkeypatch, fail_in):
-    """A render that fails part way (a full disk, say) removes the pages it wrote and the earlier run's pages and
-    manifest, so no manifest lists a page of another run; the user's other files stay."""
+def test_a_failed_render_leaves_the_earlier_run_whole(tmp_path, monkeypatch, fail_in):
+    """A render that fails part way (a full disk, say) removes the temporary folder it wrote its pages to and
+    leaves the earlier run's pages and manifest as they were (issue 31: files whole or absent); the user's other
+    files stay."""
     from snapglyph.raster import page_folder
     from snapglyph.raster.page_folder import write_pages
     out = tmp_path / "p"
@@ -174,11 +175,18 @@ def test_a_failed_render_leaves_no_pages_and_no_manifest(tmp_path, monkeypatch, 
                 raise OSError(28, "No space left on device")
             yield p
     if fail_in == "writing":
-        real = page_folder.page_name
-        monkeypatch.setattr(page_folder, "page_name", lambda i: real(i) if i < 2 else "no-such-dir/x.png")
+        real, written = page_folder.write_atomic, []
+
+        def full_disk(path, data, **kw):
+            if len(written) == 2:
+                raise OSError(28, "No space left on device")
+            written.append(path)
+            return real(path, data, **kw)
+        monkeypatch.setattr(page_folder, "write_atomic", full_disk)
+    before = {p.name: p.read_bytes() for p in out.iterdir()}
     with pytest.raises(OSError):
         write_pages(out, pages(), "claude", workers=2)
-    assert sorted(p.name for p in out.iterdir()) == ["notes.txt"]
+    assert {p.name: p.read_bytes() for p in out.iterdir()} == before
 
 
 @pytest.mark.parametrize("workers", [1, 2])

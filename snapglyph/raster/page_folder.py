@@ -2,15 +2,27 @@
 
 A second render into the same folder replaces the pages; pages of the earlier run that the new one did not write
 are removed, so the folder never holds a page its manifest does not list. Only files the earlier manifest names
-are touched; anything else in the folder stays. A render that fails part way leaves neither pages nor manifest.
+are touched; anything else in the folder stays.
+
+Files are whole or absent: the pages and the manifest are first written into a temporary folder inside the output
+folder (``.snapglyph-render-PID-*``, same file system; each file through :func:`snapglyph._files.write_atomic`), and
+moved in place only once every page is written: the earlier manifest goes first, then the pages, the earlier run's
+stale pages, and the new manifest last. A render that fails while writing (a full disk, a drawing error) removes
+its temporary folder and leaves the earlier run as it was; one that fails while moving leaves neither pages nor
+manifest. A temporary folder a killed run left behind is removed by the next render.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import re
+import shutil
+import tempfile
 from pathlib import Path
 from typing import Iterable
+
+from .._files import write_atomic
 
 __all__ = ["PAGE_NAME", "clear_stale_pages", "page_name", "render_folder", "write_pages"]
 
@@ -29,10 +41,11 @@ def page_name(index: int) -> str:
     return f"page-{index + 1:04d}.png"
 
 
-def clear_stale_pages(folder: str | Path, written: Iterable[str]) -> list[str]:
+def clear_stale_pages(folder: str | Path, written: Iterable[str], *, dry_run: bool = False) -> list[str]:
     """Remove the pages an earlier run's ``manifest.json`` lists that this run did not write.
 
-    Call it after writing the new pages and before writing the new manifest (the earlier one is read here).
+    Call it after writing the new pages and before writing the new manifest (the earlier one is read here);
+    ``dry_run``: only name them.
 
     Parameters
     ----------
@@ -70,7 +83,8 @@ def clear_stale_pages(folder: str | Path, written: Iterable[str]) -> list[str]:
     removed = []
     for name in sorted(names - keep):
         if PAGE_NAME.fullmatch(name) and (folder / name).is_file():
-            (folder / name).unlink()
+            if not dry_run:
+                (folder / name).unlink()
             removed.append(name)
     return removed
 
@@ -105,9 +119,10 @@ def write_pages(folder: str | Path, pages: Iterable, profile_name: str,
     Raises
     ------
     OSError, SnapglyphError
-        What writing or drawing raised (a full disk, say). The folder is then left without pages or manifest
-        (the pages this run wrote, the earlier run's pages and its manifest are removed; other files stay), so
-        no manifest ever lists a page of another run.
+        What writing or drawing raised (a full disk, say). The pages are written into a temporary folder first:
+        a failure there leaves the folder as the earlier run left it (that folder removed); a failure while
+        moving them in leaves neither pages nor manifest (other files stay), so no manifest ever lists a page of
+        another run and no page is torn.
 
     Examples
     --------
@@ -122,12 +137,11 @@ def write_pages(folder: str | Path, pages: Iterable, profile_name: str,
     out.mkdir(parents=True, exist_ok=True)
     from .pool import encode_ahead
 
-    done: list[str] = []  # appended on the encoding threads (list.append is atomic)
+    _remove_orphans(out)
+    tmp = Path(tempfile.mkdtemp(prefix=f"{_TMP_PREFIX}{os.getpid()}-", dir=out))
 
     def write(page) -> None:
-        name = page_name(page.index)
-        (out / name).write_bytes(page.png)
-        done.append(name)
+        write_atomic(tmp / page_name(page.index), page.png)
         if buffers is not None:
             buffers.give(page.pixels)
 
@@ -138,14 +152,55 @@ def write_pages(folder: str | Path, pages: Iterable, profile_name: str,
             name = page_name(page.index)
             entries.append({"file": name, "width": page.width, "height": page.height, "chars": page.chars,
                             "first_id": page.first_id, "last_id": page.last_id})
+        manifest = {"profile": profile_name, "pages": entries}
+        write_atomic(tmp / "manifest.json", json.dumps(manifest, indent=1) + "\n")
     except BaseException:
         encoded.close()  # its threads have finished: no page is written after this
-        _remove_partial(out, done)
+        shutil.rmtree(tmp, ignore_errors=True)  # the earlier run stays as it was
         raise
-    stale = clear_stale_pages(out, [e["file"] for e in entries])
-    manifest = {"profile": profile_name, "pages": entries}
-    (out / "manifest.json").write_text(json.dumps(manifest, indent=1) + "\n", encoding="utf-8")
-    return entries, stale
+    return entries, _move_in(out, tmp, [e["file"] for e in entries])
+
+
+_TMP_PREFIX = ".snapglyph-render-"
+
+
+def _remove_orphans(folder: Path) -> None:
+    """Remove the temporary folders of renders into ``folder`` whose process is gone (killed part way)."""
+    for d in folder.glob(f"{_TMP_PREFIX}*"):
+        pid = d.name[len(_TMP_PREFIX):].split("-")[0]
+        if d.is_dir() and pid.isdigit() and not _alive(int(pid)):
+            shutil.rmtree(d, ignore_errors=True)
+
+
+def _alive(pid: int) -> bool:
+    if pid == os.getpid():
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:  # another user's process, or a system without signals: leave its folder alone
+        return True
+    return True
+
+
+def _move_in(out: Path, tmp: Path, names: list[str]) -> list[str]:
+    """Move the pages and the manifest written in ``tmp`` into ``out`` (the manifest last) and remove the earlier
+    run's stale pages; returns those. On a failure, neither pages nor manifest are left."""
+    stale = clear_stale_pages(out, names, dry_run=True)
+    try:
+        (out / "manifest.json").unlink(missing_ok=True)  # no manifest ever lists a page of another run
+        for name in names:
+            os.replace(tmp / name, out / name)
+        for name in stale:
+            (out / name).unlink(missing_ok=True)
+        os.replace(tmp / "manifest.json", out / "manifest.json")
+    except BaseException:
+        _remove_partial(out, names + stale)  # those moved and the earlier run's of the same names
+        raise
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    return stale
 
 
 def render_folder(folder: str | Path, document, profile="claude", *, mode: str = "auto", cell=None,
