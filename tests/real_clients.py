@@ -307,7 +307,8 @@ def conversation(sim, first: str = FIRST) -> list[dict]:
             if json.dumps(first)[1:-1].encode() in e.get("raw", b"")]
 
 
-def assert_recovered(sim, dialect: str, proc: subprocess.CompletedProcess, first: str = FIRST) -> tuple[dict, dict]:
+def assert_recovered(sim, dialect: str, proc: subprocess.CompletedProcess, first: str = FIRST,
+                     turns: int = 1) -> tuple[dict, dict]:
     """The checks every CLI's run must pass; returns the overflowed and the compacted request bodies.
 
     The CLI exited 0 and printed the scripted answer; the simulator refused exactly one request (the resumed
@@ -316,9 +317,10 @@ def assert_recovered(sim, dialect: str, proc: subprocess.CompletedProcess, first
     client's own: every top-level field but the item list and tools as sent, the client's tools first (then only
     ``recall_messages``), the items before the snapshot the client's first items (its first user message among
     them), the items after it the client's last ones (its new prompt among them); :func:`snapglyph.validate`
-    finds no fault in it that the client's own request does not have.
+    finds no fault in it that the client's own request does not have. ``turns``: the CLI ran that many times in a
+    row against one ``serve`` (later runs are compacted before they are sent: still one overflow in all).
     """
-    out = f"exit {proc.returncode}\nstdout: {proc.stdout[-1500:]}\nstderr: {proc.stderr[-3000:]}"
+    out = f"exit {proc.returncode}\nstdout: {proc.stdout[-1500:]}\nstderr: {proc.stderr[-3000:]}, turns {turns}"
     conv = conversation(sim, first)
     kinds = [e.get("kind") for e in sim.log]
     assert kinds.count("overflow") == 1, (kinds, out)
