@@ -47,7 +47,7 @@ JSONL_SAMPLES = {
 
 def test_rows_are_well_formed():
     names = [s.name for s in table.TABLE]
-    assert names == list(FORMATS) and len(set(names)) == len(names) == 16
+    assert names == list(FORMATS) and len(set(names)) == len(names) == 17
     for s in table.TABLE:
         assert isinstance(s, table.ReaderSpec) and s.info.kinds and set(s.info.kinds) <= set(table.KINDS)
         assert s.info.reads and s.info.example and s.info.noun

@@ -234,3 +234,38 @@ def test_an_opus_4_7_passthrough_keeps_its_model(tmp_path, capsys):
     assert main(["compact", str(src), "--out", str(tmp_path / "r.json")]) == 0
     assert json.loads((tmp_path / "r.json").read_text(encoding="utf-8"))["model"] == "claude-opus-4-7"
     assert "profile claude-hires and dialect anthropic" in capsys.readouterr().err
+
+
+def _cline_export() -> str:
+    """A Cline task exported as ``downloadTask`` writes it (export-markdown.ts): roles, blocks, ``---`` between."""
+    msgs = [("User", "<task>\nAdd a --verbose flag to cli.py\n</task>\n<environment_details>\n# cwd\n/w\n"
+                     "</environment_details>"),
+            ("Assistant", "I'll read the file first.\n[Tool Use: read_file]\nPath: cli.py"),
+            ("User", "[Tool]\nimport argparse\nparser = argparse.ArgumentParser()\n[Image]"),
+            ("Assistant", "[Tool Use: write_to_file]\nPath: cli.py\nContent: import argparse"),
+            ("User", "[Tool (Error)]\npermission denied"),
+            ("User", "<feedback>\ntry again\n</feedback>"),
+            ("Assistant", "Done: the flag is added.")]
+    return "---\n\n".join(f"**{role}:**\n\n{body}\n\n" for role, body in msgs)
+
+
+def test_cline_markdown_export(tmp_path):
+    p = tmp_path / "cline_task_dec-7-2026_11-20-05-pm.md"
+    p.write_text(_cline_export(), encoding="utf-8")
+    t = load(p)
+    assert t.format == "cline-md" and _pairs_kept(t)
+    assert _roles(t) == ["user", "assistant", "tool", "assistant", "tool", "user", "assistant"]
+    call = t.messages[1].parts[-1]
+    assert (call.name, json.loads(call.arguments), call.meta["made_up_id"]) == ("read_file", {"path": "cli.py"}, True)
+    assert t.messages[4].parts[0].is_error and t.meta["tool_calls"] == 2 and t.meta["images_not_exported"] == 1
+    assert [p.meta.get("typed") for p in t.messages[0].parts] == [True] and t.messages[5].parts[0].meta["typed"]
+
+
+def test_json_after_comment_lines(tmp_path):
+    p = tmp_path / "api_conversation_history.json"
+    p.write_text("// Roo Code task export\n// 2026-12-07\n" + json.dumps(
+        [{"role": "user", "content": "<task>\nfix it\n</task>", "ts": 1},
+         {"role": "assistant", "content": "fixed", "ts": 2}]), encoding="utf-8")
+    t = load(p)
+    assert t.format == "cline" and _roles(t) == ["user", "assistant"]
+    assert t.notes == ["2 comment lines before the JSON left out"]

@@ -252,7 +252,7 @@ def test_plain_text(tmp_path):
     assert load_text("[INFO] a log line").format == "text"
     assert load_text('{"not": "a transcript"}').format == "text"  # no JSON extension: plain text
     assert load_text("# aider chat started at 2024-01-01 00:00:00\n#### hi\n").format == "aider"
-    assert "text" in FORMATS and len(FORMATS) == 16
+    assert "text" in FORMATS and len(FORMATS) == 17
 
 
 def test_json_content_wins_over_extension(tmp_path):

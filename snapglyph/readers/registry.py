@@ -195,6 +195,10 @@ def _load(text: str, name: str, path: str | None, strict: bool, conversation: in
     """Detect the format of ``text`` (the content of ``name``). ``strict``: a JSON extension, unknown = error."""
     text = text.removeprefix("\ufeff")
     head = text.lstrip()
+    if head.startswith("//"):  # JSON after comment lines (an export's header): the JSON is read, the lines noted
+        t = _after_comments(text, name, path, strict, conversation)
+        if t is not None:
+            return t
     if head[:1] not in ("{", "["):
         if strict:
             raise FormatError(f"{name} holds no transcript: expected a JSON object, a list of messages or JSON lines "
@@ -218,6 +222,24 @@ def _load(text: str, name: str, path: str | None, strict: bool, conversation: in
     if strict:
         raise _json_error(name, doc, path)
     return _plain(text, name, path)
+
+
+def _after_comments(text: str, name: str, path: str | None, strict: bool, conversation: int | None
+                    ) -> Transcript | None:
+    """``text`` read past its leading ``//`` comment lines where JSON follows them (None where none does)."""
+    lines = text.splitlines(keepends=True)
+    k = 0
+    while k < len(lines) and (lines[k].lstrip().startswith("//") or not lines[k].strip()):
+        k += 1
+    rest = "".join(lines[k:])
+    if rest.lstrip()[:1] not in ("{", "["):
+        return None
+    t = _load(rest, name, path, strict, conversation)
+    if t.format == "text":
+        return None
+    n = sum(1 for ln in lines[:k] if ln.strip())
+    t.notes.insert(0, f"{n} comment line{'s' * (n != 1)} before the JSON left out")
+    return t
 
 
 def load_text(text: str, *, name: str = "<stdin>") -> Transcript:

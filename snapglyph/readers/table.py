@@ -20,6 +20,7 @@ from .aider import is_aider, read_aider
 from .anthropic import read_anthropic
 from .claude_code import is_claude_code, read_claude_code
 from .cline import is_cline, read_cline
+from .cline_markdown import is_cline_markdown, read_cline_markdown
 from .codex import is_codex, read_codex
 from .common import ReadResult
 from .copilot import is_copilot, read_copilot
@@ -352,6 +353,9 @@ TABLE: tuple[ReaderSpec, ...] = (
     ReaderSpec("gemini", _in_dialect("gemini"), _request_reader(read_gemini), FormatInfo(
         "Gemini API generateContent request body", "request.json", "Gemini generateContent body",
         ("json", "request"))),
+    ReaderSpec("cline-md", lambda src: is_cline_markdown(src.data, src.name), _of_data(read_cline_markdown),
+               FormatInfo("Cline / Roo Code task exported as Markdown",
+                          "~/Downloads/cline_task_dec-7-2026_11-20-05-pm.md", "Cline/Roo Markdown export", ("text",))),
     ReaderSpec("aider", lambda src: is_aider(src.data, src.name), lambda src: read_aider(src.data), FormatInfo(
         "aider markdown chat history", "<repo>/.aider.chat.history.md", "aider chat history", ("text",))),
     ReaderSpec("text", lambda src: True, _read_text, FormatInfo(
