@@ -266,7 +266,7 @@ def test_serve_recovers_on_the_first_retry(provider, tmp_path):
 
     from snapglyph.serve.app import ServeConfig
     from snapglyph.serve.run import Background
-    dialects = _serve_dialects(gemini=False)                           # Gemini: tests/test_serve_gemini.py
+    dialects = _serve_dialects(gemini=False)                           # Gemini: the test below, every body
     dialect = dialects[BODIES.index(provider) % len(dialects)]      # each body once, the dialects in turn
     body = json.loads(_grown(dialect, E2E_WINDOW))
     with Simulator([answer("ok")], provider=provider, context_window=E2E_WINDOW) as sim, \
