@@ -104,7 +104,8 @@ async def _first_event_overflow(proxy: Any, ctx: Any, resp: Any, held: Any, ov: 
         ctx.note = f"{said}: second overflow relayed"
         return HeldResponse(resp, held)
     out = await anyio.to_thread.run_sync(
-        lambda: proxy.planner.recover(ctx.key, ctx.dialect, ctx.body, ctx.profile, ov, dry=proxy.config.dry_run,
+        lambda: proxy.planner.recover(ctx.key, ctx.dialect, proxy._exact(ctx), ctx.profile, ov,
+                                      dry=proxy.config.dry_run,
                                       model=ctx.model or None))
     ctx.outcome = out
     if out.error or proxy.config.dry_run:
@@ -119,7 +120,8 @@ async def _refused(proxy: Any, ctx: Any, resp: Any, held: Any, why: str) -> Any:
     """A request with pages answered with a refusal or nothing: once more without pages."""
     ctx.text_only = True
     out = await anyio.to_thread.run_sync(
-        lambda: text_only(proxy.planner, ctx.key, ctx.dialect, ctx.body, ctx.profile, why, model=ctx.model or None))
+        lambda: text_only(proxy.planner, ctx.key, ctx.dialect, proxy._exact(ctx), ctx.profile, why,
+                          model=ctx.model or None))
     if out is None or out.error:
         ctx.note = f"{why} after a request with page images; relayed: no text-only request fits" + (
             f" ({out.error})" if out is not None else "")
@@ -138,7 +140,7 @@ async def image_capped(proxy: Any, ctx: Any, limit: Any) -> Any:
     ctx.image_capped = True
     try:
         out = await anyio.to_thread.run_sync(
-            lambda: cap_images(proxy.planner, ctx.key, ctx.dialect, ctx.body, ctx.profile, limit.limit,
+            lambda: cap_images(proxy.planner, ctx.key, ctx.dialect, proxy._exact(ctx), ctx.profile, limit.limit,
                                model=ctx.model or None))
     except SnapglyphError as e:
         ctx.note = f"image-count cap {limit.limit}: relayed: {e}"
