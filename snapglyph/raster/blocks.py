@@ -83,9 +83,10 @@ FLOW_GAIN = 1.1
 another along the rows, each whole on its row where it fits: :func:`snapglyph.raster.flow.flow_rows`) is laid out
 as flow; 0: never.
 Measured on ../shared/data (2026-12-07, claude profile, bench/auto_density.py and bench/snapshot_share.py with
-:data:`MAX_WRAP_SHARE` 0.05): 1.0, 1.1 and 1.25 hold 88.9%, 88.8% and 88.5% of dense's characters per image
-token; 1.1 keeps a band where it costs at most a tenth more rows (lines all about a column wide: a listing of
-paths), where one line a row reads best."""
+:data:`MAX_WRAP_SHARE` 0.05; bench/RESULTS.md, section "The choice of flow"): 1.0, 1.1, 1.25 and 1.5 hold
+92.8%, 92.7%, 92.4% and 91.2% of dense's characters per image token, bands only 44.1%; 1.1 keeps a band where it
+costs at most a tenth more rows (lines all about a column wide: a listing of paths), where one line a row reads
+best."""
 
 _STYLE_HEADER = 2
 _LISTING_STYLES = (1, 3)  # STYLE_DIM (tool output), STYLE_CALL (tool calls)
