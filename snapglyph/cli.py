@@ -26,23 +26,44 @@ def _err(msg: str) -> int:
 
 def _resolve_profile(args: argparse.Namespace, default: str = "claude"):
     """The :class:`~snapglyph.providers.profiles.Profile` --profile names, else the one --model picks, else
-    ``default``."""
-    from .providers.profiles import profile, profile_for_model
+    ``default``; a name that is no profile is answered in the command line's terms."""
+    from .providers.profiles import profile_for_model
     if args.model and not args.profile:
         return profile_for_model(args.model)
-    return profile(args.profile or default)
+    return _cli_profile(args.profile or default)
+
+
+def _cli_profile(name: str):
+    """The profile called ``name``; an unknown one is an UnknownProfileError that names --profile and --model
+    (a profile name in another case, or a model name given as a profile, is named as such)."""
+    from .errors import UnknownProfileError
+    from .providers.profiles import profile, profile_for_model, profile_names
+    try:
+        return profile(name)
+    except UnknownProfileError:
+        pass
+    known = ", ".join(profile_names())
+    if isinstance(name, str) and name.lower() in profile_names():
+        raise UnknownProfileError(f"--profile {name}: profile names are lower case; use --profile {name.lower()}")
+    try:
+        as_model = profile_for_model(name)
+    except UnknownProfileError:
+        as_model = None
+    if as_model is not None:
+        raise UnknownProfileError(f"--profile {name}: that is a model name; use --model {name} (it reads by "
+                                  f"profile {as_model.name}) or --profile {as_model.name}")
+    raise UnknownProfileError(f"--profile {name}: no such profile; known profiles: {known} (or give --model NAME)")
 
 
 def _session_profile(args: argparse.Namespace, t):
-    """The profile and dialect of a compaction: --profile / --model where given; else chosen from the session's
-    own model and format (:func:`~snapglyph.providers.profiles.profile_for_session`, one note line saying what
-    and why on standard error)."""
+    """``(profile, dialect, note)`` of a compaction: --profile / --model where given (no note); else chosen from
+    the session's own model and format (:func:`~snapglyph.providers.profiles.profile_for_session`), with the note
+    line saying what and why that a compaction prints on standard error once it succeeds."""
     if args.profile or args.model:
-        return _resolve_profile(args), args.dialect
+        return _resolve_profile(args), args.dialect, None
     from .providers.profiles import profile_for_session
     prof, dialect, note = profile_for_session(t.format, t.model)
-    print(f"snapglyph: note: {note}", file=sys.stderr)
-    return prof, args.dialect or dialect
+    return prof, args.dialect or dialect, note
 
 
 def _load_input(path: str, *, say_notes: bool = True, conversation: int | None = None):
@@ -119,7 +140,7 @@ def cmd_compact(args: argparse.Namespace) -> int:
     t = _load_input(args.input, say_notes=False, conversation=args.conversation)  # the summary names repairs
     if t.format == "text":
         raise InputError(f"{args.input}: plain text is not a conversation; use `snapglyph render` for text")
-    prof, args.dialect = _session_profile(args, t)
+    prof, args.dialect, chosen = _session_profile(args, t)
     if args.resume_file:
         from .resume import RESUME_DIALECTS, check_writable
         check_writable(t)
@@ -152,6 +173,8 @@ def cmd_compact(args: argparse.Namespace) -> int:
         write_atomic(Path(args.out), data)
     elif args.out == "-" or not args.resume_file:
         sys.stdout.write(body + "\n")
+    if chosen:
+        print(f"snapglyph: note: {chosen}", file=sys.stderr)
     print(res.summary() + (f"; store {write}" if res.middle_ids else ""), file=sys.stderr)
     if resumed is not None:
         print(f"snapglyph: wrote {resumed.path} ({resumed.records} records, session {resumed.session_id}); resume "
@@ -206,7 +229,7 @@ def cmd_cost(args: argparse.Namespace) -> int:
 def _cost_profiles(args: argparse.Namespace) -> list[str]:
     """The profiles `cost` prices: each --profile, then the one --model picks; claude when neither is given."""
     from .providers.profiles import profile_for_model
-    names = list(args.profile or [])
+    names = [_cli_profile(n).name for n in args.profile or []]
     if args.model:
         names.append(profile_for_model(args.model).name)
     return names or ["claude"]
@@ -306,7 +329,8 @@ def cmd_serve(args: argparse.Namespace) -> int:
     cfg = ServeConfig(args.upstream, window=args.window, profile=args.profile, compact_at=args.compact_at,
                       dry_run=args.dry_run, state=Path(args.state) if args.state else None,
                       upstream_timeout=args.upstream_timeout, recall_rounds=args.recall_rounds,
-                      hold_bytes=args.hold_bytes, hold_seconds=args.hold_seconds, hold_near=args.hold_near)
+                      hold_bytes=args.hold_bytes, hold_seconds=args.hold_seconds, hold_near=args.hold_near,
+                      storm_cuts=args.storm_cuts)
     if args.clear_refused:
         from .serve.refusal import RefusedPages
         from .serve.state import StateDir, default_state_dir

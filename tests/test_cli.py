@@ -104,7 +104,7 @@ def test_validate_reports_faults(tmp_path):
 @pytest.mark.parametrize("args,needle", [
     (["compact", "/no/such/file.json"], "no such file"),
     (["compact", "{tmp}/bad.json"], "malformed JSON"),
-    (["compact", str(TRAJ), "--profile", "nope"], "unknown profile 'nope'; known profiles: claude"),
+    (["compact", str(TRAJ), "--profile", "nope"], "--profile nope: no such profile; known profiles: claude"),
     (["compact", "{tmp}/unknown.json"], "no supported transcript format"),
     (["render", str(TRAJ), "--model", "mystery-model-9"], "mystery-model-9"),
     (["compact", str(TRAJ), "--budget", "100"], "budget"),

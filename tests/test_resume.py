@@ -244,3 +244,30 @@ def test_real_pi_resumes_the_written_session(world, capsys):
     assert proc.returncode == 0 and ANSWER in proc.stdout, (proc.stdout[-1000:], proc.stderr[-2000:])
     body = _sent_with_pages(sim)
     assert sum(1 for m in body["messages"] if rc._has_image(m)) == 1 and PROMPT in json.dumps(body["messages"][-1])
+
+
+def test_real_pi_resumes_a_real_version_1_session_written_back(world, capsys):
+    """The real pi session of ../shared (version 1: entries without ids, 914 messages), written back as a version 3
+    file, resumed by the pinned pi."""
+    src0 = shared_path("data", "pi-session", "large-session.jsonl")
+    exe = installed("pi")
+    home, cwd = world
+    agent = home / ".pi" / "agent"
+    src = agent / "sessions" / "real" / src0.name
+    src.parent.mkdir(parents=True)
+    # its working directory is the test's: pi refuses a session whose folder does not exist here
+    src.write_text(src0.read_text(encoding="utf-8").replace('"cwd":"/Users/badlogic/workspaces/pi-mono"',
+                                                            json.dumps({"cwd": str(cwd)})[1:-1], 1), encoding="utf-8")
+    assert main(["compact", str(src), "--resume-file", "--store", str(src.with_suffix(".store.jsonl"))]) == 0
+    path = Path(re.search(r"resume it with: pi --session (\S+)$", capsys.readouterr().err.strip(), re.M).group(1))
+    recs = _records(path)
+    assert recs[0]["version"] == 3 and all("id" in r for r in recs)
+    first = next(r for r in recs if r["type"] == "message")["message"]["content"]
+    with _simulator() as sim:
+        rc.pi_models(agent, sim.base_url)
+        proc = run([exe, "--provider", "sim", "--model", "gpt-5.4", "-p", "--session", path, PROMPT], cwd,
+                   {"HOME": str(home), "PI_OFFLINE": "1"})
+    assert proc.returncode == 0 and ANSWER in proc.stdout, (proc.stdout[-1000:], proc.stderr[-2000:])
+    marker = (first if isinstance(first, str) else first[0]["text"])[:40]
+    body = _sent_holding(sim, marker)
+    assert sum(1 for m in body["messages"] if rc._has_image(m)) == 1 and PROMPT in json.dumps(body["messages"][-1])

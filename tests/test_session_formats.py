@@ -269,3 +269,18 @@ def test_json_after_comment_lines(tmp_path):
     t = load(p)
     assert t.format == "cline" and _roles(t) == ["user", "assistant"]
     assert t.notes == ["2 comment lines before the JSON left out"]
+
+
+@pytest.mark.parametrize("given,said", [
+    ("Claude", "--profile Claude: profile names are lower case; use --profile claude"),
+    ("gpt-4o", "--profile gpt-4o: that is a model name; use --model gpt-4o (it reads by profile openai-tiles) or "
+               "--profile openai-tiles"),
+    ("nope", "--profile nope: no such profile; known profiles: claude, claude-hires, gemini, gemini-2, openai, "
+             "openai-mini, openai-original, openai-tiles, openai-tiles-5, openai-tiles-o, pixtral, qwen2.5-vl, "
+             "qwen3-vl (or give --model NAME)"),
+])
+def test_a_profile_mistake_is_answered_in_command_line_terms(given, said, tmp_path, capsys):
+    assert main(["compact", str(DATA / "kimi_context.jsonl"), "--profile", given, "--out", str(tmp_path / "r")]) == 2
+    assert capsys.readouterr().err.strip().splitlines() == [f"snapglyph: error: {said}"]
+    assert main(["cost", str(DATA / "kimi_context.jsonl"), "--profile", given]) == 2
+    assert capsys.readouterr().err.strip().splitlines()[-1] == f"snapglyph: error: {said}"

@@ -143,3 +143,16 @@ def test_a_store_saved_meanwhile_by_another_conversation_is_refused(tmp_path):
     with pytest.raises(StoreError, match="another conversation"):
         b.save()
     assert SourceStore(path).conversation == "one"
+
+
+@pytest.mark.parametrize("dialect", DIALECTS)
+def test_a_passthrough_compacted_again_keeps_ids_and_sources(dialect):
+    msgs = _conversation(n_system=2, empty=True)
+    orig = {m.id: _exact(m) for m in msgs}
+    store = SourceStore()
+    req = compact(msgs, dialect=dialect, budget=100_000, max_tokens=200, store=store).request   # sent whole
+    for budget in (100_000, 4000, 3900):                   # whole again, then compacted twice
+        res = compact(json.loads(json.dumps(req)), dialect=dialect, budget=budget, max_tokens=200, store=store)
+        req = res.request
+        assert {i: _exact(store.get(i)) for i in store} == orig
+    assert not res.passthrough and res.head_ids == [0, 1, 2]

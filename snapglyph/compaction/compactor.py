@@ -48,7 +48,7 @@ from .notes import SECTION_GAP, UserBound, planned_page_tokens, snapshot_notes
 from .page_cache import CachedDraw
 from .plan import Plan, plan_cut
 from .result import CompactResult
-from .second_pass import expand_snapshots
+from .second_pass import PASSTHROUGH, expand_snapshots
 from .settings import Allowance, RenderSettings
 from .sticky import Cut, CutNoLongerFits, cut_of, plan_at, refit
 from .store import SourceStore
@@ -180,6 +180,7 @@ def _renderers(settings: RenderSettings) -> "tuple[_Middles, CachedDraw]":
 
 def _passthrough(conv: Conversation, prof: Profile) -> CompactResult:
     """The whole conversation, as it fits: only the many-image rule and the last check apply."""
+    conv.store.put_tail(PASSTHROUGH, conv.source)  # a second pass over this request gets its ids back
     sent, rewrites = fit_image_limits(conv.norm, prof)
     sent, fitted = fit_request_bytes(sent, prof, lambda ms: request_bytes(conv.request(ms)))
     req = conv.request(sent)

@@ -319,7 +319,8 @@ def prepare(messages: Any, *, prof: Profile, dialect: str, store: SourceStore | 
     key = conversation_key(source_in)
     if store is not None:
         store.bind(key)
-    source = expand_snapshots(source_in, store)
+    source = expand_snapshots(source_in, store, read_back=isinstance(messages, (dict, list)) and not (
+        messages and isinstance(messages, list) and isinstance(messages[0], Message)))
     store = store if store is not None else SourceStore()
     store.bind(key)
     costs = TokenCosts(prof)

@@ -18,7 +18,11 @@ from ..model.message_ids import format_ranges
 from ..model.messages import LONE_SURROGATE, Message
 from .store import SourceStore
 
-__all__ = ["bare_text", "conversation_key", "expand_snapshots"]
+__all__ = ["PASSTHROUGH", "bare_text", "conversation_key", "expand_snapshots"]
+
+PASSTHROUGH = "passthrough"
+"""The store's key of the source a passthrough sent whole (no snapshot): :func:`expand_snapshots` gives a request
+read back from it its ids and exact sources again."""
 
 _BARE = re.compile(r"[\s\ufffd]+")
 
@@ -188,11 +192,14 @@ def conversation_key(messages: Sequence[Message]) -> str:
     return hashlib.sha256(json.dumps(data, ensure_ascii=True).encode()).hexdigest()[:16]
 
 
-def expand_snapshots(messages: Sequence[Message], store: SourceStore | None) -> list[Message]:
+def expand_snapshots(messages: Sequence[Message], store: SourceStore | None, *,
+                     read_back: bool = False) -> list[Message]:
     """Replace every snapshot message by the stored source of the messages it covers.
 
     A snapshot message is one with ``meta["snapshot"] = {"covered": [[a, b], ...], ...}`` (as the transcript
     readers mark it). Pixels are never reused: the covered messages come back as source, to be rendered again.
+    With ``read_back`` (the input is a request body a reader numbered), a request that holds no snapshot but whose
+    store recorded a passthrough (:data:`PASSTHROUGH`) gets the recorded sources and ids back where it matches.
 
     Raises
     ------
@@ -239,8 +246,25 @@ def expand_snapshots(messages: Sequence[Message], store: SourceStore | None) -> 
             known = max([i for i in store] + [x.id for x in out])
             out.extend(_restore_tail_ids(rest, stored_tail, known + 1))
             return _derived(out, store)
-    return _derived(out, store) if store is not None else out
+    if store is not None and read_back and store.tail(PASSTHROUGH) and not any(m.meta.get("snapshot") for m in out):
+        return _derived(_restore_whole(out, store.tail(PASSTHROUGH), max(store) + 1), store)
+    return out  # no snapshot: the caller's own messages (an edit replaces what the store held)
 
+
+def _restore_whole(read: list[Message], stored: list[Message], next_id: int) -> list[Message]:
+    """A passthrough read back: the leading system prompt the dialect joined every system message into, matched
+    apart (:func:`_restore_head`), and the rest as a tail (:func:`_restore_tail_ids`)."""
+    lead = 0
+    while lead < len(read) and read[lead].role == "system":
+        lead += 1
+    sys_read, _ = _split_system(read[:lead])
+    sys_all, _ = _split_system(stored)
+    if lead and sys_read == sys_all and any(m.role == "system" for m in stored):
+        out = _restore_tail_ids(read[lead:], stored, next_id)   # every system message moved to the top
+    else:
+        out = _restore_tail_ids(read, stored, next_id)
+    held = {id(m) for m in stored}
+    return out if any(id(m) in held for m in out) else read  # another conversation's start: its own ids
 
 def _head_of(read: list[Message], store: SourceStore, key: str) -> list[Message]:
     """The head read before a snapshot, replaced by its stored source where the store recorded that head."""

@@ -178,7 +178,9 @@ def read_pi(entries: list[dict], path: str | None = None) -> ReadResult:
     -------
     ReadResult
         No tools, the last model the session names (header, ``model_change`` or an assistant message), and
-        ``meta`` with ``session`` (the header), ``entries``, ``branch_entries``, ``skipped`` and ``repairs``.
+        ``meta`` with ``session`` (the header), ``entries``, ``branch_entries``, ``skipped`` and ``repairs``; each
+        message keeps its entry's ``id`` (``meta["entry_id"]``, version 2+) and its line in the file
+        (``meta["line"]``, from 0, the header included).
 
     Raises
     ------
@@ -198,6 +200,7 @@ def read_pi(entries: list[dict], path: str | None = None) -> ReadResult:
     True
     """
     header = next((e for e in entries if e.get("type") == "session"), {})
+    line_of = {id(e): i for i, e in enumerate(entries)}  # each message keeps its record's line (meta["line"])
     chosen, repairs = _pi_branch([e for e in entries if e.get("type") != "session"])
     out: list[Message] = []
     model = header.get("modelId")
@@ -214,6 +217,7 @@ def read_pi(entries: list[dict], path: str | None = None) -> ReadResult:
             model = e["message"]["model"]
         if e.get("id"):
             msg.meta["entry_id"] = e["id"]
+        msg.meta["line"] = line_of[id(e)]
         if msg.role == "user":  # a person's words: a ``user`` message; summaries, bash runs and extensions' are not
             mark_typed(msg.parts, t == "message" and e["message"].get("role") == "user")
         out.append(msg)

@@ -5,6 +5,8 @@ them, re-linked by ``parentId`` under new entry ids.
 pi (``~/.pi/agent/sessions/<cwd>/<timestamp>_<id>.jsonl``; ``SessionManager`` of
 ``packages/coding-agent/src/core/session-manager.ts``, github.com/badlogic/pi-mono, read 2026-12-04) rebuilds the
 conversation from the path of ``parentId`` links ending at the last entry; ``pi --session <file>`` resumes one file.
+The source's entries are found by their line (``Message.meta["line"]``), so a version 1 file (entries without ids)
+is written back too, as a version 3 file whose entries have ids.
 The source's last ``model_change`` entry is kept before the messages, so the resumed session names its model.
 """
 
@@ -52,16 +54,15 @@ def write_pi(transcript: Any, result: Any, src: Path) -> Resumed:
     text, _ = decode_text(src.read_bytes(), str(src), str(src))
     entries, _ = jsonl_entries(text, src.name, str(src))
     byid = {m.id: m for m in transcript.messages}
-    ids = lambda keep: {byid[i].meta.get("entry_id") for i in keep if i in byid} - {None}
-    head_ids, tail_ids = ids(result.head_ids), ids(result.tail_ids)
-    head = [e for e in entries if e.get("id") in head_ids]
-    tail = [e for e in entries if e.get("id") in tail_ids]
+    lines = lambda keep: sorted({byid[i].meta["line"] for i in keep if i in byid and "line" in byid[i].meta})
+    head = [entries[n] for n in lines(result.head_ids) if n < len(entries)]
+    tail = [entries[n] for n in lines(result.tail_ids) if n < len(entries)]
     if not tail:
         raise InputError(f"{src}: none of the tail's entries was found in the file, so no session was written")
     header = next((e for e in entries if e.get("type") == "session"), {"type": "session", "version": 3})
     model = [e for e in entries if e.get("type") == "model_change"][-1:]
     sid, stamp = str(uuid.uuid4()), now_stamp()
-    out: list[dict] = [{**header, "id": sid, "timestamp": stamp}]
+    out: list[dict] = [{**header, "version": max(3, int(header.get("version") or 1)), "id": sid, "timestamp": stamp}]
     for e in [*model, *head, _snapshot_entry(result), *tail]:
         e = {**e, "id": uuid.uuid4().hex[:8], "parentId": out[-1]["id"] if len(out) > 1 else None}
         e.setdefault("timestamp", stamp)
