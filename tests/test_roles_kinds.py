@@ -54,7 +54,7 @@ def test_user_text_beside_tool_results_stays_a_user_message(body):
 
 
 def test_user_words_of_a_tool_turn_are_in_the_snapshot_text():
-    res = compact(anthropic_body(30), dialect="anthropic", budget=6000, max_tokens=100)
+    res = compact(anthropic_body(30), dialect="anthropic", budget=11000, max_tokens=100)
     snap = next(m for m in res.request["messages"] for b in m["content"]
                 if b.get("type") == "text" and b["text"].startswith("snapglyph snapshot"))
     text = snap["content"][-1]["text"]
@@ -93,3 +93,13 @@ def test_a_gemini_file_is_kept_in_gemini_and_named_elsewhere(dialect):
         assert "image_url" not in sent and '"url": "gs://' not in sent and "input_image" not in sent
         assert "[file: application/pdf at gs://bucket/a.pdf]" in sent
         assert res.rewrites[f"documents and files the {dialect} dialect cannot carry sent as text naming them"] == 1
+
+
+def test_a_pdf_sent_as_it_is_is_priced_by_its_pages():
+    from snapglyph.compaction.estimate import TokenCosts
+    from snapglyph.model.attachments import PDF_PAGE_TOKENS
+    from snapglyph.providers.profiles import profile
+    costs = TokenCosts(profile("claude"))
+    with_pdf, without = from_request(anthropic_body(0)).messages[0], from_request(
+        {"messages": [{"role": "user", "content": "read the spec"}]}).messages[0]
+    assert costs.message(with_pdf) - costs.message(without) >= 2 * PDF_PAGE_TOKENS     # 2 pages

@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import Any, Sequence
 
 from .._config import MESSAGE_OVERHEAD, TOOL_PART_OVERHEAD
+from ..model.attachments import attachment_tokens
 from ..model.messages import Message, Part
 from ..providers.profiles import Profile
 
@@ -87,6 +88,7 @@ class TokenCosts:
         for p in m.parts:
             if p.kind in ("text", "thinking"):
                 texts.append(p.text)
+                n += attachment_tokens(p.meta) if p.meta else 0  # a PDF sent as it is: its pages
             elif p.kind == "tool_call":
                 texts.append(p.name)
                 texts.append(p.arguments)
@@ -96,6 +98,7 @@ class TokenCosts:
                 for q in p.content:
                     if q.kind == "text":
                         texts.append(q.text)
+                        n += attachment_tokens(q.meta) if q.meta else 0
                     elif q.kind == "image":
                         n += self.image(q)
             elif p.kind == "image":

@@ -17,7 +17,15 @@ import binascii
 import re
 from typing import Any
 
-__all__ = ["attachment_text", "count_attachments", "is_attachment", "verbatim_block"]
+__all__ = ["PDF_PAGE_TOKENS", "attachment_text", "attachment_tokens", "count_attachments", "is_attachment",
+           "verbatim_block"]
+
+PDF_PAGE_TOKENS = 2_500
+"""Tokens charged for one page of a PDF sent as it is (each page goes as its text and as an image): measured at
+2,098-2,481 a page on Claude and 455-777 on Gemini (huggingface.co/datasets/JOHNISKING/pdf-token-cost, v2 of
+2026-10-18), about 2,333 on Claude's full visual mode (a 3-page PDF about 7,000 tokens:
+docs.claude.com/en/docs/build-with-claude/pdf-support); read 2026-12-07. The largest of these, rounded up: an
+estimate must not fall short of what the provider counts."""
 
 _PAGE = re.compile(rb"/Type\s*/Page(?![a-zA-Z])")
 """A PDF page object (``/Type /Page``, not ``/Pages``): what a page count is read from."""
@@ -161,3 +169,32 @@ def count_attachments(messages: Any) -> int:
             for q in [p, *p.content]:
                 n += q.kind == "text" and is_attachment(q.meta.get("source_block"))
     return n
+
+
+def attachment_tokens(meta: dict) -> int:
+    """Tokens charged beyond its stand-in text for the attachment in a part's ``meta``: a PDF (or other binary
+    document) :data:`PDF_PAGE_TOKENS` a page (its page count read from the bytes; one page where the bytes are not
+    here: a URL, a file id, a Gemini file); nothing for a text document (its text is the stand-in) or no attachment.
+
+    Examples
+    --------
+    >>> pdf = base64.b64encode(b"%PDF-1.4 /Type /Page /Type /Page %%EOF").decode()
+    >>> attachment_tokens({"source_block": {"type": "document", "source": {"type": "base64", "data": pdf,
+    ...                                                                    "media_type": "application/pdf"}}})
+    5000
+    >>> attachment_tokens({"source_block": {"type": "document", "source": {"type": "text", "data": "x"}}})
+    0
+    """
+    b = meta.get("source_block")
+    if not is_attachment(b):
+        return 0
+    if b.get("type") == "document":
+        src = b["source"]
+        if src.get("type") in ("text", "content"):
+            return 0
+        raw = _decoded(src.get("data", "")) if src.get("type") == "base64" else None
+    else:
+        kind, payload = _gemini_blob(b) or ("file", {})
+        raw = _decoded(payload.get("data", "")) if kind == "inline" else None
+    pages = len(_PAGE.findall(raw)) if raw else 0
+    return PDF_PAGE_TOKENS * max(1, pages)
