@@ -171,9 +171,10 @@ def flow_stream(codes: np.ndarray, srcw: np.ndarray, cols: int, gwidth: np.ndarr
     line = np.cumsum(codes == CODE_NEWLINE) - (codes == CODE_NEWLINE)  # each element's line
     pos = np.arange(len(codes)) - starts[line]
     far = np.full(len(starts), len(codes), np.int64)  # where each line's first element but a blank or newline is
-    held = (codes != BLANK) & (codes != CODE_NEWLINE)
-    np.minimum.at(far, line[held], pos[held])
-    strip = int(far.min()) if held.any() else 0
+    held = np.flatnonzero((codes != BLANK) & (codes != CODE_NEWLINE))
+    first = held[np.flatnonzero(np.diff(line[held], prepend=-1))]  # in order: the first of each line's run
+    far[line[first]] = pos[first]
+    strip = int(far.min()) if len(held) else 0
     out = codes.copy()
     keep = strip + (np.where(far < len(codes), far, strip) - strip + 1) // 2  # a blank line keeps none
     out[(codes == BLANK) & (pos < far[line]) & ((pos < strip) | (pos >= keep[line]))] = CODE_NOP
