@@ -11,7 +11,7 @@ import sys
 from typing import Any, Callable, Mapping
 
 from ._config import (DEFAULT_BUDGET, HOLD_BYTES, HOLD_NEAR, HOLD_SECONDS, LEDGER_SHARE, RECALL_ROUNDS,
-                      UPSTREAM_READ_TIMEOUT)
+                      STORM_CUTS, STORM_REQUESTS, UPSTREAM_READ_TIMEOUT)
 from .providers.dialects import DIALECTS
 
 __all__ = ["COMMANDS", "parser"]
@@ -220,6 +220,9 @@ def _serve_recovery_options(s: argparse.ArgumentParser) -> None:
     s.add_argument("--hold-near", type=float, default=HOLD_NEAR, metavar="FRACTION",
                    help="hold a streamed request's start for an error event above this share of the window known "
                         "(always where no window is known; default: %(default)s)")
+    s.add_argument("--storm-cuts", type=_at_least(0), default=STORM_CUTS, metavar="N",
+                   help=f"answer with one error instead of a rewrite when a conversation would get more than N new "
+                        f"cuts in {STORM_REQUESTS} requests; 0: no limit (default: %(default)s)")
     s.add_argument("--clear-refused", action="store_true",
                    help="forget the models remembered as refusing page images (state folder), then serve")
 

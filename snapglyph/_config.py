@@ -8,11 +8,12 @@ their sources in :mod:`snapglyph.providers.profiles`. Format choices fixed by th
 
 from __future__ import annotations
 
-__all__ = ["BLOB_MIN_CHARS", "CHUNK", "CONVERSATIONS_IN_MEMORY", "DEFAULT_BUDGET", "DEFAULT_MAX_TOKENS", "EXACT_RENDERS",
-           "HOLD_BYTES", "HOLD_NEAR", "HOLD_SECONDS", "IMAGE_HEAD_CHARS", "INLINE_MAX", "KEEP_IMAGES",
+__all__ = ["BLOB_MIN_CHARS", "CHUNK", "CONVERSATIONS_IN_MEMORY", "CUT_FLOOR", "DEFAULT_BUDGET", "DEFAULT_MAX_TOKENS", "EXACT_RENDERS",
+           "GROWTH_TURNS", "HOLD_BYTES", "HOLD_NEAR", "HOLD_SECONDS", "IMAGE_HEAD_CHARS", "INLINE_MAX", "KEEP_IMAGES",
            "LEDGER_SHARE", "MAX_ID_RANGE", "MESSAGE_OVERHEAD",
            "OVERFLOW_UNKNOWN_SHARE", "PAGE_CACHE_SIZE", "PAGE_IMAGE_SHARE", "PROTECT_LAST", "RECALL_MARGIN",
-           "RECALL_ROUNDS", "RELAY_KEEP_BYTES", "SERVE_MARGIN", "SERVE_RECORDS_IN_MEMORY", "SPLIT", "SUMMARY_ROUNDS",
+           "RECALL_ROUNDS", "RELAY_KEEP_BYTES", "SERVE_MARGIN", "SERVE_RECORDS_IN_MEMORY", "SPLIT", "STORM_CUTS",
+           "STORM_REQUESTS", "SUMMARY_ROUNDS",
            "TOOL_PART_OVERHEAD", "TRIM_PAGES", "UPSTREAM_READ_TIMEOUT", "USER_SHARE", "USER_TEXT_MAX", "ZLIB_LEVEL"]
 
 # --- compaction -----------------------------------------------------------------------------------------------
@@ -187,3 +188,23 @@ HOLD_NEAR = 0.5
 """A streamed request whose estimate is at or above this share of the window known is held for an error as its first
 event (``--hold-near``); where no window is known every streamed conversation request is. A choice: an estimate
 errs by well under half."""
+
+GROWTH_TURNS = 10
+"""A new cut leaves room for this many turns at the conversation's measured growth per turn
+(:func:`snapglyph.compaction.growth.cut_target`): issue 35 asks for at most one new cut every 8 turns of a
+conversation growing 1,500 tokens a turn at a 32k window; 10 leaves the estimate's error some slack."""
+
+CUT_FLOOR = 0.5
+"""A new cut never aims below this share of the room above the reserve, however fast the conversation grows: lower,
+the compactor drops the middle's pages for the budget (a cut to nothing would only move the storm to the next turn).
+Where the growth's target cannot be met, the fixed share (serve's ``target``, 0.6), then the ceiling, are tried.
+A choice; at 32k and 1,500 tokens a turn the growth's own target (about 0.5 of the room) is used."""
+
+STORM_CUTS = 5
+"""New cuts of one conversation within :data:`STORM_REQUESTS` requests past which a door answers with one error
+instead of another rewrite (:func:`snapglyph.compaction.growth.storm`; ``serve --storm-cuts``). A conversation
+growing 1,500 tokens a turn at 32k needs one every 8 turns or more; an overflow, its recovery and a second overflow
+make 3 in a row. A choice."""
+
+STORM_REQUESTS = 10
+"""The window of requests :data:`STORM_CUTS` counts in."""

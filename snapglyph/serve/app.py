@@ -36,13 +36,15 @@ from starlette.requests import ClientDisconnect, Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
-from .._config import HOLD_BYTES, HOLD_NEAR, HOLD_SECONDS, RECALL_ROUNDS, SERVE_MARGIN, UPSTREAM_READ_TIMEOUT
+from .._config import (HOLD_BYTES, HOLD_NEAR, HOLD_SECONDS, RECALL_ROUNDS, SERVE_MARGIN, STORM_CUTS, STORM_REQUESTS,
+                       UPSTREAM_READ_TIMEOUT)
 from ..compaction.keys import conversation_id
 from ..errors import SnapglyphError
 from ..providers.overflow import OverflowResult, detect
 from .answers import image_capped, relayable, watch
 from .error_rules import read_error
 from .guards import host_allowed, read_json, read_raw
+from .storms import storm_answer
 from .recall_loop import RecallJob, RecallRelay
 from .recall_shapes import offers_recall
 from .relay import Relay
@@ -95,6 +97,10 @@ class ServeConfig:
     hold_near : float
         A streamed request above this share of the window known is held for an error as its first event
         (``--hold-near``).
+    storm_cuts, storm_requests : int
+        More than ``storm_cuts`` new cuts of one conversation within ``storm_requests`` requests is a storm: the
+        client gets one error instead of another rewrite (``--storm-cuts``; 0: no limit;
+        :mod:`snapglyph.compaction.growth`).
 
     Examples
     --------
@@ -118,6 +124,8 @@ class ServeConfig:
     hold_bytes: int = HOLD_BYTES
     hold_seconds: float = HOLD_SECONDS
     hold_near: float = HOLD_NEAR
+    storm_cuts: int = STORM_CUTS
+    storm_requests: int = STORM_REQUESTS
 
 
 @dataclass
@@ -143,6 +151,7 @@ class _Ctx:
     text_only: bool = False                 # sent once more without pages after a refusal (serve.answers)
     first_event_retried: bool = False
     image_capped: bool = False
+    storm: str = ""                         # the one-line error of a compaction storm (serve.storms)
     exact: bool = False
 
 
@@ -213,6 +222,8 @@ class Proxy:
             await self._read(ctx)
         if ctx.key is not None:
             await self._before(ctx)
+            if ctx.storm:
+                return self._storm(ctx)
         try:
             resp = await self.upstream.send(ctx.method, ctx.path, ctx.query, ctx.headers, ctx.sent)
         except httpx.TransportError as e:
@@ -287,7 +298,7 @@ class Proxy:
             return
         ctx.outcome = out
         if out.error:
-            ctx.note = out.error
+            ctx.note, ctx.storm = out.error, out.error if out.storm else ""
             return
         if self.config.dry_run:
             ctx.note = f"dry run: would send {out.summary()}"
@@ -321,6 +332,9 @@ class Proxy:
             lambda: self.planner.recover(ctx.key, ctx.dialect, self._exact(ctx), ctx.profile, ov,
                                          dry=self.config.dry_run, model=ctx.model or None, later=True))
         ctx.outcome = out
+        if out.storm:
+            ctx.storm = out.error
+            return self._storm(ctx)
         if out.error or self.config.dry_run:
             ctx.note = (f"overflow relayed: {out.error}" if out.error
                         else f"dry run: overflow ({ov.provider}); would send {out.summary()}")
@@ -376,6 +390,12 @@ class Proxy:
             task = asyncio.ensure_future(anyio.to_thread.run_sync(self.planner.save_store, ctx.key))
             self._tasks.add(task)
             task.add_done_callback(self._tasks.discard)
+
+    def _storm(self, ctx: _Ctx) -> Response:
+        """The client's answer to a compaction storm: one error, nothing sent upstream."""
+        status, body = storm_answer(ctx.dialect or "", ctx.storm)
+        self._line(ctx, status, ctx.storm)
+        return JSONResponse(body, status_code=status)
 
     def _relay(self, ctx: _Ctx, resp: httpx.Response) -> Any:
         """The answer to the client: through the recall loop where the compacted request offers recall_messages

@@ -25,8 +25,10 @@ from ..compaction.budget import Budget, budget_for, clamp_ratio, estimate, next_
 from ..providers.params import output_reserve
 from ..providers.tokens import counted_once
 from .refusal import RefusedPages, page_limits
+from ..compaction.growth import cut_target, grown
 from .rewrite import compact_body
 from .state import ConversationRecord, StateDir
+from .storms import growth_of, record_cut, storm_check
 
 __all__ = ["Outcome", "Planner"]
 
@@ -65,6 +67,7 @@ class Outcome:
     cut: int = 0
     error: str = ""
     note: str = ""
+    storm: bool = False
 
     def summary(self) -> str:
         """One line of figures."""
@@ -274,10 +277,14 @@ class Planner:
             conv.last_status = status
             if sent is not None and not sent.error:
                 conv.compactions += 1
+                conv.growth = grown(conv.growth, conv.tokens_before or None, sent.tokens_before)
                 conv.pages, conv.tokens_before, conv.tokens_after = sent.pages, sent.tokens_before, sent.tokens_after
             self.states.save(conv)
 
     # -- compaction --------------------------------------------------------------------------------------------
+    def _outcome_error(self, error: str) -> Outcome:
+        return Outcome(error=error)
+
     def _outcome(self, new_body: dict, res: Any, cut: Cut | None, action: str) -> Outcome:
         return Outcome(_dumps(new_body), action, res.tokens_before, res.tokens_after, len(res.pages),
                        cut.first_tail if cut is not None else 0, note="; ".join(res.notes))
@@ -303,10 +310,14 @@ class Planner:
         """A new cut aiming at ``target`` of the ceiling (the ceiling itself when nothing fits the target); the
         source store written unless ``save`` is false (then :meth:`save_store` writes it)."""
         mt = output_reserve(None, body)
-        target = mt + max(1, int((ceiling.tokens - mt) * self.config.target))
+        stormed = storm_check(self, key, dialect, body, profile) if not dry else None
+        if stormed is not None:
+            return stormed                                  # no more rewrites: one clear error (serve.storms)
+        target = cut_target(ceiling.tokens, mt, growth_of(self, key), share=self.config.target)
+        fixed = cut_target(ceiling.tokens, mt, 0.0, share=self.config.target)  # where the growth's target cannot fit
         store = self._store(key) if not dry else None
         last: Exception | None = None
-        for budget in dict.fromkeys((target, ceiling.tokens)):
+        for budget in dict.fromkeys((target, max(target, fixed), ceiling.tokens)):
             try:
                 new_body, res, cut = compact_body(body, dialect, profile=profile, store=store,
                                                   budget=Budget(budget, ceiling.window, ceiling.ratio), model=model,
@@ -329,6 +340,7 @@ class Planner:
                 conv.window, conv.ratio, conv.budget = ceiling.window, ceiling.ratio, ceiling.tokens
                 conv.cut, conv.prefix, conv.kept, conv.pending = cut.first_tail, cut.prefix, cut.kept, False
                 conv.cuts += 1
+                record_cut(conv)
                 conv.history = (conv.history + [{"cut": cut.first_tail, "tokens_before": res.tokens_before,
                                                  "tokens_after": res.tokens_after, "pages": len(res.pages)}])[-20:]
                 self.states.save(conv)

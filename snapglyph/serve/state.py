@@ -81,6 +81,10 @@ class ConversationRecord:
     text_retries : int
         Compacted requests answered with a refusal or nothing and sent once more without pages
         (:mod:`snapglyph.serve.refusal`).
+    growth : float
+        The conversation's growth per turn in estimated tokens (:func:`snapglyph.compaction.growth.grown`).
+    cut_requests : list of int
+        The request numbers of the newest new cuts (:func:`snapglyph.compaction.growth.storm` counts them).
 
     Examples
     --------
@@ -114,6 +118,8 @@ class ConversationRecord:
     recalls: int = 0
     image_cap: int | None = None
     text_retries: int = 0
+    growth: float = 0.0
+    cut_requests: list = field(default_factory=list)
     history: list = field(default_factory=list)
 
     @property
