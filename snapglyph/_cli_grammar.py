@@ -125,8 +125,8 @@ def _add_compact(sub: Any, names: str, commands: Mapping[str, Callable]) -> None
                    help="newest images kept by --free-tiers (default: 4)")
     c.add_argument("--resume-file", action="store_true",
                    help="also write the compacted conversation as a new session of the agent beside the input "
-                        "(Claude Code, Codex, pi), with a new id, and print the agent's command to resume it; the "
-                        "input is never modified (the request is then written only with --out)")
+                        "(Claude Code, Codex, pi, Gemini CLI), with a new id, and print the agent's command to "
+                        "resume it; the input is never modified (the request is then written only with --out)")
     c.add_argument("--conversation", type=int, default=None, metavar="N",
                    help="which conversation of a file holding several to read (1 = the first; default: the last)")
     _page_options(c)

@@ -105,7 +105,8 @@ def test_another_format_is_refused_in_one_line(tmp_path, capsys):
                                {"role": "user", "content": "go on"}]), encoding="utf-8")
     assert main(["compact", str(src), "--resume-file", "--budget", "3000"]) == 2
     err = capsys.readouterr().err.strip().splitlines()
-    assert err[-1] == ("snapglyph: error: --resume-file writes Claude Code, Codex and pi sessions; this is openai, so "
+    assert err[-1] == ("snapglyph: error: --resume-file writes Claude Code, Codex, pi and Gemini CLI sessions; this is "
+                       "openai, so "
                        "there is no agent session to write")
 
 
@@ -271,3 +272,35 @@ def test_real_pi_resumes_a_real_version_1_session_written_back(world, capsys):
     marker = (first if isinstance(first, str) else first[0]["text"])[:40]
     body = _sent_holding(sim, marker)
     assert sum(1 for m in body["messages"] if rc._has_image(m)) == 1 and PROMPT in json.dumps(body["messages"][-1])
+
+
+def test_real_gemini_cli_resumes_the_written_session(world, capsys):
+    exe = installed("gemini")
+    home, cwd = world
+    gemini = home / ".gemini"
+    rc.gemini_settings(gemini)
+    src = rc.gemini_session(gemini, cwd, str(uuid.uuid4()))
+    sid, _ = _resume_as(src, capsys, r"gemini --resume")
+    recs = _records(next(src.parent.glob(f"session-*-{sid[:8]}.jsonl")))
+    assert recs[0]["sessionId"] == sid and recs[0]["projectHash"] == _records(src)[0]["projectHash"]
+    snaps = [r for r in recs[1:] if isinstance(r.get("content"), list) and any("inlineData" in p for p in r["content"])]
+    assert len(snaps) == 1 and snaps[0]["type"] == "user"
+    with _simulator() as sim:
+        proc = run([exe, "--skip-trust", "-m", "gemini-3.1-pro-preview", "--resume", sid, "-p", PROMPT], cwd,
+                   {"HOME": str(home), "GEMINI_API_KEY": "offline-key", "GOOGLE_GEMINI_BASE_URL": sim.base_url,
+                    "NO_COLOR": "1"})
+    assert proc.returncode == 0 and ANSWER in proc.stdout, (proc.stdout[-1000:], proc.stderr[-2000:])
+    body = _sent_with_pages(sim)
+    assert sum(1 for c in body["contents"] if rc._has_image(c)) == 1 and PROMPT in json.dumps(body["contents"][-1])
+
+
+def _resume_as(src, capsys, command: str) -> tuple[str, str]:
+    """``snapglyph compact SRC --resume-file``; returns (the new session id, the printed command)."""
+    before = _digest(src)
+    assert main(["compact", str(src), "--resume-file", "--budget", str(BUDGET),
+                 "--store", str(src.with_suffix(".store.jsonl"))]) == 0
+    err = capsys.readouterr().err
+    assert _digest(src) == before
+    m = re.search(rf"resume it with: ({re.escape(command)} ([0-9a-f-]{{36}}))$", err.strip(), re.M)
+    assert m, err
+    return m.group(2), m.group(1)

@@ -367,8 +367,9 @@ def profile_for_session(fmt: str, model: str | None) -> tuple[Profile, str | Non
     >>> p, d, note = profile_for_session("codex", "gpt-5.1-codex-max")
     >>> p.name, d
     ('openai-tiles-5', 'responses')
-    >>> print(note)
-    profile openai-tiles-5 and dialect responses, from the session: codex format, model gpt-5.1-codex-max (gpt-5, gpt-5.1 and their codex models: tiles 70 + 140)
+    >>> print(note)  # doctest: +NORMALIZE_WHITESPACE
+    profile openai-tiles-5 and dialect responses, from the session: codex format, model gpt-5.1-codex-max (gpt-5,
+    gpt-5.1 and their codex models: tiles 70 + 140)
     >>> profile_for_session("claude-code", "claude-opus-4-7")[0].name, profile_for_session("gemini-cli", None)[:2]
     ('claude-hires', (Profile(name='gemini', ...), 'gemini'))
     """

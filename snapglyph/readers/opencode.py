@@ -164,8 +164,9 @@ class _Reader:
         status = st.get("status")
         text = (as_str(st.get("output")) if status == "completed" else as_str(st.get("error")) if status == "error"
                 else _INTERRUPTED)
-        results.append(Message(0, "tool", [Part(kind="tool_result", call_id=cid, name=name, is_error=status != "completed",
-                                                content=[Part(kind="text", text=text)])], {"status": status}))
+        result = Part(kind="tool_result", call_id=cid, name=name, is_error=status != "completed",
+                      content=[Part(kind="text", text=text)])
+        results.append(Message(0, "tool", [result], {"status": status}))
 
     def flush(self, step: list[Part], results: list[Message], mid: dict) -> None:
         if step:

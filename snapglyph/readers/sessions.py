@@ -195,8 +195,9 @@ def choose(parts: list[Any], labels: list[str], conversation: int | None, noun: 
     Examples
     --------
     >>> part, note = choose(["a", "b"], ["session s1", "session s2"], None, "Claude Code session", None)
-    >>> part, note
-    ('b', 'this file holds 2 Claude Code conversations (1: session s1, 2: session s2); read the last, 2: session s2 (choose one with --conversation N)')
+    >>> print(part, note)  # doctest: +NORMALIZE_WHITESPACE
+    b this file holds 2 Claude Code conversations (1: session s1, 2: session s2); read the last, 2: session s2
+    (choose one with --conversation N)
     >>> try:
     ...     choose(["a"], ["session s1"], 3, "pi session", "x.jsonl")
     ... except FormatError as e:

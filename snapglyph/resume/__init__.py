@@ -2,8 +2,9 @@
 
 The new session sits beside the source file, with a new session id: the head, one user turn holding the page
 images and the snapshot text, and the tail, in the agent's own records; the agent's resume command is returned
-with it. The source file is never modified. Claude Code (:mod:`.claude_code`), Codex (:mod:`.codex`) and pi
-(:mod:`.pi`) are written; other formats are refused with a one-line :class:`~snapglyph.errors.InputError`.
+with it. The source file is never modified. Claude Code (:mod:`.claude_code`), Codex (:mod:`.codex`), pi
+(:mod:`.pi`) and Gemini CLI (:mod:`.gemini_cli`) are written; other formats are refused with a one-line
+:class:`~snapglyph.errors.InputError`.
 """
 
 from __future__ import annotations
@@ -17,8 +18,10 @@ from .common import Resumed, snapshot_turn
 __all__ = ["RESUME_DIALECTS", "Resumed", "check_writable", "snapshot_turn", "write_resume"]
 
 #: The request dialect each writable format's session is built from (its agent's own wire).
-RESUME_DIALECTS: dict[str, str | None] = {"claude-code": "anthropic", "codex": "responses", "pi": None}
-"""None: any dialect (pi speaks its model's provider's own; the snapshot's pages are read from any)."""
+RESUME_DIALECTS: dict[str, str | None] = {"claude-code": "anthropic", "codex": "responses", "pi": None,
+                                          "gemini-cli": None}
+"""None: any dialect (pi and Gemini CLI speak their model's provider's own; the snapshot's pages are read from
+any)."""
 
 
 def check_writable(transcript: Any) -> Path:
@@ -35,13 +38,14 @@ def check_writable(transcript: Any) -> Path:
     >>> try:
     ...     check_writable(load_text('[{"role": "user", "content": "hi"}]'))
     ... except InputError as e:
-    ...     print(e)
-    --resume-file writes Claude Code, Codex and pi sessions; this is openai, so there is no agent session to write
+    ...     print(e)  # doctest: +NORMALIZE_WHITESPACE
+    --resume-file writes Claude Code, Codex, pi and Gemini CLI sessions; this is openai, so there is no agent
+    session to write
     """
     fmt = transcript.format
     if fmt not in RESUME_DIALECTS:
-        raise InputError(f"--resume-file writes Claude Code, Codex and pi sessions; this is {fmt}, so there is no agent "
-                         "session to write")
+        raise InputError(f"--resume-file writes Claude Code, Codex, pi and Gemini CLI sessions; this is {fmt}, so "
+                         "there is no agent session to write")
     src = transcript.meta.get("path")
     if not src or Path(src).is_dir():
         raise InputError("--resume-file needs the session's file (not standard input), to write the new one beside it")
@@ -77,8 +81,9 @@ def write_resume(transcript: Any, result: Any) -> Resumed:
     >>> try:
     ...     write_resume(load_text('[{"role": "user", "content": "hi"}]'), None)
     ... except InputError as e:
-    ...     print(e)
-    --resume-file writes Claude Code, Codex and pi sessions; this is openai, so there is no agent session to write
+    ...     print(e)  # doctest: +NORMALIZE_WHITESPACE
+    --resume-file writes Claude Code, Codex, pi and Gemini CLI sessions; this is openai, so there is no agent
+    session to write
     """
     fmt, src = transcript.format, check_writable(transcript)
     if RESUME_DIALECTS[fmt] is not None and result.dialect != RESUME_DIALECTS[fmt]:
@@ -90,5 +95,8 @@ def write_resume(transcript: Any, result: Any) -> Resumed:
     if fmt == "pi":
         from .pi import write_pi
         return write_pi(transcript, result, src)
+    if fmt == "gemini-cli":
+        from .gemini_cli import write_gemini_cli
+        return write_gemini_cli(transcript, result, src)
     from .codex import write_codex
     return write_codex(transcript, result, src)

@@ -8,7 +8,7 @@ from typing import NamedTuple
 
 from ..errors import InputError
 
-__all__ = ["Resumed", "now_stamp", "snapshot_blocks", "snapshot_turn"]
+__all__ = ["Resumed", "now_stamp", "request_turns", "snapshot_blocks", "snapshot_turn", "turn_blocks"]
 
 
 def now_stamp() -> str:
@@ -56,21 +56,48 @@ def snapshot_turn(items: list[dict]) -> int:
     Examples
     --------
     >>> snapshot_turn([{"role": "user", "content": "hi"},
-    ...                {"role": "user", "content": [{"type": "image"}, {"type": "text", "text": "snapglyph snapshot: x"}]}])
+    ...                {"role": "user", "content": [{"type": "image"}, {"type": "text", "text": "snapshot"}]}])
     1
     """
     for i, m in enumerate(items):
-        c = m.get("content") if isinstance(m, dict) and m.get("role") == "user" else None
-        if isinstance(c, list) and any(isinstance(b, dict) and b.get("type") in ("image", "input_image", "image_url") for b in c):
+        c = turn_blocks(m) if isinstance(m, dict) and m.get("role") == "user" else None
+        if isinstance(c, list) and any(isinstance(b, dict) and (b.get("type") in ("image", "input_image", "image_url")
+                                                                or "inlineData" in b or "inline_data" in b) for b in c):
             return i
     raise InputError("the compacted request shows no page (the conversation fit as it was), so no session to "
                      "resume was written")
 
 
+def turn_blocks(turn: dict) -> list:
+    """A request turn's blocks: its ``content`` list, or its Gemini ``parts``.
+
+    Examples
+    --------
+    >>> turn_blocks({"role": "user", "parts": [{"text": "hi"}]})
+    [{'text': 'hi'}]
+    """
+    c = turn.get("content") if "content" in turn else turn.get("parts")
+    return c if isinstance(c, list) else []
+
+
+def request_turns(request: dict) -> list:
+    """A request body's list of turns in any dialect (``messages``, ``input`` or Gemini ``contents``).
+
+    Examples
+    --------
+    >>> request_turns({"contents": [{"role": "user", "parts": []}]})
+    [{'role': 'user', 'parts': []}]
+    """
+    for key in ("messages", "input", "contents"):
+        if isinstance(request.get(key), list):
+            return request[key]
+    return []
+
+
 def snapshot_blocks(content: list[dict]) -> list[tuple[str, str, str]]:
     """The snapshot turn's blocks in any dialect as ``(kind, media type, data)``: ``("image", "image/png", base64)``
-    for a page (Anthropic ``image``, chat ``image_url``, Responses ``input_image`` data URLs), ``("text", "",
-    text)`` for text.
+    for a page (Anthropic ``image``, chat ``image_url``, Responses ``input_image`` data URLs, Gemini
+    ``inlineData`` / ``inline_data``), ``("text", "", text)`` for text.
 
     Examples
     --------
@@ -88,6 +115,9 @@ def snapshot_blocks(content: list[dict]) -> list[tuple[str, str, str]]:
             url = url.get("url") if isinstance(url, dict) else url
             head, _, data = str(url).partition(",")
             out.append(("image", head[5:].split(";")[0] or "image/png", data))
-        elif t in ("text", "input_text"):
+        elif isinstance(b.get("inlineData") or b.get("inline_data"), dict):
+            d = b.get("inlineData") or b["inline_data"]
+            out.append(("image", d.get("mimeType") or d.get("mime_type") or "image/png", d.get("data", "")))
+        elif t in ("text", "input_text") or (t is None and isinstance(b.get("text"), str)):
             out.append(("text", "", b.get("text", "")))
     return out

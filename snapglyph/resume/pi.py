@@ -21,17 +21,17 @@ from typing import Any
 from .._files import write_atomic
 from ..errors import InputError
 from ..readers.decode import decode_text, jsonl_entries
-from .common import Resumed, now_stamp, snapshot_blocks, snapshot_turn
+from .common import Resumed, now_stamp, request_turns, snapshot_blocks, snapshot_turn, turn_blocks
 
 __all__ = ["write_pi"]
 
 
 def _snapshot_entry(result: Any) -> dict:
     """The new user message entry: the request's snapshot turn as pi content blocks."""
-    items = result.request.get("messages") or result.request.get("input") or []
+    items = request_turns(result.request)
     turn = items[snapshot_turn(items)]
     content = [{"type": "image", "data": data, "mimeType": mt} if kind == "image" else {"type": "text", "text": data}
-               for kind, mt, data in snapshot_blocks(turn["content"])]
+               for kind, mt, data in snapshot_blocks(turn_blocks(turn))]
     ms = int(datetime.now(timezone.utc).timestamp() * 1000)
     return {"type": "message", "message": {"role": "user", "content": content, "timestamp": ms}}
 
