@@ -81,7 +81,7 @@ def events(draw) -> list[tuple]:
                 tag += 1
                 cid = draw(st.sampled_from([f"c{tag}", f"c{tag}", "dup"]))     # now and then a repeated id
                 calls.append((draw(st.sampled_from(["bash", "read", "edit"])), cid,
-                              f"result {tag}: " + (_text(draw, 4, 12) + "\n") * draw(st.integers(30, 120))))
+                              f"result {tag}: " + (_text(draw, 4, 12) + "\n") * draw(st.integers(60, 200))))
             extra = "and also check " + _text(draw, 1, 5) if draw(st.integers(0, 2)) == 0 else None
             out.append(("round", calls, extra))
     out.append(("user", [("text", "what now? " + _text(draw, 1, 5))]))
@@ -95,6 +95,8 @@ def _openai_part(p: tuple) -> dict:
     if p[0] == "image":
         data = IMAGES[p[1]]
         return {"type": "image_url", "image_url": {"url": f"data:image/png;base64,{data}" if data else ""}}
+    if p[0] == "pdf":
+        return {"type": "file", "file": {"filename": "a.pdf", "file_data": f"data:application/pdf;base64,{PDF}"}}
     return {"type": "text", "text": {"text": lambda: p[1], "pdf": lambda: "[a pdf]", "doc": lambda: p[1],
                                      "file": lambda: "gs://b/a.pdf"}[p[0]]()}
 
@@ -123,6 +125,8 @@ def _responses_part(p: tuple) -> dict:
     if p[0] == "image":
         data = IMAGES[p[1]]
         return {"type": "input_image", "image_url": f"data:image/png;base64,{data}" if data else ""}
+    if p[0] == "pdf":
+        return {"type": "input_file", "filename": "a.pdf", "file_data": f"data:application/pdf;base64,{PDF}"}
     return {"type": "input_text", "text": _openai_part(p)["text"]}
 
 
@@ -244,7 +248,7 @@ def test_every_format_and_dialect_keeps_every_source():
 
     @settings(max_examples=32, deadline=None, derandomize=True, suppress_health_check=list(HealthCheck),
               database=None)
-    @given(evs=events(), budget=st.sampled_from([2500, 3500, 5000]))
+    @given(evs=events(), budget=st.sampled_from([8000, 10000, 13000]))
     def run(evs, budget):
         fmt, dialect = COMBOS[sum(seen.values()) % len(COMBOS)]  # every source format into every dialect, in turn
         seen[fmt, dialect] += 1

@@ -13,6 +13,8 @@ import json
 
 import pytest
 
+from sdk_oracle import sdk_errors
+
 from snapglyph import compact, validate
 from snapglyph.model.attachments import attachment_text
 from snapglyph.readers.registry import from_request
@@ -68,17 +70,28 @@ def test_a_pdf_and_a_text_document_are_named_and_drawn_as_what_they_are():
     assert attachment_text({"type": "document", "source": {"type": "text", "data": "abc"}}) == "[document]\nabc"
 
 
+OWN_KIND = {"openai": {"type": "file", "file": {"filename": "spec",
+                                                  "file_data": f"data:application/pdf;base64,{PDF}"}},
+            "responses": {"type": "input_file", "filename": "spec",
+                          "file_data": f"data:application/pdf;base64,{PDF}"},
+            "gemini": {"inline_data": {"mime_type": "application/pdf", "data": PDF}}}
+
+
 @pytest.mark.parametrize("dialect", DIALECTS)
-def test_documents_pass_through_verbatim_in_anthropic_and_named_elsewhere(dialect):
+def test_documents_pass_through_verbatim_in_anthropic_and_as_their_own_kind_elsewhere(dialect):
     res = compact(anthropic_body(1), dialect=dialect, budget=100_000)
     sent = json.dumps(res.request)
-    assert validate(res.request, dialect) == []
-    key = f"documents and files the {dialect} dialect cannot carry sent as text naming them"
+    assert validate(res.request, dialect) == [] and sdk_errors(res.request, dialect) == ""
+    named = f"documents and files the {dialect} dialect cannot carry sent as text naming them"
+    own = f"documents sent as the {dialect} dialect's own kind of block"
     if dialect == "anthropic":
-        assert res.request["messages"][0]["content"][1] == PDF_DOC and res.rewrites[key] == 0
+        assert res.request["messages"][0]["content"][1] == PDF_DOC and res.rewrites[named] == res.rewrites[own] == 0
     else:
-        assert PDF not in sent and "[document spec: application/pdf, 93 bytes, 2 pages]" in sent
-        assert res.rewrites[key] == 2
+        first = res.request["messages" if dialect == "openai" else "input" if dialect == "responses" else "contents"][0]
+        blocks = first.get("content", first.get("parts"))
+        assert OWN_KIND[dialect] in blocks and sent.count(PDF) == 1
+        assert (res.rewrites[own], res.rewrites[named]) == (1, 1)          # the PDF carried, the text document named
+        assert "doc body 0" in sent
     assert res.store.get(0).parts[1].meta["source_block"] == PDF_DOC       # the source, exact, in the store
 
 

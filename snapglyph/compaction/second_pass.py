@@ -26,11 +26,12 @@ read back from it its ids and exact sources again."""
 
 _BARE = re.compile(r"[\s\ufffd]+")
 
-_MADE = re.compile(r"\[(?:image removed|image not sent|image in an assistant message|document not sent|file not sent|"
-                   r"\d+ image\(s\) returned by this tool)[^\]]*\]")
+_MADE = re.compile(r"\[(?:image removed|image not sent|image in an assistant message|document\b|file\b|"
+                   r"\d+ image\(s\) returned by this tool)[^\]\n]*\]")
 """Text snapglyph itself writes in place of a part or beside one (the placeholders of
-:mod:`snapglyph.providers.normalize` and :mod:`.image_fit`, the note on a tool's images in OpenAI chat): left out
-of a message's fingerprints, so a source and the request written from it give the same ones."""
+:mod:`snapglyph.providers.normalize` and :mod:`.image_fit`, the note on a tool's images in OpenAI chat, the line
+naming an attachment, :func:`snapglyph.model.attachments.attachment_text`, which a dialect may send as its own
+block): left out of a message's fingerprints, so a source and the request written from it give the same ones."""
 
 
 def _ids_of(ranges: Sequence[Sequence[int]]) -> list[int]:

@@ -1,11 +1,11 @@
 """Documents and files attached to a message: an Anthropic ``document`` block, a Gemini ``fileData`` part, a Gemini
-``inlineData`` part that is no image (a PDF).
+``inlineData`` part that is no image (a PDF), an OpenAI chat ``file`` part, a Responses ``input_file`` part.
 
 The neutral form holds each as a ``text`` part whose text stands for it (a text document's own text; a PDF named
 with its size and page count; a file named with its URI), with the block as sent in ``meta["source_block"]``. So the
 pages draw what the attachment is, the source store keeps it exactly, and a dialect that can carry the block as
-sent (:func:`verbatim_block`: Anthropic for a ``document``, Gemini for its parts) sends it verbatim; the others send
-the stand-in text, counted by the normalization. Sources: platform.claude.com/docs/en/build-with-claude/pdf-support
+sent (:func:`verbatim_block`: each dialect for its own kind) sends it verbatim; the others send the stand-in text,
+counted by the normalization. Sources: platform.claude.com/docs/en/build-with-claude/pdf-support
 and .../citations (document sources base64, text, content, url, file), ai.google.dev/gemini-api/docs/document-processing
 (``inline_data`` and ``file_data`` parts), read 2026-12-07.
 """
@@ -18,7 +18,7 @@ import re
 from typing import Any
 
 __all__ = ["PDF_PAGE_TOKENS", "attachment_text", "attachment_tokens", "count_attachments", "is_attachment",
-           "verbatim_block"]
+           "sent_block", "verbatim_block"]
 
 PDF_PAGE_TOKENS = 2_500
 """Tokens charged for one page of a PDF sent as it is (each page goes as its text and as an image): measured at
@@ -48,6 +48,16 @@ def _gemini_blob(b: Any) -> tuple[str, dict] | None:
     return None
 
 
+def _openai_file(b: Any) -> dict | None:
+    """The file of an OpenAI chat ``file`` part or a Responses ``input_file`` part (``file_data``, ``file_id``,
+    ``file_url``, ``filename``)."""
+    if isinstance(b, dict) and b.get("type") == "file" and isinstance(b.get("file"), dict):
+        return b["file"]
+    if isinstance(b, dict) and b.get("type") == "input_file":
+        return b
+    return None
+
+
 def is_attachment(b: Any) -> bool:
     """Whether ``b`` (a content block or part as sent) is a document or file this module stands in for.
 
@@ -61,7 +71,7 @@ def is_attachment(b: Any) -> bool:
     (False, False)
     """
     return (isinstance(b, dict) and b.get("type") == "document" and isinstance(b.get("source"), dict)) \
-        or _gemini_blob(b) is not None
+        or _gemini_blob(b) is not None or _openai_file(b) is not None
 
 
 def _decoded(data: Any) -> bytes | None:
@@ -126,6 +136,14 @@ def attachment_text(b: dict) -> str:
     """
     if b.get("type") == "document":
         return _document_text(b)
+    f = _openai_file(b)
+    if f is not None:
+        name = f" {f['filename']!s}" if f.get("filename") else ""
+        data = str(f.get("file_data") or "")
+        if data:
+            head, _, payload = data.partition(",") if data.startswith("data:") else ("", "", data)
+            return _binary("file", head[5:].split(";")[0], payload, name)
+        return f"[file{name}: {f.get('file_id') or f.get('file_url') or 'no data'}]"
     kind, payload = _gemini_blob(b) or ("file", {})
     mime = str(_g(payload, "mimeType", "mime_type") or "")
     if kind == "file":
@@ -149,6 +167,8 @@ def verbatim_block(meta: dict, dialect: str) -> dict | None:
     if dialect == "anthropic" and b.get("type") == "document":
         return b
     if dialect == "gemini" and _gemini_blob(b) is not None:
+        return b
+    if (dialect, b.get("type")) in (("openai", "file"), ("responses", "input_file")):
         return b
     return None
 
@@ -193,8 +213,73 @@ def attachment_tokens(meta: dict) -> int:
         if src.get("type") in ("text", "content"):
             return 0
         raw = _decoded(src.get("data", "")) if src.get("type") == "base64" else None
+    elif _openai_file(b) is not None:
+        data = str(_openai_file(b).get("file_data") or "")
+        raw = _decoded(data.partition(",")[2] if data.startswith("data:") else data) if data else None
     else:
         kind, payload = _gemini_blob(b) or ("file", {})
         raw = _decoded(payload.get("data", "")) if kind == "inline" else None
     pages = len(_PAGE.findall(raw)) if raw else 0
     return PDF_PAGE_TOKENS * max(1, pages)
+
+
+def _payload(b: dict) -> tuple[str, str, str, str]:
+    """``(media type, base64 data, URL, name)`` of an attachment block (empty where it has none)."""
+    if b.get("type") == "document":
+        src = b["source"]
+        t = src.get("type")
+        return (str(src.get("media_type") or ("application/pdf" if t in ("base64", "url") else "")),
+                str(src.get("data") or "") if t == "base64" else "", str(src.get("url") or "") if t == "url" else "",
+                str(b.get("title") or ""))
+    f = _openai_file(b)
+    if f is not None:
+        data = str(f.get("file_data") or "")
+        head, _, data = data.partition(",") if data.startswith("data:") else ("", "", data)
+        return head[5:].split(";")[0] or "application/pdf", data, str(f.get("file_url") or ""), str(
+            f.get("filename") or "")
+    kind, payload = _gemini_blob(b) or ("file", {})
+    mime = str(_g(payload, "mimeType", "mime_type") or "")
+    if kind == "inline":
+        return mime, str(payload.get("data") or ""), "", ""
+    return mime, "", str(_g(payload, "fileUri", "file_uri") or ""), ""
+
+
+def sent_block(meta: dict, dialect: str) -> dict | None:
+    """The block that carries the attachment of a part's ``meta`` in ``dialect``: the block as sent where it is
+    that dialect's own (:func:`verbatim_block`), else a PDF given by its bytes or by an https URL written as the
+    dialect's own kind (Anthropic ``document``, OpenAI chat ``file``, Responses ``input_file``, Gemini
+    ``inline_data``/``file_data``; chat takes no URL, only Gemini a ``gs://`` one); None where the dialect cannot
+    say it (the stand-in text is sent). Sources: the PDF pages of each API (platform.claude.com pdf-support,
+    platform.openai.com/docs/guides/pdf-files, ai.google.dev/gemini-api/docs/document-processing), read 2026-12-07.
+
+    Examples
+    --------
+    >>> pdf = {"type": "document", "title": "a.pdf", "source": {"type": "base64", "media_type": "application/pdf",
+    ...                                                         "data": "JVBERg=="}}
+    >>> sent_block({"source_block": pdf}, "gemini")
+    {'inline_data': {'mime_type': 'application/pdf', 'data': 'JVBERg=='}}
+    >>> sent_block({"source_block": pdf}, "openai")
+    {'type': 'file', 'file': {'filename': 'a.pdf', 'file_data': 'data:application/pdf;base64,JVBERg=='}}
+    >>> sent_block({"source_block": {"fileData": {"fileUri": "gs://b/a.pdf", "mimeType": "application/pdf"}}},
+    ...            "anthropic") is None
+    True
+    """
+    same = verbatim_block(meta, dialect)
+    if same is not None or not is_attachment(meta.get("source_block")):
+        return same
+    mime, data, url, name = _payload(meta["source_block"])
+    if mime != "application/pdf" or not (data or url.startswith("https://")):
+        return None
+    name = name or "document.pdf"
+    if dialect == "anthropic":
+        src = {"type": "base64", "media_type": mime, "data": data} if data else {"type": "url", "url": url}
+        return {"type": "document", "source": src}
+    if dialect == "gemini":
+        return ({"inline_data": {"mime_type": mime, "data": data}} if data
+                else {"file_data": {"mime_type": mime, "file_uri": url}})
+    if dialect == "responses":
+        return ({"type": "input_file", "filename": name, "file_data": f"data:{mime};base64,{data}"} if data
+                else {"type": "input_file", "file_url": url})
+    if dialect == "openai" and data:
+        return {"type": "file", "file": {"filename": name, "file_data": f"data:{mime};base64,{data}"}}
+    return None

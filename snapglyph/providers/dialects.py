@@ -23,7 +23,7 @@ import json
 from typing import Any, Sequence
 
 from ..errors import InputError
-from ..model.attachments import verbatim_block
+from ..model.attachments import sent_block
 from ..model.messages import Message, Part
 from .gemini import gemini_body, gemini_contents, gemini_tools
 from .normalize import DIALECTS, normalize
@@ -79,7 +79,7 @@ def _anthropic_blocks(parts: list[Part]) -> list[dict]:
     blocks: list[dict] = []
     for p in parts:
         if p.kind == "text":
-            blocks.append(verbatim_block(p.meta, "anthropic") or {"type": "text", "text": p.text})
+            blocks.append(sent_block(p.meta, "anthropic") or {"type": "text", "text": p.text})
         elif p.kind == "image":
             blocks.append(_anthropic_image(p))
         elif p.kind == "thinking":
@@ -88,7 +88,7 @@ def _anthropic_blocks(parts: list[Part]) -> list[dict]:
             blocks.append({"type": "tool_use", "id": p.call_id, "name": p.name, "input": _parse_args(p.arguments)})
         elif p.kind == "tool_result":
             content: Any
-            if all(q.kind == "text" for q in p.content):
+            if all(q.kind == "text" and not sent_block(q.meta, "anthropic") for q in p.content):
                 content = "\n".join(q.text for q in p.content)
             else:
                 content = _anthropic_blocks(p.content)
@@ -102,12 +102,12 @@ def _anthropic_blocks(parts: list[Part]) -> list[dict]:
 
 
 def _openai_user_content(parts: list[Part]) -> Any:
-    if all(p.kind == "text" for p in parts):
+    if all(p.kind == "text" and not sent_block(p.meta, "openai") for p in parts):
         return "\n".join(p.text for p in parts)
     out = []
     for p in parts:
         if p.kind == "text":
-            out.append({"type": "text", "text": p.text})
+            out.append(sent_block(p.meta, "openai") or {"type": "text", "text": p.text})
         elif p.kind == "image":
             out.append({"type": "image_url", "image_url": _image_url(p)})
     return out
@@ -167,7 +167,7 @@ def _responses_items(messages: Sequence[Message]) -> list[dict]:
         c = []
         for p in parts:
             if p.kind == "text":
-                c.append({"type": "input_text", "text": p.text})
+                c.append(sent_block(p.meta, "responses") or {"type": "input_text", "text": p.text})
             elif p.kind == "image":
                 c.append({"type": "input_image", "image_url": _data_url(p), "detail": p.meta.get("detail", "auto")})
         return c

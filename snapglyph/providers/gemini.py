@@ -38,7 +38,7 @@ import itertools
 import json
 from typing import Any, Sequence
 
-from ..model.attachments import verbatim_block
+from ..model.attachments import sent_block
 from ..model.messages import Message, Part
 
 __all__ = [
@@ -75,7 +75,7 @@ def _user_parts(parts: Sequence[Part]) -> list[dict]:
     out = []
     for p in parts:
         if p.kind == "text":
-            out.append(verbatim_block(p.meta, "gemini") or {"text": p.text})
+            out.append(sent_block(p.meta, "gemini") or {"text": p.text})
         elif p.kind == "image":
             out.append(_media(p))
     return out

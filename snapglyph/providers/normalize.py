@@ -22,7 +22,7 @@ from dataclasses import replace
 from typing import Sequence
 
 from ..errors import InputError
-from ..model.attachments import is_attachment, verbatim_block
+from ..model.attachments import is_attachment, sent_block, verbatim_block
 from ..model.images import check_image, downscale, media_types
 from ..model.messages import LONE_SURROGATE, OPENING_USER_LINE, Message, Part
 
@@ -77,9 +77,11 @@ def _clean_content(parts: list[Part], rewrites: Counter, dialect: str | None = N
             if not p.text.strip():
                 rewrites["whitespace-only text removed"] += 1
                 continue
-            if dialect is not None and is_attachment(p.meta.get("source_block")) \
-                    and verbatim_block(p.meta, dialect) is None:
-                rewrites[f"documents and files the {dialect} dialect cannot carry sent as text naming them"] += 1
+            if dialect is not None and is_attachment(p.meta.get("source_block")):
+                if sent_block(p.meta, dialect) is None:
+                    rewrites[f"documents and files the {dialect} dialect cannot carry sent as text naming them"] += 1
+                elif verbatim_block(p.meta, dialect) is None:
+                    rewrites[f"documents sent as the {dialect} dialect's own kind of block"] += 1
             out.append(replace(p, text=replace_lone_surrogates(p.text, rewrites)))
         elif p.kind == "image":
             out.append(_checked_image(p, rewrites, dialect))
