@@ -156,3 +156,15 @@ def test_a_passthrough_compacted_again_keeps_ids_and_sources(dialect):
         req = res.request
         assert {i: _exact(store.get(i)) for i in store} == orig
     assert not res.passthrough and res.head_ids == [0, 1, 2]
+
+
+def test_a_damaged_store_is_saved_over_with_its_good_lines_kept(tmp_path):
+    path = tmp_path / "s.jsonl"
+    path.write_text('{"id": 1, "message": {"id": 1, "role": "user", "parts": []}}\n{"id": 2, "mess\n')
+    with pytest.raises(StoreError, match=":2: not a source-store line"):
+        SourceStore(path)
+    s = SourceStore()
+    s.path = path                     # what serve does with a damaged store: written afresh
+    s.put([Message(3, "user", [Part("text", text="new")])])
+    s.save()
+    assert sorted(SourceStore(path)) == [1, 3]

@@ -152,10 +152,12 @@ class SourceStore:
         if self.path is not None and self.path.exists():
             self._read_into(self.path, self._messages, self._tails, self._heads)
 
-    def _read_into(self, path: Path, messages: dict, tails: dict, heads: dict) -> None:
-        """Read the store file at ``path`` into the given maps (and :attr:`conversation` where unset)."""
+    def _read_into(self, path: Path, messages: dict, tails: dict, heads: dict, *, skip_bad: bool = False) -> None:
+        """Read the store file at ``path`` into the given maps (and :attr:`conversation` where unset); with
+        ``skip_bad`` (a save merging a damaged file it then writes afresh) lines that are no store record are
+        passed over."""
         try:
-            lines = path.read_text(encoding="utf-8").splitlines()
+            lines = path.read_text(encoding="utf-8", errors="replace" if skip_bad else "strict").splitlines()
         except OSError as e:
             raise StoreError(f"cannot read source store {path}: {e}") from None
         except UnicodeDecodeError:
@@ -179,8 +181,14 @@ class SourceStore:
                     continue
                 m = message_from_dict(rec["message"])
             except StoreError as e:
+                if "another conversation" in str(e):
+                    raise
+                if skip_bad:
+                    continue
                 raise StoreError(f"{path}:{n}: not a source-store line ({e})") from None
-            except (json.JSONDecodeError, KeyError, TypeError, RecursionError) as e:
+            except (json.JSONDecodeError, KeyError, TypeError, ValueError, AttributeError, RecursionError) as e:
+                if skip_bad:
+                    continue
                 raise StoreError(f"{path}:{n}: not a source-store line ({type(e).__name__}: {e})") from None
             messages[m.id] = m
 
@@ -309,7 +317,7 @@ class SourceStore:
         messages: dict[int, Message] = {}
         tails: dict[str, list[int]] = {}
         heads: dict[str, list[int]] = {}
-        self._read_into(target, messages, tails, heads)
+        self._read_into(target, messages, tails, heads, skip_bad=True)  # a damaged file: its good lines kept
         for mid, m in messages.items():
             self._messages.setdefault(mid, m)
         for key, ids in tails.items():
