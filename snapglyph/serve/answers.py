@@ -28,7 +28,7 @@ from .error_rules import read_error
 from .first_event import HeldResponse, hold
 from .refusal import cap_images, text_only
 
-__all__ = ["image_capped", "relayable", "watch"]
+__all__ = ["error_read", "image_capped", "relayable", "watch"]
 
 
 
@@ -151,3 +151,16 @@ async def image_capped(proxy: Any, ctx: Any, limit: Any) -> Any:
     ctx.outcome, ctx.sent, ctx.action = out, out.data, "recovered"
     ctx.note = f"image-count cap: {limit.images} images > {limit.limit}; sent again with at most {limit.limit}"
     return await proxy._resend(ctx)
+
+
+async def error_read(proxy: Any, ctx: Any, status: int, text: bytes) -> Any:
+    """An error answer read by :func:`~snapglyph.serve.error_rules.read_error`: its overflow, or the retry under an
+    image-count cap (an ASGI response), or ``None`` (the log line's note says why where it is relayed)."""
+    window = _window(proxy, ctx)
+    read = await anyio.to_thread.run_sync(lambda: read_error(status, text, ctx.body, ctx.profile, window,
+                                                             margin=proxy.config.margin))
+    if read.images is not None:
+        return await image_capped(proxy, ctx, read.images)
+    if read.note:
+        ctx.note = "; ".join(n for n in (ctx.note, read.note) if n)
+    return read.overflow

@@ -41,10 +41,9 @@ from .._config import (HOLD_BYTES, HOLD_NEAR, HOLD_SECONDS, RECALL_ROUNDS, SERVE
 from ..compaction.keys import conversation_id
 from ..errors import SnapglyphError
 from ..providers.overflow import OverflowResult, detect
-from .answers import image_capped, relayable, watch
-from .error_rules import read_error
+from .answers import error_read, relayable, watch
 from .guards import host_allowed, read_json, read_raw
-from .storms import storm_answer
+from .storms import storm_response
 from .recall_loop import RecallJob, RecallRelay
 from .recall_shapes import offers_recall
 from .relay import Relay
@@ -91,16 +90,9 @@ class ServeConfig:
         A compacted request offers the ``recall_messages`` tool and the proxy answers at most this many rounds of
         its calls per request (``--recall-rounds``, :mod:`snapglyph.serve.recall_loop`); 0 offers no tool, and
         then a compaction that shows no page is refused.
-    hold_bytes, hold_seconds : int, float
-        Bounds of the start of an answer held until its first content event (``--hold-bytes``,
-        ``--hold-seconds``; :mod:`snapglyph.serve.answers`).
-    hold_near : float
-        A streamed request above this share of the window known is held for an error as its first event
-        (``--hold-near``).
-    storm_cuts, storm_requests : int
-        More than ``storm_cuts`` new cuts of one conversation within ``storm_requests`` requests is a storm: the
-        client gets one error instead of another rewrite (``--storm-cuts``; 0: no limit;
-        :mod:`snapglyph.compaction.growth`).
+    hold_bytes, hold_seconds, hold_near, storm_cuts, storm_requests : int, float, float, int, int
+        ``--hold-bytes``, ``--hold-seconds``, ``--hold-near`` (:mod:`snapglyph.serve.answers`) and ``--storm-cuts``
+        (:mod:`snapglyph.compaction.growth`); the defaults and their reasons are in :mod:`snapglyph._config`.
 
     Examples
     --------
@@ -223,7 +215,7 @@ class Proxy:
         if ctx.key is not None:
             await self._before(ctx)
             if ctx.storm:
-                return self._storm(ctx)
+                return storm_response(self, ctx)
         try:
             resp = await self.upstream.send(ctx.method, ctx.path, ctx.query, ctx.headers, ctx.sent)
         except httpx.TransportError as e:
@@ -310,7 +302,7 @@ class Proxy:
         raw = await read_raw(resp)
         await resp.aclose()
         text = decode_body(raw, resp.headers.get("content-encoding"))
-        ov = await self._read_error(ctx, resp.status_code, text)
+        ov = await error_read(self, ctx, resp.status_code, text)
         if not isinstance(ov, OverflowResult) and ov is not None:
             return ov                                       # the request again, under an image-count cap
         sent_pages = ctx.sent is not ctx.raw
@@ -334,7 +326,7 @@ class Proxy:
         ctx.outcome = out
         if out.storm:
             ctx.storm = out.error
-            return self._storm(ctx)
+            return storm_response(self, ctx)
         if out.error or self.config.dry_run:
             ctx.note = (f"overflow relayed: {out.error}" if out.error
                         else f"dry run: overflow ({ov.provider}); would send {out.summary()}")
@@ -355,7 +347,7 @@ class Proxy:
             raw = await read_raw(resp)
             await resp.aclose()
             text = decode_body(raw, resp.headers.get("content-encoding"))
-            ov = await self._read_error(ctx, resp.status_code, text)
+            ov = await error_read(self, ctx, resp.status_code, text)
             if not isinstance(ov, OverflowResult) and ov is not None:
                 return ov
             if ov is None and image_refusal(text.decode("utf-8", "replace")):
@@ -370,32 +362,12 @@ class Proxy:
             return Relay(resp, body=raw, on_done=lambda r: self._done(ctx, r))
         return await self._answer(ctx, resp)
 
-    async def _read_error(self, ctx: _Ctx, status: int, text: bytes) -> Any:
-        """An error answer read by :func:`~snapglyph.serve.error_rules.read_error`: its overflow, or the retry under
-        an image-count cap (an ASGI response), or ``None`` (the note says why where it is relayed)."""
-        conv = self.states.get(ctx.key)
-        read = await anyio.to_thread.run_sync(lambda: read_error(
-            status, text, ctx.body, ctx.profile, (conv.window if conv else None) or self.config.window,
-            margin=self.config.margin))
-        if read.images is not None:
-            again = await image_capped(self, ctx, read.images)
-            return again if again is not None else None
-        if read.note:
-            ctx.note = "; ".join(n for n in (ctx.note, read.note) if n)
-        return read.overflow
-
     def _save_store(self, ctx: _Ctx) -> None:
         """A recovery's source store, written in a worker thread while the answer comes (the retry did not wait)."""
         if ctx.action == "recovered":
             task = asyncio.ensure_future(anyio.to_thread.run_sync(self.planner.save_store, ctx.key))
             self._tasks.add(task)
             task.add_done_callback(self._tasks.discard)
-
-    def _storm(self, ctx: _Ctx) -> Response:
-        """The client's answer to a compaction storm: one error, nothing sent upstream."""
-        status, body = storm_answer(ctx.dialect or "", ctx.storm)
-        self._line(ctx, status, ctx.storm)
-        return JSONResponse(body, status_code=status)
 
     def _relay(self, ctx: _Ctx, resp: httpx.Response) -> Any:
         """The answer to the client: through the recall loop where the compacted request offers recall_messages

@@ -16,7 +16,8 @@ from ..compaction.budget import estimate
 from ..compaction.growth import storm
 from ..errors import SnapglyphError
 
-__all__ = ["growth_of", "largest_message", "record_cut", "storm_answer", "storm_check", "storm_text"]
+__all__ = ["growth_of", "largest_message", "record_cut", "storm_answer", "storm_check", "storm_response",
+           "storm_text"]
 
 _ITEMS = {"anthropic": "messages", "openai": "messages", "responses": "input", "gemini": "contents"}
 
@@ -105,3 +106,12 @@ def storm_check(planner: Any, key: str, dialect: str, body: dict, profile: str) 
 def record_cut(conv: Any) -> None:
     """Note a new cut at the conversation's current request number (the newest few kept)."""
     conv.cut_requests = (list(conv.cut_requests) + [conv.requests])[-4 * STORM_CUTS:]
+
+
+def storm_response(proxy: Any, ctx: Any) -> Any:
+    """The client's answer to a compaction storm (``ctx.storm``, the one-line error): one error in its dialect's
+    shape and the log line; nothing is sent upstream."""
+    from starlette.responses import JSONResponse
+    status, body = storm_answer(ctx.dialect or "", ctx.storm)
+    proxy._line(ctx, status, ctx.storm)
+    return JSONResponse(body, status_code=status)
