@@ -281,3 +281,22 @@ def test_serve_recovers_each_new_body_on_the_first_retry(provider, dialect, tmp_
         r = httpx.post(bg.url + PATHS[dialect], json=_grown(dialect, 8000), headers=HEADERS, timeout=120)
         assert r.status_code == 200, r.text
         assert [e["kind"] for e in sim.log] == ["overflow", "ok"]
+
+
+def test_langchain_retries_a_refused_compaction_once_without_pages(tmp_path):
+    pytest.importorskip("langchain.agents", reason="langchain>=1 not installed (the `integrations` extra)")
+    pytest.importorskip("langchain_openai", reason="langchain-openai not installed (the `integrations` extra)")
+    from langchain.agents import create_agent
+    from langchain_openai import ChatOpenAI
+
+    from snapglyph.integrations.langchain import SnapglyphMiddleware
+    turns = [m for m in _grown("openai", 8000)["messages"]]
+    with Simulator([answer("ok without pages")], provider="openai", context_window=8000) as sim:
+        sim.refuse_images = True
+        model = ChatOpenAI(model="gpt-4.1", base_url=sim.base_url + "/v1", api_key="x", max_retries=0,
+                           max_tokens=RESERVE)
+        agent = create_agent(model, tools=[], middleware=[SnapglyphMiddleware(tmp_path)])
+        result = agent.invoke({"messages": [{"role": m["role"], "content": m["content"][0]["text"]} for m in turns]})
+        assert result["messages"][-1].content == "ok without pages"
+        assert [e["kind"] for e in sim.log] == ["overflow", "refused", "ok"]
+        assert _has_pages(sim.log[1]["raw"]) and not _has_pages(sim.log[2]["raw"])

@@ -10,7 +10,10 @@ rewritten, so the stored history stays whole and the next call compacts it afres
 answers with a context-overflow error (``langchain_core.exceptions.ContextOverflowError``, or any error whose body
 :func:`snapglyph.providers.overflow.detect` recognizes), the budget drops to the window the error names and the
 call is retried once, compacted, to the budget :func:`snapglyph.compaction.budget.next_budget` gives for the
-request that overflowed. Each conversation (its thread id from the run's config, its system prompt and first user
+request that overflowed. A call sent with page images and answered with a refusal or nothing
+(:func:`snapglyph.providers.refusal.refusal`: an OpenAI-style ``refusal``, Anthropic's ``stop_reason: "refusal"``,
+no text and no tool call) is made once more without pages (the text tiers, the snapshot text, ``recall_messages``),
+and that conversation is compacted without pages from then on (issue 35). Each conversation (its thread id from the run's config, its system prompt and first user
 turn: :func:`snapglyph.compaction.keys.conversation_id`) has its own source store and learned budget in the
 middleware's folder (:class:`snapglyph.integrations._common.Conversations`). The middleware registers a
 ``recall_messages`` tool answering from the store of the conversation whose model call made the tool call, so
@@ -24,6 +27,7 @@ https://reference.langchain.com/python/langchain/agents/middleware/types/wrap_mo
 """
 from __future__ import annotations
 
+import dataclasses
 import os
 from collections.abc import Awaitable, Callable
 from typing import Any
@@ -36,6 +40,10 @@ from langchain_core.tools import BaseTool, StructuredTool
 from langchain_core.utils.function_calling import convert_to_openai_tool
 
 from snapglyph._config import CONVERSATIONS_IN_MEMORY
+
+from snapglyph.errors import SnapglyphError
+from snapglyph.providers.profiles import profile as get_profile
+from snapglyph.providers.refusal import refusal
 
 from ._common import ConversationCompactor, Conversations, recall_spec
 
@@ -61,6 +69,33 @@ def _call_ids(response: Any) -> list[str]:
     messages = getattr(inner, "result", None)
     messages = messages if isinstance(messages, list) else [inner]
     return [c.get("id") for m in messages for c in (getattr(m, "tool_calls", None) or []) if c.get("id")]
+
+
+def _refused(response: Any) -> str:
+    """Why a model call's answer gives nothing (a refusal, or no text and no tool call), else ``""``.
+
+    Examples
+    --------
+    >>> from langchain_core.messages import AIMessage
+    >>> _refused(AIMessage(content="", additional_kwargs={"refusal": "I can't help with that."}))
+    'refusal (message.refusal)'
+    >>> _refused(AIMessage(content="", response_metadata={"stop_reason": "refusal"})), _refused(AIMessage("ok"))
+    ('refusal (stop_reason refusal)', '')
+    """
+    inner = getattr(response, "model_response", response)
+    messages = getattr(inner, "result", None)
+    ai = (messages if isinstance(messages, list) else [inner])[-1:] or [None]
+    msg = ai[0]
+    content = getattr(msg, "content", None)
+    text = content if isinstance(content, str) else " ".join(
+        b.get("text", "") for b in content or [] if isinstance(b, dict)) if isinstance(content, list) else ""
+    meta = getattr(msg, "response_metadata", None) or {}
+    extra = getattr(msg, "additional_kwargs", None) or {}
+    if meta.get("stop_reason") == "refusal":
+        return "refusal (stop_reason refusal)"
+    chat = {"choices": [{"message": {"content": text, "tool_calls": getattr(msg, "tool_calls", None) or None,
+                                     "refusal": extra.get("refusal")}, "finish_reason": meta.get("finish_reason")}]}
+    return refusal("openai", chat)
 
 
 class SnapglyphMiddleware(AgentMiddleware):
@@ -141,6 +176,15 @@ class SnapglyphMiddleware(AgentMiddleware):
             out = out[1:]  # the head keeps the system message verbatim: send the request's own
         return request.override(messages=convert_to_messages(out)), sent
 
+    def _without_pages(self, conv: ConversationCompactor, sent: dict, body: dict, response: Any) -> bool:
+        """Whether ``response`` refused a call sent with page images: then the conversation is compacted without
+        pages from now on (at most once: a call sent without pages is never retried)."""
+        res = conv.last
+        if sent is body or res is None or not res.pages or res.request is not sent or not _refused(response):
+            return False
+        conv.profile = dataclasses.replace(get_profile(conv.profile), max_pages=0)
+        return True
+
     def wrap_model_call(self, request: ModelRequest, handler: Callable[[ModelRequest], Any]) -> Any:
         """Call the model with the compacted request; on an overflow, learn the next budget from the request that
         overflowed and call once more."""
@@ -157,6 +201,12 @@ class SnapglyphMiddleware(AgentMiddleware):
             except Exception as again:  # the retry overflowed too: the conversation's next call starts lower
                 conv.learn(again, sent, known=isinstance(again, ContextOverflowError))
                 raise
+        if self._without_pages(conv, sent, body, response):       # refused with pages: once more, text only
+            try:
+                retry, sent = self.compacted(request, conv, body)
+            except SnapglyphError:                                 # no text-only request fits: the answer stands
+                retry = None
+            response = handler(retry) if retry is not None else response
         self.conversations.note_calls(conv, _call_ids(response))
         return response
 
@@ -176,6 +226,12 @@ class SnapglyphMiddleware(AgentMiddleware):
             except Exception as again:  # the retry overflowed too: the conversation's next call starts lower
                 conv.learn(again, sent, known=isinstance(again, ContextOverflowError))
                 raise
+        if self._without_pages(conv, sent, body, response):       # refused with pages: once more, text only
+            try:
+                retry, sent = self.compacted(request, conv, body)
+            except SnapglyphError:                                 # no text-only request fits: the answer stands
+                retry = None
+            response = await handler(retry) if retry is not None else response
         self.conversations.note_calls(conv, _call_ids(response))
         return response
 

@@ -5,7 +5,10 @@ one call sends (Responses items in, Responses items out: head verbatim, the old 
 verbatim). :class:`RecoveringModel` wraps a model so that a context-overflow error (recognized by
 :func:`snapglyph.providers.overflow.detect`) teaches the conversation a budget by
 :func:`snapglyph.compaction.budget.next_budget` (from the request that overflowed) and the call is retried once,
-compacted; a stream that fails before its first event is retried so too. Each conversation (the caller's key: the
+compacted; a stream that fails before its first event is retried so too. A call sent with page images and answered
+with a refusal or nothing is not retried without pages here (issue 35: ``serve`` and the LangChain middleware make
+that retry; ``RecoveringModel.get_response`` could, it does not yet), nor are new cuts counted against a storm. Each
+conversation (the caller's key: the
 run context's ``conversation_id``, ``session_id`` or ``group_id``, else the traced run's group id; plus the
 instructions and the first user turn, :func:`snapglyph.compaction.keys.conversation_id`) has its own source store and
 learned budget in the filter's folder (:class:`snapglyph.integrations._common.Conversations`).

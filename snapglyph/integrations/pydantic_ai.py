@@ -9,7 +9,10 @@ tail (a ``ModelRequest`` straddling a cut is split into its parts) with, for the
 into the run's history (the processor puts the middle of its own snapshots back before compacting again).
 :class:`SnapglyphCapability` compacts only what each attempt sends (``prepare_model_request``; the history stays
 whole), turns an overflow into the budget :func:`snapglyph.compaction.budget.next_budget` gives for the request that
-overflowed and one more attempt (``RetryModelRequest``), and adds the tool. Each conversation (the run's
+overflowed and one more attempt (``RetryModelRequest``), and adds the tool. A request sent with page images and
+answered with a refusal or nothing is not retried without pages here (issue 35: ``serve`` and the LangChain middleware
+make that retry; the capability's ``after_model_request`` hook could, it does not yet), nor are new cuts counted
+against a storm. Each conversation (the run's
 ``conversation_id`` where the processor sees the run context, its instructions and first user turn:
 :func:`snapglyph.compaction.keys.conversation_id`) has its own source store and learned budget in the processor's
 folder (:class:`snapglyph.integrations._common.Conversations`); ``recall_messages`` answers from the store of the
