@@ -103,7 +103,8 @@ def classify_lines(lines: list[str], style: int = 0) -> str:
 
 
 def runs(kinds: str) -> list[tuple[int, int]]:
-    """Blocks: from a C line to a C line over C, B and N lines and runs of at most MAX_PROSE_RUN P lines."""
+    """Blocks: from a C line to a C line over C, B, N and P lines, at most MAX_PROSE_RUN P lines between two C
+    lines (blank and neutral lines among them do not end the count)."""
     out, i, n = [], 0, len(kinds)
     while i < n:
         if kinds[i] != "C":
@@ -113,9 +114,9 @@ def runs(kinds: str) -> list[tuple[int, int]]:
         while j < n:
             if kinds[j] == "P":
                 p = j
-                while p < n and kinds[p] == "P":
+                while p < n and kinds[p] != "C":  # the stretch up to the next C line
                     p += 1
-                if p - j > blocks.MAX_PROSE_RUN:
+                if kinds[j:p].count("P") > blocks.MAX_PROSE_RUN:
                     break
                 j = p
                 continue

@@ -20,9 +20,10 @@ indentation alone:
 
 Inside a fence every line is ``C``. In tool output and tool calls (``STYLE_DIM``, ``STYLE_CALL``) a neutral line
 that is not a list item counts as code-like (a listing of names keeps one name per row), and so does a wordy line
-with a code token. A block is a maximal run from a ``C`` line to a ``C`` line over ``C``, ``B`` and ``N`` lines and
-runs of at most :data:`MAX_PROSE_RUN` ``P`` lines (a comment or a one-line docstring stays in its code), that holds
-at least :data:`MIN_BLOCK_LINES` lines. Everything else is prose, laid out dense.
+with a code token. A block is a maximal run from a ``C`` line to a ``C`` line over ``C``, ``B``, ``N`` and ``P``
+lines where at most :data:`MAX_PROSE_RUN` ``P`` lines come between two ``C`` lines (a comment or a one-line
+docstring stays in its code; three paragraphs between blank lines do not), that holds at least
+:data:`MIN_BLOCK_LINES` lines. Everything else is prose, laid out dense.
 
 The column count of a block (:func:`choose_columns`) follows from its line widths less the indentation common to
 the block (which the layout does not draw): the lowest band, with columns of at least :data:`MIN_COLW` cells that
@@ -64,8 +65,11 @@ MIN_BLOCK_LINES = 2
 """A run of code-like lines shorter than this stays prose. 3 would draw a two-line tool-call argument or code
 snippet dense, its lines run together."""
 MAX_PROSE_RUN = 2
-"""Most wordy (``P``) lines in a row that a block holds between two code-like lines: a comment or a docstring's
-line stays in its code; a paragraph (three lines or more) ends the block."""
+"""Most wordy (``P``) lines that a block holds between two code-like lines, blank and neutral lines between them
+not counted but not ending the count: a comment or a docstring's line stays in its code; a paragraph of three
+lines, or three paragraphs of a line each between blank lines or headings (Markdown's way), ends the block
+(measured on ../shared/data, 2026-12-07: 2,000 of 104,000 block lines go to prose, 92.9% of dense against 92.7%
+when only P lines in a row were counted)."""
 MIN_COLW = 28
 """Fewest cells per column of a block band with more than one column (six columns of 29 cells on a 182-cell row,
 Claude's page at 6x12, where the lines are that short). Any value from 8 up lays out (a test holds 8 to 28
@@ -288,9 +292,9 @@ def _runs(kinds: str) -> list[tuple[int, int]]:
 
 @functools.lru_cache(maxsize=4)
 def _run_pattern(prose_run: int) -> re.Pattern:
-    """A block over the line letters: C to C over C, B, N and runs of at most ``prose_run`` P (a longer run of P
-    ends it: ``(?!P)`` lets no shorter part of it pass)."""
-    return re.compile(rf"C(?:(?:[CBN]|P{{1,{prose_run}}}(?!P))*C)?" if prose_run > 0 else r"C(?:[CBN]*C)?")
+    """A block over the line letters: C to C over C, B, N and P, where no stretch between two C holds more than
+    ``prose_run`` P (B and N between them do not end the stretch: the lookahead at a P sees the stretch's rest)."""
+    return re.compile(rf"C(?:(?:[CBN]|P(?!(?:[BN]*P){{{prose_run}}}))*C)?" if prose_run > 0 else r"C(?:[CBN]*C)?")
 
 
 def choose_columns(widths: list[int], cols: int, leads: list[int] | None = None) -> tuple[int, int]:
