@@ -228,6 +228,7 @@ def main(argv: list[str] | None = None) -> int:
     if not DATA.exists():
         print(f"SKIP: {DATA} is absent")
         return 0
+    sys.path.insert(0, str(ROOT))  # this checkout's package, not an installed one ("before" sets PYTHONPATH)
     after = measure(args.profile)
     before = run_before(args.before, args.profile) if args.before else None
     text = table(after, before, args.profile, f"{args.before} ({commit_label_at(args.before)})" if args.before
