@@ -300,3 +300,16 @@ def test_langchain_retries_a_refused_compaction_once_without_pages(tmp_path):
         assert result["messages"][-1].content == "ok without pages"
         assert [e["kind"] for e in sim.log] == ["overflow", "refused", "ok"]
         assert _has_pages(sim.log[1]["raw"]) and not _has_pages(sim.log[2]["raw"])
+
+
+@pytest.mark.parametrize("dialect", DIALECTS)
+def test_serve_retries_a_streamed_refusal_once_without_pages(dialect, tmp_path):
+    with Simulator([answer("streamed without pages")], provider="openai", context_window=8000) as sim, \
+            _proxy(sim, tmp_path) as bg, httpx.Client(timeout=120) as c:
+        sim.refuse_images = True
+        with c.stream("POST", bg.url + STREAM_PATHS[dialect], json=_grown(dialect, 8000, stream=True),
+                      headers=HEADERS) as s:
+            raw = b"".join(s.iter_raw())
+        assert s.status_code == 200 and [e["kind"] for e in sim.log] == ["overflow", "refused", "ok"]
+        assert raw == bytes(sim.log[-1]["sent"]) and b"streamed" in raw       # the text-only retry's stream, as sent
+        assert not _has_pages(sim.log[2]["raw"])
