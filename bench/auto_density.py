@@ -7,11 +7,13 @@ are an excerpt of code and prose (:func:`excerpt`: 16,000 characters of the Clau
 and 16,000 of the pi session's from #40) and the prose of the license texts beside the transcripts (as conversation
 text and as tool output). The table gives pages, source characters shown (``Page.chars``) per image token (the
 profile's own cost of each page), auto over dense, the block lines (non-blank lines of the blocks the layout plans),
-the share of them broken across rows (each run of rows that start with the continuation mark in the pages' text is
-one line) and the share that start a row with their indentation (drawn whole: before, a line indented as wide as
-its column wrapped inside its indentation; after, the block's common indentation is not drawn and a line indented
-past half its column is drawn at half). Goals of issue 30: ``auto`` at least 90% of ``dense`` on prose and 80% on
-code-heavy pages, at most 5% of block lines broken, none inside its indentation.
+the share of them broken across rows (in a band, each run of rows that start with the continuation mark in the
+pages' text is one line; in a block laid out as flow, a line that the pages' rows, run together, hold across a
+row's end), the share that start a row with their indentation drawn whole (every line of a band; of a flow, those
+found at a row's start), the share laid out as flow, and the flow lines not found in the pages' text as this bench
+spells them (a control character, a symbol's label: neither broken nor whole). Goals of issue 30: ``auto`` at
+least 90% of ``dense`` on prose and 80% on code-heavy pages, at most 5% of block lines broken, none inside its
+indentation.
 
 Usage: ``python bench/auto_density.py [--profile claude] [--before /work/before] [--write]``: ``--before`` runs the
 same measurement on the package found at that path (a worktree of an earlier commit; PYTHONPATH) in a subprocess;
