@@ -318,9 +318,14 @@ def cmd_validate(args: argparse.Namespace) -> int:
 
 
 def cmd_serve(args: argparse.Namespace) -> int:
-    """`snapglyph serve`: the proxy (see :mod:`snapglyph.serve`); runs until interrupted, returns 0."""
-    from .serve.app import ServeConfig
-    from .serve.run import serve
+    """`snapglyph serve`: the proxy (see :mod:`snapglyph.serve`); runs until interrupted, returns 0. Without the
+    serve extra installed: one line naming the pip command."""
+    try:
+        from .serve.app import ServeConfig
+        from .serve.run import serve
+    except ModuleNotFoundError as e:
+        from ._extras import extra_hint
+        raise InputError(f"snapglyph serve needs {extra_hint('serve', e.name)}") from None
     if args.compact_at is not None and not 0 < args.compact_at < 1:
         raise InputError(f"--compact-at must be a fraction of the window between 0 and 1, not {args.compact_at}")
     if args.compact_at is not None and not args.window:
@@ -377,7 +382,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         return args.func(args)
     except SnapglyphError as e:
         return _err(str(e))
-    except (BrokenPipeError, KeyboardInterrupt):
+    except BrokenPipeError:
+        return 1
+    except KeyboardInterrupt:  # Ctrl-C: one line; every file is written whole or not at all (write_atomic)
+        print("snapglyph: interrupted", file=sys.stderr)
         return 1
     except RecursionError:
         return _err("the input nests too deeply to process")

@@ -263,8 +263,8 @@ def corpus_cost(paths: Sequence, *, profiles: Sequence[str] = ("claude",), mode:
     Raises
     ------
     InputError
-        If dask.distributed is not installed (``pip install 'snapglyph[corpus]'``), a profile is unknown, or the
-        scheduler cannot be reached.
+        If dask.distributed is not installed (``pip install -e '.[corpus]'`` in the repository), a profile is
+        unknown, or the scheduler cannot be reached.
 
     Examples
     --------
@@ -285,8 +285,8 @@ def corpus_cost(paths: Sequence, *, profiles: Sequence[str] = ("claude",), mode:
     try:
         from distributed import Client, LocalCluster
     except ImportError:
-        raise InputError("a corpus needs dask.distributed: pip install 'snapglyph[corpus]' (in a clone: "
-                         "pip install -e '.[corpus]')") from None
+        from ._extras import extra_hint
+        raise InputError(f"a corpus needs {extra_hint('corpus', 'distributed')}") from None
     t0 = time.perf_counter()
     paths = [str(p) for p in paths]
     cluster = None
@@ -361,7 +361,8 @@ def check_rows_path(path: str | os.PathLike) -> Path | None:
         try:
             import pyarrow  # noqa: F401
         except ImportError:
-            raise InputError("Parquet output needs pyarrow: pip install 'snapglyph[parquet]'") from None
+            from ._extras import extra_hint
+            raise InputError(f"Parquet output needs {extra_hint('parquet', 'pyarrow')}") from None
     try:
         p.parent.mkdir(parents=True, exist_ok=True)
     except OSError as e:

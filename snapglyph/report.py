@@ -203,7 +203,8 @@ def plot(rows: Sequence[CostRow], path: str) -> None:
         matplotlib.use("Agg")
         import matplotlib.pyplot as plt
     except ImportError:
-        raise InputError("--plot needs matplotlib: pip install 'snapglyph[plot]'") from None
+        from ._extras import extra_hint
+        raise InputError(f"--plot needs {extra_hint('plot', 'matplotlib')}") from None
     labels = [f"{r.profile}\n{r.scope}" for r in rows]
     x = range(len(rows))
     fig, ax = plt.subplots(figsize=(max(6, 1.2 * len(rows)), 4.5))

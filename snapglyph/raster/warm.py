@@ -77,19 +77,30 @@ def warm() -> None:
 
 def main() -> int:
     """``python -m snapglyph.raster.warm``: :func:`warm`, then the ahead-of-time build (about 10-30 s the first
-    time; where it cannot be made, one line on standard error says why and the JIT kernels are used). Exit 0."""
+    time). One line says what it did: on standard output the build it made or found (and where numba caches the
+    JIT's code); where the build cannot be made, one line on standard error says why and the JIT kernels are used.
+    Exit 0."""
+    import os
     import sys
+    import time
     import warnings
 
     from ..errors import RenderError
     from . import native
+    t0 = time.perf_counter()
     with warnings.catch_warnings():  # the JIT is what is being warmed: its "no build" advice is this command
         warnings.simplefilter("ignore", RuntimeWarning)
         warm()
+    had = native._built(native.build_dir()) is not None
     try:
-        native.build()
+        path = native.build()
     except RenderError as e:
         print(f"snapglyph: note: {e}", file=sys.stderr)
+        return 0
+    cache = os.environ.get("NUMBA_CACHE_DIR") or "numba's default cache"
+    did = "found" if had else "made"
+    print(f"snapglyph: kernels ready in {time.perf_counter() - t0:.1f} s: the ahead-of-time build {did} at {path}, "
+          f"the JIT's code cached in {cache}")
     return 0
 
 

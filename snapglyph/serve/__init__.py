@@ -6,7 +6,8 @@ and sent again, and later requests of that conversation are compacted the same w
 
 Modules: :mod:`.app` (the ASGI application), :mod:`.planner` (when and how to compact), :mod:`.rewrite` (request
 bodies), :mod:`.relay` (responses, streams), :mod:`.state` (the state folder), :mod:`.upstream` (headers, client),
-:mod:`.run` (start-up checks and uvicorn). Needs the ``serve`` extra: ``pip install 'snapglyph[serve]'``.
+:mod:`.run` (start-up checks and uvicorn). Needs the ``serve`` extra: ``pip install -e '.[serve]'`` in the
+repository.
 """
 
 from __future__ import annotations

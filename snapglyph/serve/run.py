@@ -116,7 +116,8 @@ def serve(config, *, host: str = "127.0.0.1", port: int = 8787, check_upstream: 
     try:
         import uvicorn
     except ImportError:
-        raise ServeError("snapglyph serve needs its extra: pip install 'snapglyph[serve]'") from None
+        from .._extras import extra_hint
+        raise ServeError(f"snapglyph serve needs {extra_hint('serve', 'uvicorn')}") from None
     from .app import create_app
     check_upstream_url(config.upstream)
     app = create_app(config)
