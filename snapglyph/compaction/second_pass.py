@@ -248,13 +248,15 @@ def expand_snapshots(messages: Sequence[Message], store: SourceStore | None, *,
             out.extend(_restore_tail_ids(rest, stored_tail, known + 1))
             return _derived(out, store)
     if store is not None and read_back and store.tail(PASSTHROUGH) and not any(m.meta.get("snapshot") for m in out):
-        return _derived(_restore_whole(out, store.tail(PASSTHROUGH), max(store) + 1), store)
+        stored = store.tail(PASSTHROUGH)
+        return _derived(_restore_whole(out, stored, max(m.id for m in stored) + 1), store)
     return out  # no snapshot: the caller's own messages (an edit replaces what the store held)
 
 
 def _restore_whole(read: list[Message], stored: list[Message], next_id: int) -> list[Message]:
     """A passthrough read back: the leading system prompt the dialect joined every system message into, matched
-    apart (:func:`_restore_head`), and the rest as a tail (:func:`_restore_tail_ids`)."""
+    apart (:func:`_restore_head`), and the rest as a tail (:func:`_restore_tail_ids`). Only where every recorded
+    message is found again (the request sent, with messages appended since); else the read as it is."""
     lead = 0
     while lead < len(read) and read[lead].role == "system":
         lead += 1
@@ -264,8 +266,8 @@ def _restore_whole(read: list[Message], stored: list[Message], next_id: int) -> 
         out = _restore_tail_ids(read[lead:], stored, next_id)   # every system message moved to the top
     else:
         out = _restore_tail_ids(read, stored, next_id)
-    held = {id(m) for m in stored}
-    return out if any(id(m) in held for m in out) else read  # another conversation's start: its own ids
+    found = {id(m) for m in out}
+    return out if all(id(m) in found for m in stored) else read  # edited or another start: the reader's ids
 
 def _head_of(read: list[Message], store: SourceStore, key: str) -> list[Message]:
     """The head read before a snapshot, replaced by its stored source where the store recorded that head."""
