@@ -91,8 +91,9 @@ def cmd_render(args: argparse.Namespace) -> int:
     from .raster.page_folder import render_folder
     prof = _resolve_profile(args)
     out = Path(args.out)
-    pages, stale = render_folder(out, _render_document(args), prof, mode=args.mode, cell=args.cell,
-                                 family=args.family, workers=args.workers)
+    with _progress("snapglyph: rendering"):
+        pages, stale = render_folder(out, _render_document(args), prof, mode=args.mode, cell=args.cell,
+                                     family=args.family, workers=args.workers)
     if stale:
         n, names = len(stale), ", ".join(stale) if len(stale) <= 3 else f"{stale[0]} ... {stale[-1]}"
         print(f"snapglyph: removed {n} page{'s' * (n != 1)} of an earlier run ({names})", file=sys.stderr)

@@ -135,8 +135,9 @@ def write_pages(folder: str | Path, pages: Iterable, profile_name: str,
     """
     out = Path(folder)
     out.mkdir(parents=True, exist_ok=True)
-    from .pool import encode_ahead
+    from .pool import PROGRESS, encode_ahead
 
+    tick = PROGRESS.get()  # a progress bar's update (the command line's on a terminal), one call a page
     _remove_orphans(out)
     tmp = Path(tempfile.mkdtemp(prefix=f"{_TMP_PREFIX}{os.getpid()}-", dir=out))
 
@@ -152,6 +153,8 @@ def write_pages(folder: str | Path, pages: Iterable, profile_name: str,
             name = page_name(page.index)
             entries.append({"file": name, "width": page.width, "height": page.height, "chars": page.chars,
                             "first_id": page.first_id, "last_id": page.last_id})
+            if tick is not None:
+                tick(1)
         manifest = {"profile": profile_name, "pages": entries}
         write_atomic(tmp / "manifest.json", json.dumps(manifest, indent=1) + "\n")
     except BaseException:
