@@ -120,3 +120,29 @@ def test_a_recovery_encodes_no_text_twice(tmp_path, encoded):
     out = planner.recover("0123456789abcdef", "anthropic", _long_body(), "claude", ov)
     twice = {t[:40]: n for t, n in collections.Counter(encoded).items() if n > 1 and len(t) > 200}
     assert not out.error and out.pages >= 1 and twice == {}
+
+
+def _post(c: httpx.Client, url: str, body: dict, caller: str) -> httpx.Response:
+    return c.post(url + "/v1/messages", content=json.dumps(body).encode(), timeout=120,
+                  headers={**HEADERS, "x-snapglyph-conversation": caller})
+
+
+def test_a_request_of_a_caller_with_nothing_compacted_is_sent_before_it_is_read(tmp_path):
+    small = {"model": "claude-sonnet-4-5", "max_tokens": 20, "messages": [{"role": "user", "content": "hi"}]}
+    with Simulator([answer("ok")] * 8, provider="anthropic", context_window=6000) as sim, \
+            Background(ServeConfig(sim.base_url, state=tmp_path / "state")).start() as bg, httpx.Client() as c:
+        early = bg.app.state.proxy.early
+        assert _post(c, bg.url, small, "a").status_code == 200 and early.sent == 1
+        got = {k.lower(): v for k, v in sim.log[-1]["headers"].items()}
+        assert sim.log[-1]["raw"] == json.dumps(small).encode() and "transfer-encoding" not in got
+        assert got["content-length"] == str(len(json.dumps(small).encode()))
+        assert _post(c, bg.url, _long_body(), "b").status_code == 200 and early.sent == 2   # refused, recovered
+        assert [e["kind"] for e in sim.log[-2:]] == ["overflow", "ok"]
+        grown = _long_body(62)
+        assert _post(c, bg.url, grown, "b").status_code == 200 and early.sent == 2          # compacted first
+        assert sim.log[-1]["kind"] == "ok" and sim.log[-1]["images"] and sim.log[-2]["kind"] == "ok"
+        assert _post(c, bg.url, small, "a").status_code == 200 and early.sent == 3          # "a": nothing compacted
+    with Simulator([answer("ok")] * 2, provider="anthropic", context_window=6000) as sim, \
+            Background(ServeConfig(sim.base_url, state=tmp_path / "state")).start() as bg, httpx.Client() as c:
+        early = bg.app.state.proxy.early               # a state folder holding a conversation: every request read first
+        assert not early.on and _post(c, bg.url, small, "a").status_code == 200 and early.sent == 0

@@ -8,7 +8,8 @@ are read:
    sent, with the same cut while its tail fits (sticky: the earlier pages stay byte-identical, so a provider's
    prompt cache keeps them), else with a new cut; with ``compact_at`` a request whose estimate passes that share
    of a known window is compacted too;
-2. any other request goes upstream as the bytes the client sent;
+2. any other request goes upstream as the bytes the client sent (before it is read where no conversation of its
+   caller is compacted: :mod:`~snapglyph.serve.early`);
 3. an answer that :func:`snapglyph.providers.overflow.detect` calls an overflow (read before any byte went to the
    client) is compacted to the window it reports and sent once more; the client sees only that second answer,
    whatever it is. Rate limits, overloads and grammar errors are relayed as they came.
@@ -42,6 +43,7 @@ from ..compaction.keys import conversation_id
 from ..errors import SnapglyphError
 from ..providers.overflow import OverflowResult, detect
 from .answers import error_read, relayable, watch
+from .early import EarlySend, compacted_first
 from .guards import host_allowed, read_json, read_raw
 from .storms import storm_response
 from .recall_loop import RecallJob, RecallRelay
@@ -164,6 +166,7 @@ class Proxy:
         self.requests = 0
         self.recall_rounds = 0
         self._tasks: set = set()                           # work left for after a request went out
+        self.early = EarlySend(on=len(self.states) == 0)   # requests sent before they are read (serve.early)
         self.app = Starlette(routes=[
             Route("/snapglyph/status", self.status, methods=["GET"]),
             Route("/{path:path}", self.handle, methods=["GET", "POST", "PUT", "PATCH", "DELETE", "HEAD",
@@ -210,14 +213,15 @@ class Proxy:
         ctx.caller = request.headers.get(CONVERSATION_HEADER) or None
         if request.method == "POST":
             ctx.dialect, ctx.model = route(ctx.path) or (None, "")     # Gemini: the model from the path
+        early = await self.early.send(self, ctx)            # nothing to compact: sent before it is read
         if ctx.dialect is not None:
             await self._read(ctx)
-        if ctx.key is not None:
+        if ctx.key is not None and early is None:
             await self._before(ctx)
             if ctx.storm:
                 return storm_response(self, ctx)
         try:
-            resp = await self.upstream.send(ctx.method, ctx.path, ctx.query, ctx.headers, ctx.sent)
+            resp = await (early or self.upstream.send(ctx.method, ctx.path, ctx.query, ctx.headers, ctx.sent))
         except httpx.TransportError as e:
             self._line(ctx, 502, f"upstream unreachable: {type(e).__name__}")
             return JSONResponse({"type": "error", "error": {
@@ -243,6 +247,7 @@ class Proxy:
         except (SnapglyphError, RecursionError):
             return
         ctx.body, ctx.key = body, key
+        self.early.saw(ctx.caller, key)                     # before anything may compact it
         model = ctx.model = ctx.model or (body.get("model") if isinstance(body.get("model"), str) else "")
         try:
             ctx.profile = pick_profile(model, ctx.dialect, self.config.profile)
@@ -275,7 +280,7 @@ class Proxy:
     async def _before(self, ctx: _Ctx) -> None:
         """Compact before sending: a compacted or marked conversation, or ``compact_at`` passed."""
         conv = self.states.get(ctx.key)
-        wants = conv is not None and (conv.compacted or conv.pending)
+        wants = compacted_first(conv)
         if not wants and self.config.compact_at is None:
             return
         why = self._images_refused(ctx, conv)

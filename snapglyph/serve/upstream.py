@@ -137,7 +137,8 @@ class Upstream:
     async def send(self, method: str, path: str, query: bytes, headers: list[tuple[bytes, bytes]],
                    content: bytes) -> httpx.Response:
         """Send one request; the response is open for streaming (read it with ``aiter_raw`` or ``aread``, then
-        ``aclose``). Connection failures raise ``httpx.TransportError``."""
+        ``aclose``). ``content``: bytes, or an async iterator of bytes (give its ``Content-Length`` in ``headers``,
+        else it goes chunked). Connection failures raise ``httpx.TransportError``."""
         req = httpx.Request(method, self.url(path, query), headers=headers, content=content,
                             extensions={"timeout": self._timeouts})
         resp = await self.transport.handle_async_request(req)
