@@ -12,8 +12,9 @@ It follows the ranges line of the snapshot text (:mod:`snapglyph.model.snapshot_
 
 The conventions it names are the renderer's (:mod:`snapglyph.raster.render`): the inverted ``#id role`` label, the
 newline mark (:data:`snapglyph.raster.atlas.NEWLINE_MARKER`), tool output in grey, tool calls drawn decoded
-(:mod:`snapglyph.model.tool_calls`), the column bands of code and logs in the ``auto`` layout
-(:mod:`snapglyph.raster.blocks`) and the continuation mark of a wrapped line (:data:`snapglyph.raster.atlas.CONT_MARK`).
+(:mod:`snapglyph.model.tool_calls`), the code and logs of the ``auto`` layout (:mod:`snapglyph.raster.blocks`: as
+flow, each line whole, its indentation at half width; the rare column bands) and the continuation mark of a wrapped
+line (:data:`snapglyph.raster.atlas.CONT_MARK`).
 """
 
 from __future__ import annotations
@@ -42,15 +43,15 @@ def reading_guide(recall_tool: str | None = None) -> str:
     >>> print(reading_guide("recall_messages"))  # doctest: +NORMALIZE_WHITESPACE
     The pages above show earlier messages of this conversation, oldest first, in reading order. Each opens with an
     inverted "#id role" label; ↵ marks a line break; grey text is tool output; "-> name key=value" is a tool call
-    (long arguments follow under "key:"). Code keeps one line per row, in columns read down, then across; ↪
-    continues a wrapped line. Pixels can be misread: take exact values (hashes, ids, paths, numbers) from the text
-    below, or get a message's exact text by id with recall_messages.
+    (long arguments follow under "key:"). Code keeps its lines whole; columns read down, then across; ↪ continues
+    a wrapped line. Pixels can be misread: take exact values (hashes, ids, paths, numbers) from the text below, or
+    get a message's exact text by id with recall_messages.
     """
     how = (f"get a message's exact text by id with {recall_tool}." if recall_tool
            else "ask for a message's exact text by its id (#id).")
     return ("The pages above show earlier messages of this conversation, oldest first, in reading order. Each opens "
             f"with an inverted \"#id role\" label; {chr(NEWLINE_MARKER)} marks a line break; grey text is tool "
-            "output; \"-> name key=value\" is a tool call (long arguments follow under \"key:\"). Code keeps one "
-            f"line per row, in columns read down, then across; {chr(CONT_MARK)} continues a wrapped line. "
+            "output; \"-> name key=value\" is a tool call (long arguments follow under \"key:\"). Code keeps its "
+            f"lines whole; columns read down, then across; {chr(CONT_MARK)} continues a wrapped line. "
             "Pixels can be misread: take exact values (hashes, ids, paths, numbers) from the text "
             "below, or " + how)

@@ -1,4 +1,4 @@
-"""Block detection for the ``auto`` layout: which source lines of a segment keep their shape (one line per row).
+"""Block detection for the ``auto`` layout: which source lines of a segment keep their lines whole.
 
 A segment's text is split into lines (after the newline rules of :func:`snapglyph.raster.text.normalize`: CRLF,
 U+2028 and U+2029 are newlines). Each line is classified, by its own text alone, by what it is, not by its
