@@ -24,7 +24,6 @@ PASSTHROUGH = "passthrough"
 """The store's key of the source a passthrough sent whole (no snapshot): :func:`expand_snapshots` gives a request
 read back from it its ids and exact sources again."""
 
-_BARE = re.compile(r"[\s\ufffd]+")
 
 _MADE = re.compile(r"\[(?:image removed|image not sent|image in an assistant message|document\b|file\b|"
                    r"\d+ image\(s\) returned by this tool)[^\]\n]*\]")
@@ -39,7 +38,7 @@ def _ids_of(ranges: Sequence[Sequence[int]]) -> list[int]:
 
 
 def _made_bare(text: str) -> str:
-    return bare_text(_MADE.sub("", text))
+    return bare_text(_MADE.sub("", text) if "[" in text else text)
 
 
 def _fingerprints(m: Message) -> list[tuple]:
@@ -77,9 +76,15 @@ def _restore_tail_ids(after: list[Message], stored: list[Message], next_id: int)
     hoisted = not any(m.role == "system" for m in after)
     owners: list[tuple[tuple, int]] = [(f, i) for i, m in enumerate(stored) if not (hoisted and m.role == "system")
                                        for f in _fingerprints(m)]
+    memo: dict[int, list[tuple]] = {}
+
+    def prints(m: Message) -> list[tuple]:
+        if id(m) not in memo:
+            memo[id(m)] = _fingerprints(m)
+        return memo[id(m)]
 
     def matches(m: Message, k: int) -> bool:
-        fps = _fingerprints(m)
+        fps = prints(m)
         return bool(fps) and [f for f, _ in owners[k:k + len(fps)]] == fps
 
     out: list[Message] = []
@@ -89,19 +94,19 @@ def _restore_tail_ids(after: list[Message], stored: list[Message], next_id: int)
     while n_read < len(after) and k < len(owners):
         m = after[n_read]
         if matches(m, k):
-            last = owners[k + len(_fingerprints(m)) - 1][1]
+            last = owners[k + len(prints(m)) - 1][1]
             out.extend(stored[emitted:last + 1])
             emitted = last + 1
-            k += len(_fingerprints(m))
+            k += len(prints(m))
             n_read += 1
             continue
         # An edited message: the stored one at this place has the same role and part count, and what follows
         # matches again (or nothing follows).
         src_i = owners[k][1]
         src = stored[src_i]
-        n_fp = len(_fingerprints(src))
+        n_fp = len(prints(src))
         nxt = after[n_read + 1] if n_read + 1 < len(after) else None
-        if (src_i == emitted and src.role == m.role and len(_fingerprints(m)) == n_fp
+        if (src_i == emitted and src.role == m.role and len(prints(m)) == n_fp
                 and (nxt is None or k + n_fp >= len(owners) or matches(nxt, k + n_fp))):
             out.append(Message(src.id, m.role, m.parts, {**m.meta, "edited": True, "derived": True}))
             emitted = src_i + 1
@@ -159,7 +164,9 @@ def bare_text(text: str) -> str:
     >>> bare_text("fix  parser.py\\n\\ud800")
     'fixparser.py'
     """
-    return _BARE.sub("", LONE_SURROGATE.sub("", text))
+    if not text.isascii():
+        text = LONE_SURROGATE.sub("", text).replace("\ufffd", "")
+    return "".join(text.split())  # str.split's whitespace is the \s of a str pattern (str.isspace)
 
 
 def conversation_key(messages: Sequence[Message]) -> str:
