@@ -31,6 +31,7 @@ Choices
 from __future__ import annotations
 
 import re
+from typing import Iterable, Iterator
 
 from ..model.messages import Message, Part
 from .common import ReadResult, mark_typed
@@ -39,6 +40,7 @@ __all__ = [
     "AIDER_OWN_INPUT",
     "is_aider",
     "read_aider",
+    "read_aider_lines",
 ]
 
 SESSION_START = "# aider chat started at "
@@ -86,7 +88,8 @@ def read_aider(text: str) -> ReadResult:
 
     Returns a :class:`~snapglyph.readers.common.ReadResult`: no tools, the model named in the last ``> Model: ...`` /
     ``> Models: ...`` console line (``None`` when absent), and ``meta`` with ``sessions`` and ``preamble``.
-    Never raises: any text is a valid (possibly empty) history.
+    Never raises: any text is a valid (possibly empty) history. :func:`read_aider_lines` reads the same from the
+    text's lines, one at a time.
 
     Examples
     --------
@@ -100,45 +103,68 @@ def read_aider(text: str) -> ReadResult:
     >>> model, meta["sessions"]
     ('gpt-4o', [{'started': '2024-08-05 19:33:02', 'first_id': 0}])
     """
-    lines = text.split("\n")
-    if lines and lines[-1] == "":
-        lines.pop()
+    return read_aider_lines(text.split("\n"))
+
+
+def _flush(kind: str | None, buf: list[str], session: int | None, out: list[Message]) -> None:
+    """Append the message of the block ``buf`` (its lines, prefixes removed) of ``kind`` to ``out``."""
+    if kind is None:
+        return
+    if kind == "assistant":
+        lo, hi = 0, len(buf)
+        while lo < hi and not buf[lo].strip():
+            lo += 1
+        while hi > lo and not buf[hi - 1].strip():
+            hi -= 1
+        if lo < hi:
+            out.append(Message(0, "assistant", [Part(kind="text", text="\n".join(buf[lo:hi]))],
+                               {"aider_session": session}))
+    elif kind == "user":
+        text = "\n".join(buf)
+        out.append(Message(0, "user", mark_typed([Part(kind="text", text=text)], _typed(text)),
+                           {"aider_session": session}))
+    else:
+        out.append(Message(0, "user", [Part(kind="text", text="\n".join(buf),
+                                            meta={"aider_output": True, "typed": False})],
+                           {"aider_session": session, "aider_output": True}))
+
+
+def _but_last_empty(lines: Iterable[str]) -> Iterator[str]:
+    """``lines`` without the last one where it is empty (what a text ending with a newline splits into last)."""
+    held = None
+    for line in lines:
+        if held is not None:
+            yield held
+        held = line
+    if held:
+        yield held
+
+
+def read_aider_lines(lines: Iterable[str]) -> ReadResult:
+    """:func:`read_aider` of a text given as its lines, ``text.split("\\n")`` (an iterator is read once, one line
+    at a time: only the block being read is held beside the messages).
+
+    Examples
+    --------
+    >>> msgs, _, _, meta = read_aider_lines(iter(["-*- mode: markdown -*-", "#### hi", "", "Hello.", ""]))
+    >>> [(m.role, m.text()) for m in msgs], meta["preamble"]
+    ([('user', 'hi'), ('assistant', 'Hello.')], '-*- mode: markdown -*-')
+    """
     out: list[Message] = []
     sessions: list[dict] = []
     meta: dict = {"sessions": sessions, "preamble": ""}
-    if lines and _MODE_LINE.match(lines[0]):
-        meta["preamble"] = lines.pop(0)
     model = None
     kind = None  # "user" | "output" | "assistant"
     buf: list[str] = []
     session: int | None = None
-
-    def flush() -> None:
-        nonlocal buf, kind
-        if kind is None:
-            return
-        if kind == "assistant":
-            while buf and not buf[0].strip():
-                buf.pop(0)
-            while buf and not buf[-1].strip():
-                buf.pop()
-            if buf:
-                out.append(Message(0, "assistant", [Part(kind="text", text="\n".join(buf))],
-                                   {"aider_session": session}))
-        elif kind == "user":
-            text = "\n".join(buf)
-            out.append(Message(0, "user", mark_typed([Part(kind="text", text=text)], _typed(text)),
-                               {"aider_session": session}))
-        else:
-            out.append(Message(0, "user", [Part(kind="text", text="\n".join(buf),
-                                                meta={"aider_output": True, "typed": False})],
-                               {"aider_session": session, "aider_output": True}))
-        buf, kind = [], None
-
-    for line in lines:
+    for n, line in enumerate(_but_last_empty(lines)):
+        if n == 0 and _MODE_LINE.match(line):
+            meta["preamble"] = line
+            continue
         m = _STARTED.match(line)
         if m:
-            flush()
+            _flush(kind, buf, session, out)
+            buf, kind = [], None
             session = len(sessions)
             sessions.append({"started": m.group(1), "first_id": len(out)})
             continue
@@ -153,8 +179,8 @@ def read_aider(text: str) -> ReadResult:
         else:
             new, content = "assistant", line
         if new != kind:
-            flush()
-            kind = new
+            _flush(kind, buf, session, out)
+            buf, kind = [], new
         buf.append(content)
-    flush()
+    _flush(kind, buf, session, out)
     return ReadResult(out, [], model, meta)

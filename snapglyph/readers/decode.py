@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 import re
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterable
 
 from ..errors import FormatError, InputError
 
@@ -132,14 +132,16 @@ def _run_together(line: str) -> list | None:
     return values if len(values) > 1 else None
 
 
-def jsonl_entries(text: str, name: str, path: str | None) -> tuple[list[dict], list[str]]:
+def jsonl_entries(text: str | Iterable[str], name: str, path: str | None) -> tuple[list[dict], list[str]]:
     """Parse JSON lines into objects, with notes on what was repaired: records run together on one line are read
     apart; a last line with no newline that does not parse (a file being written) is left out.
 
     Parameters
     ----------
-    text : str
-        The file's text.
+    text : str or iterable of str
+        The file's text, or its lines as ``text.split("\\n")`` gives them (the last one ``""`` where the text
+        ends with a newline), such as :class:`~snapglyph.readers.streamed.FileLines` reads them one at a time:
+        only the line being parsed (and the one after it) is held beside the objects.
     name : str
         The file's name, in notes and errors.
     path : str or None
@@ -162,8 +164,12 @@ def jsonl_entries(text: str, name: str, path: str | None) -> tuple[list[dict], l
     """
     entries: list[dict] = []
     notes: list[str] = []
-    lines = text.split("\n")
-    for n, line in enumerate(lines, 1):
+    lines = iter(text.split("\n") if isinstance(text, str) else text)
+    ahead = next(lines, None)
+    n = 0
+    while ahead is not None:
+        line, ahead = ahead, next(lines, None)  # one line ahead: whether this line is the last
+        n += 1
         if not line.strip():
             continue
         try:
@@ -172,7 +178,7 @@ def jsonl_entries(text: str, name: str, path: str | None) -> tuple[list[dict], l
             values = _run_together(line)
             if values is not None:
                 notes.append(f"line {n} of {name} holds {len(values)} JSON records run together; read each")
-            elif n == len(lines):  # the last line, with no newline after it: torn by a writer still at work
+            elif ahead is None:  # the last line, with no newline after it: torn by a writer still at work
                 notes.append(f"line {n} of {name} is torn (it ends without a newline after {len(line)} characters "
                              f"and is no complete JSON: a session still being written); it is left out")
                 break

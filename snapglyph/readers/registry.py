@@ -27,7 +27,9 @@ from ..model.snapshot_text import parse_snapshot_text
 from . import table
 from .common import ReadResult, coerce_types, drop_opening_line, mark_snapshots, number_messages
 from .decode import JSON_EXTS, LOOKS_JSON, decode_text, json_error, jsonl_entries
+from .aider import read_aider_lines
 from .sessions import choose
+from .streamed import open_stream
 from .table import FORMATS, Source
 
 __all__ = [
@@ -327,11 +329,40 @@ def load(path: str | os.PathLike, *, conversation: int | None = None) -> Transcr
         t.meta["path"] = sp
         return t
     try:
-        raw = p.read_bytes()
+        t = _load_streamed(p, conversation)
+        raw = p.read_bytes() if t is None else b""
     except OSError as e:
         raise FormatError(f"cannot read {sp}: {e.strerror or e}", path=sp) from None
-    t = _load_bytes(raw, p.name, sp, conversation)
+    if t is None:
+        t = _load_bytes(raw, p.name, sp, conversation)
     t.meta.setdefault("path", sp)
+    return t
+
+
+def _load_streamed(p: Path, conversation: int | None) -> Transcript | None:
+    """The file ``p`` read a line at a time (:mod:`~snapglyph.readers.streamed`: JSON lines, an aider history), as
+    :func:`_load_bytes` reads it whole; None where it is neither, or is JSON lines that :func:`_load_jsonl` would
+    not read as a session (its errors and its plain text fallback come from the whole read)."""
+    got = open_stream(p)
+    if got is None:
+        return None
+    kind, lines = got
+    sp = str(p)
+    if kind == "jsonl":
+        try:
+            entries, notes = jsonl_entries(lines, p.name, sp)
+            t = _read(Source("jsonl", entries, p.name, sp), conversation)
+        except FormatError:
+            return None
+        if t is None:
+            return None
+        t.notes[:0] = notes
+    elif conversation in (None, 1):
+        t = _finish("aider", read_aider_lines(lines))
+    else:
+        return None
+    if lines.bad:
+        t.meta["decode_errors"] = lines.bad
     return t
 
 
