@@ -249,6 +249,12 @@ def _add_simulate(sub: Any, commands: Mapping[str, Callable]) -> None:
                         "name lists them all; default: native, each dialect's own provider's)")
     m.add_argument("--delay", type=_seconds, default=0.0, metavar="SECONDS",
                    help="hold every answer back this long (default: 0)")
+    m.add_argument("--refuse-images", action="store_true",
+                   help="answer a request carrying images with a successful refusal (default: off)")
+    m.add_argument("--max-images", type=_at_least(0), default=None, metavar="N",
+                   help="refuse a request of more than N images with an image-count error (default: no limit)")
+    m.add_argument("--overflow-after-200", action="store_true",
+                   help="answer a streamed overflow with a 200 whose first event is the error (default: off)")
     m.set_defaults(func=commands["simulate"])
 
 

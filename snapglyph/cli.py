@@ -351,7 +351,9 @@ def cmd_serve(args: argparse.Namespace) -> int:
 def cmd_simulate(args: argparse.Namespace) -> int:
     """`snapglyph simulate`: the provider simulator (see :mod:`snapglyph.testing`) until Ctrl-C; returns 0."""
     from .testing.command import run
-    return run(window=args.window, port=args.port, host=args.host, provider=args.provider, delay=args.delay)
+    return run(window=args.window, port=args.port, host=args.host, provider=args.provider, delay=args.delay,
+               refuse_images=args.refuse_images, max_images=args.max_images,
+               overflow_after_200=args.overflow_after_200)
 
 
 def _parser() -> argparse.ArgumentParser:

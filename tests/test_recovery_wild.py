@@ -313,3 +313,26 @@ def test_serve_retries_a_streamed_refusal_once_without_pages(dialect, tmp_path):
         assert s.status_code == 200 and [e["kind"] for e in sim.log] == ["overflow", "refused", "ok"]
         assert raw == bytes(sim.log[-1]["sent"]) and b"streamed" in raw       # the text-only retry's stream, as sent
         assert not _has_pages(sim.log[2]["raw"])
+
+
+def test_the_simulate_command_refuses_images_and_caps_them():
+    import threading
+
+    from snapglyph.testing.command import run
+    lines, stop = [], threading.Event()
+    t = threading.Thread(target=run, kwargs=dict(window=100_000, port=0, out=lines.append, stop=stop,
+                                                 refuse_images=True, max_images=2), daemon=True)
+    t.start()
+    for _ in range(200):
+        if lines:
+            break
+        threading.Event().wait(0.05)
+    url = lines[0].split()[2]
+    assert "requests with images refused, at most 2 images a request" in lines[0]
+    try:
+        one = httpx.post(url + PATHS["openai"], json=_body("openai", [("user", "x")], images=1), timeout=30)
+        three = httpx.post(url + PATHS["openai"], json=_body("openai", [("user", "x")], images=3), timeout=30)
+    finally:
+        stop.set()
+        t.join(10)
+    assert refusal("openai", one.json()).startswith("refusal") and image_limit(400, three.text).limit == 2

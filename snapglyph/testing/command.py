@@ -53,7 +53,8 @@ def describe(entry: dict, window: int) -> str:
 
 
 def run(*, window: int, port: int = 8788, host: str = "127.0.0.1", provider: str = "native", delay: float = 0.0,
-        out: Callable[[str], None] = lambda s: print(s, flush=True), stop: threading.Event | None = None) -> int:
+        out: Callable[[str], None] = lambda s: print(s, flush=True), stop: threading.Event | None = None,
+        refuse_images: bool = False, max_images: int | None = None, overflow_after_200: bool = False) -> int:
     """Serve the simulator on ``host:port`` until Ctrl-C, SIGTERM or ``stop`` is set; returns 0.
 
     Parameters
@@ -70,6 +71,10 @@ def run(*, window: int, port: int = 8788, host: str = "127.0.0.1", provider: str
         Gets the start-up lines and one line per request.
     stop : threading.Event, optional
         Set it to stop (tests); the command itself stops on Ctrl-C.
+    refuse_images, max_images, overflow_after_200
+        The simulator's :attr:`~snapglyph.testing.Simulator.refuse_images` (a request carrying images gets a
+        successful refusal), ``max_images`` (more images in one request: the image-count refusal) and
+        ``overflow_after_200`` (a streamed overflow: a 200 whose first event is the error).
 
     Raises
     ------
@@ -96,9 +101,13 @@ def run(*, window: int, port: int = 8788, host: str = "127.0.0.1", provider: str
     except OSError as e:
         raise ServeError(f"cannot listen on {host}:{port}: {e.strerror or e}"
                          + (" (pick another with --port)" if e.errno in (98, 48, 10048) else "")) from None
+    sim.refuse_images, sim.max_images, sim.overflow_after_200 = refuse_images, max_images, overflow_after_200
     url = sim.base_url
+    extras = [w for w, on in (("requests with images refused", refuse_images),
+                              (f"at most {max_images} images a request", max_images is not None),
+                              ("streamed overflows sent after a 200", overflow_after_200)) if on]
     out(f"snapglyph simulate: {url} (window {window:,} tokens, {provider} overflow bodies"
-        + (f", answers held {delay:g} s" if delay else "") + "; Ctrl-C stops it)")
+        + (f", answers held {delay:g} s" if delay else "") + "".join(f", {w}" for w in extras) + "; Ctrl-C stops it)")
     out(f"  OpenAI chat and Responses: {url}/v1   Anthropic messages: {url}   "
         f"Gemini: {url}/v1beta/models/MODEL:generateContent")
     stop = stop or threading.Event()
