@@ -57,7 +57,7 @@ TINY = {"windows": (8_000,), "bodies": ("anthropic", "openai", "openai-responses
         "rounds": 2, "pass_rounds": 6, "turns": 3, "cache_windows": {"claude-code": 8_000, "aider": 8_000}}
 ADAPTERS = {  # door -> (dialect, the adapter's recall setting)
     "LangChain, pydantic-ai (openai, recall tool)": ("openai", True),
-    "LiteLLM (openai, no recall tool)": ("openai", False),
+    "LiteLLM (openai, recall tool)": ("openai", True),    # completion_with_recovery answers recall itself
     "OpenAI Agents SDK (responses, recall tool)": ("responses", True)}
 
 
@@ -187,7 +187,8 @@ def first_retry(sources: dict, windows, bodies) -> dict:
                 for provider in bodies:
                     n += 1
                     progress(f"(a) {door}, {window // 1000}k, {provider}")
-                    why = _attempt(door, provider, grown[dialect][2], window, Path(state), n)
+                    # a state folder per window: the windows serve learns per upstream and model stay with theirs
+                    why = _attempt(door, provider, grown[dialect][2], window, Path(state) / str(window), n)
                     ok += not why
                     if why:
                         out["fails"].setdefault((door, window, re.sub(r"\d[\d,]*\d|\d", "N", why)), []).append(provider)

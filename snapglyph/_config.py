@@ -12,8 +12,8 @@ __all__ = ["BLOB_MIN_CHARS", "CHUNK", "CONVERSATIONS_IN_MEMORY", "CUT_FLOOR", "D
            "GROWTH_TURNS", "HOLD_BYTES", "HOLD_NEAR", "HOLD_SECONDS", "IMAGE_HEAD_CHARS", "INLINE_MAX", "KEEP_IMAGES",
            "LEDGER_SHARE", "MAX_ID_RANGE", "MESSAGE_OVERHEAD",
            "OVERFLOW_UNKNOWN_SHARE", "PAGE_CACHE_SIZE", "PAGE_IMAGE_SHARE", "PROTECT_LAST", "RECALL_MARGIN",
-           "RECALL_ROUNDS", "RELAY_KEEP_BYTES", "SERVE_MARGIN", "SERVE_RECORDS_IN_MEMORY", "SPLIT", "STORM_CUTS",
-           "STORM_REQUESTS", "SUMMARY_ROUNDS",
+           "RECALL_ROOM", "RECALL_ROUNDS", "RELAY_KEEP_BYTES", "SERVE_MARGIN", "SERVE_RECORDS_IN_MEMORY", "SPLIT",
+           "STORM_CUTS", "STORM_REQUESTS", "SUMMARY_ROUNDS",
            "TOOL_PART_OVERHEAD", "TRIM_PAGES", "UPSTREAM_READ_TIMEOUT", "USER_SHARE", "USER_TEXT_MAX", "ZLIB_LEVEL"]
 
 # --- compaction -----------------------------------------------------------------------------------------------
@@ -146,6 +146,13 @@ RECALL_MARGIN = 200
 """Tokens kept free when the text of a recall is cut to the room the budget leaves (the cut note and the
 follow-up's framing: a tool result block and its id cost well under 100 estimated tokens)."""
 
+RECALL_ROOM = 0.25
+"""Share of a conversation's budget a compaction leaves free where the door's own loop answers ``recall_messages``
+(LiteLLM's :func:`snapglyph.integrations.litellm.completion_with_recovery`: the answer goes into a follow-up that
+must fit the same budget; :func:`snapglyph.compaction.budget.recall_room`). A quarter holds a round of a few recalled
+messages; ``serve`` leaves more by aiming a new cut at 60% of its budget (``--target``). A choice, not a
+measurement."""
+
 SERVE_MARGIN = 0.08
 """Share of the model's window the proxy keeps free for the token estimate's error (text counted by another
 tokenizer than the provider's): the calibrated estimate runs 1.3-1.45x above cl100k on real transcripts
@@ -158,11 +165,18 @@ in ``_constants.py`` of openai 3.60 and anthropic 2.17, read 2026-12-01), so the
 
 # --- framework adapters -----------------------------------------------------------------------------------------
 
-OVERFLOW_UNKNOWN_SHARE = 0.75
+OVERFLOW_UNKNOWN_SHARE = 1 / 3
 """After a context-overflow error that names no context window (OpenAI's Responses and Bedrock's bodies say neither
-window nor prompt size), the window is taken as this share of the request that overflowed, as sent
-(:func:`snapglyph.compaction.budget.budget_for`; every door calls it): one retry is made, so it errs on the small
-side. A request more than 1 / (0.75 * (1 - SERVE_MARGIN)) = 1.45 times the window cannot recover in one retry."""
+window nor prompt size) and with no request of that upstream and model known answered, the window is taken as this
+share of the request that overflowed, as the provider counts it (:func:`snapglyph.compaction.budget.window_guess`;
+every door calls it). One retry is made, so it errs on the small side: a request up to 1 / (SHARE * (1 -
+SERVE_MARGIN)) = 3.26 times its window recovers whatever the counts. Chosen from bench/serve_goals.py (a): the Claude
+Code session's first request over an 8,000 window is 3.35x it by snapglyph's estimate (one round added a 21,000-token
+tool result), and retries between 0.28 and 0.45 of it fit (below, the newest round's two pages cannot fit; above, the
+provider refuses again); 0.75 failed there. The cost, where the window is large: a retry to a third of what was sent
+(the aider request over a 200,000 window, 162,209 tokens by the estimate, is retried at 49,743, not 184,000); the
+next overflow of that upstream and model takes the retry, which was answered, as a lower bound
+(:mod:`snapglyph.compaction.windows`)."""
 
 CONVERSATIONS_IN_MEMORY = 64
 """Conversations whose source store a door holds in memory at once: each framework adapter

@@ -4,6 +4,7 @@ opening words, told apart by `user` or `metadata["session_id"]`) are kept apart.
 import asyncio
 import copy
 import json
+import re
 
 import pytest
 
@@ -138,3 +139,69 @@ def test_many_users_are_kept_apart(tmp_path, n):
     assert sum(e.get("kind") == "overflow" for e in log) == n        # one overflow each, recovered at once
     assert all(e.get("status") == 200 for e in log if e.get("kind") != "overflow")
     assert len(list(tmp_path.glob("*.store.jsonl"))) == n and len(hook.conversations) == min(n, 8)
+
+
+def test_sdk_helper_answers_recall_itself(tmp_path):
+    """The caller offers only its own tool: after the overflow the compacted requests offer recall_messages, and
+    the helper answers the model's call of it from the store; the caller's loop never sees that call."""
+    script = [call(("read_file", {"path": p})) for p in FILES] + [call(("recall_messages", {"ids": "#3"})),
+                                                                  answer("final answer")]
+    hook = SnapglyphHook(tmp_path, budget=100_000)
+    history = [{"role": "system", "content": "Read files."}, {"role": "user", "content": "Read all files."}]
+    seen = []
+    with Simulator(script, provider="openai", context_window=4000) as sim:
+        for _ in range(10):
+            kwargs = {**_kwargs(sim, history), "tools": [READ]}
+            msg = completion_with_recovery(hook, **kwargs).choices[0].message
+            history.append(msg.model_dump(exclude_none=True))
+            if not msg.tool_calls:
+                break
+            for c in msg.tool_calls:
+                seen.append(c.function.name)
+                history.append({"role": "tool", "tool_call_id": c.id,
+                                "content": FILES[json.loads(c.function.arguments)["path"]]})
+        statuses = [e.get("status") for e in sim.log]
+        bodies = [json.loads(e["raw"]) for e in sim.log]
+        base = sim.base_url + "/v1"
+    assert history[-1]["content"] == "final answer" and seen == ["read_file"] * 6
+    assert statuses == [200] * 5 + [400] + [200] * 3
+    names = [[t["function"]["name"] for t in b.get("tools", [])] for b in bodies]
+    assert names[:6] == [["read_file"]] * 6                          # sent as the caller sent them, overflow included
+    assert names[6:] == [["read_file", "recall_messages"]] * 3       # compacted: recall offered
+    follow = bodies[-1]["messages"]
+    assert follow[-2]["tool_calls"][0]["function"]["name"] == "recall_messages"
+    whole, got = "#3: " + FILES["f0.txt"], follow[-1]["content"]    # a 4,000-token window: cut to the room, said
+    cut = re.fullmatch(r"(?s)(.*)\n\[recall_messages: cut to the room the budget leaves, (\d+) of (\d+) "
+                       r"characters not shown; ask for fewer ids\]", got)
+    assert follow[-1]["role"] == "tool" and cut and int(cut[3]) == len(whole)
+    assert whole.startswith(cut[1]) and len(cut[1]) + int(cut[2]) == len(whole) and len(cut[1]) > len(whole) // 2
+    assert follow[:-2] == bodies[-2]["messages"]                      # the follow-up is the request sent, extended
+    (book,) = tmp_path.glob("windows.json")
+    learned = json.loads(book.read_text())[f"{base} openai/gpt-4o"]
+    assert learned["window"] == 4000 and 0 < learned["accepted"] < learned["refused"]
+
+
+def test_a_renamed_tool_is_renamed_in_tools_too(tmp_path):
+    """Issue 31 item 6: a tool name the provider refuses is repaired in data["tools"] as in the messages."""
+    bad = "read.file"                                                 # a dot: OpenAI's pattern refuses it
+    history = _long_history()
+    for m in history:
+        for c in m.get("tool_calls") or []:
+            c["function"]["name"] = bad
+    tool = {"type": "function", "function": {**READ["function"], "name": bad}}
+    data = {"model": "openai/gpt-4o", "messages": history, "tools": [tool], "max_tokens": 200}
+    hook = SnapglyphHook(tmp_path, budget=4000)
+    out = asyncio.run(hook.async_pre_call_hook(None, None, data, "completion"))
+    (name,) = [t["function"]["name"] for t in out["tools"]]
+    called = {c["function"]["name"] for m in out["messages"] for c in m.get("tool_calls") or []}
+    assert name != bad and re.fullmatch(r"[a-zA-Z0-9_-]{1,64}", name) and called == {name}
+    assert tool["function"]["name"] == bad                            # the caller's own definition untouched
+
+
+def test_recall_is_left_to_the_caller_for_a_stream_or_its_own_tool(tmp_path):
+    hook = SnapglyphHook(tmp_path)
+    data = {"model": "gpt-4o", "messages": [{"role": "user", "content": "hi"}]}
+    assert hook.answers_recall(data) and hook.answers_recall({**data, "tools": [READ]})
+    assert not hook.answers_recall({**data, "stream": True})
+    assert not hook.answers_recall({**data, "tools": [READ, recall_tool("openai")]})
+    assert not SnapglyphHook(tmp_path, recall=False).answers_recall(data)

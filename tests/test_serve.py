@@ -304,7 +304,9 @@ def test_overflow_inside_a_started_stream_is_relayed_and_the_next_request_compac
         assert httpx.get(bg.url + "/snapglyph/status").json()["conversations"][0]["pending"] is True
         m = a.messages.create(model="claude-sonnet-4-6", max_tokens=64, messages=_grown(9))
         assert m.content[0].text == "noted"
-        assert _pages(sim.log[-1]["raw"]) and len(json.loads(sim.log[-1]["raw"])["messages"]) < 19
+        # no window known: a third of the request (compaction.budget.window_guess), its middle recallable by id
+        sent = json.loads(sim.log[-1]["raw"])
+        assert len(sent["messages"]) < 19 and sent["tools"][-1]["name"] == "recall_messages"
     lines = [r.getMessage() for r in caplog_serve.records if r.name == "snapglyph.serve"]
     assert "overflow inside the stream (anthropic)" in lines[0] and " compacted " in lines[1]
 
@@ -466,12 +468,13 @@ def _post(url: str, body: dict) -> httpx.Response:
 
 
 def test_a_numberless_overflow_far_past_the_window_shrinks_on_every_call(tmp_path):
-    """Bedrock's body names no numbers: a request over 1.45 times the window cannot fit on the first retry, but each
-    overflow of a compacted request lowers the learned window from what was sent (an earlier guess above it is
-    disproven), so the client's next calls get through instead of repeating the same refused request."""
-    with Simulator(lambda d, b: answer("noted"), provider="bedrock", context_window=20_000) as sim, \
+    """Bedrock's body names no numbers: a request over 3.26 times the window cannot fit on the first retry (a third
+    of it, less the margin: compaction.budget.window_guess), but each overflow of a compacted request lowers the
+    learned window from what was sent (an earlier guess above it is disproven), so the client's next calls get
+    through instead of repeating the same refused request."""
+    with Simulator(lambda d, b: answer("noted"), provider="bedrock", context_window=6_000) as sim, \
             _proxy(sim, tmp_path) as bg:
-        body = {"model": "claude-sonnet-4-6", "max_tokens": 64, "messages": _grown(60)}
+        body = {"model": "claude-sonnet-4-6", "max_tokens": 64, "messages": _grown(60)}      # 45,321 tokens
         codes = [_post(bg.url, body).status_code for _ in range(4)]
     sizes = [e["prompt_tokens"] for e in sim.log]
     assert codes[-1] == 200 and 400 in codes, (codes, sizes)

@@ -134,3 +134,16 @@ def test_c1_characters_are_not_escape_introducers():
     for c in "\x9b\x9d\x90\x98\x9e\x9f\x9c\x85":
         assert normalize(f"a{c}b[31m tail").text == "a\ufffdb[31m tail"
     assert normalize("x\x1b[31mred\x1b[0m \x1b]8;;http://x\x1b\\link\x1b]8;;\x1b\\ y").text == "xred link y"
+
+
+def test_the_8_bit_csi_is_removed_as_its_7_bit_form_is():
+    """U+009B followed by parameters and a final byte is the control sequence ``ESC [`` spells in 7 bits, and is
+    removed the same way (issue 31 item 6: it was drawn while ESC [ was stripped); with no parameter it stays a
+    character (U+FFFD), as in the mojibake above."""
+    from snapglyph.raster.text import normalize
+
+    for seven, eight in (("\x1b[31m", "\x9b31m"), ("\x1b[1;32m", "\x9b1;32m"), ("\x1b[0K", "\x9b0K")):
+        a, b = normalize(f"ok {seven}red{seven[:1]}[0m done"), normalize(f"ok {eight}red\x9b0m done")
+        assert a.text == b.text == "ok red done"
+        assert (a.removed, b.removed) == (len(seven) + 4, len(eight) + 3)
+    assert normalize("a\x9bm and \x9b").text == "a\ufffdm and \ufffd"

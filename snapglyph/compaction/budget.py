@@ -14,7 +14,7 @@ import dataclasses
 import json
 from dataclasses import dataclass
 
-from .._config import OVERFLOW_UNKNOWN_SHARE, SERVE_MARGIN
+from .._config import OVERFLOW_UNKNOWN_SHARE, RECALL_ROOM, SERVE_MARGIN
 from ..errors import InputError
 from ..providers.overflow import OverflowResult
 from ..providers.params import output_reserve
@@ -23,7 +23,7 @@ from ..readers.registry import from_request
 from .estimate import TokenCosts
 
 __all__ = ["PROMPT_ONLY", "Budget", "budget_for", "calibrated", "clamp_ratio", "estimate", "next_budget",
-           "text_cost"]
+           "text_cost", "window_guess"]
 
 PROMPT_ONLY = frozenset({"gemini", "mistral", "xai", "llamacpp", "lmstudio"})
 """Providers whose window check counts the prompt alone (the requested output is not charged to the window), read
@@ -46,12 +46,18 @@ class Budget:
         The provider's window, in the provider's tokens.
     ratio : float
         Provider tokens per estimated text token (the calibration), 0.25 to 8.
+    most : int or None
+        Where the head, the newest round and the reserved output alone need more than ``tokens``,
+        :func:`snapglyph.compact` sends that smallest compaction if it costs at most this (``None``: it raises the
+        ``BudgetError``): the window itself, without the margin kept for the estimate's error, or where the window
+        is a guess (:func:`window_guess`), the refused request less that margin. A retry that may still fit beats
+        the error that is certain.
 
     Examples
     --------
     >>> b = budget_for(10_000, 1000, window=8000, ratio=2.0)   # 2 provider tokens per estimated text token
     >>> b
-    Budget(tokens=7360, window=8000, ratio=2.0)
+    Budget(tokens=7360, window=8000, ratio=2.0, most=8000)
     >>> calibrated("claude", b.ratio).text_token_factor == 2 * calibrated("claude", 1.0).text_token_factor
     True
     """
@@ -59,6 +65,19 @@ class Budget:
     tokens: int
     window: int | None
     ratio: float
+    most: int | None = None
+
+
+def recall_room(tokens: int) -> int:
+    """Tokens a compaction to a budget of ``tokens`` leaves free for the ``recall_messages`` answers where the
+    door's own loop sends them in a follow-up within the same budget (:data:`~snapglyph._config.RECALL_ROOM`).
+
+    Examples
+    --------
+    >>> recall_room(3680)
+    920
+    """
+    return int(max(0, tokens) * RECALL_ROOM)
 
 
 def clamp_ratio(ratio: float) -> float:
@@ -158,8 +177,60 @@ def _prompt_only(overflow: OverflowResult | None) -> bool:
                                                  overflow.message)
 
 
+def counted_size(estimate: int, max_tokens: int, *, overflow: OverflowResult | None = None,
+                 ratio: float = 1.0) -> int:
+    """A request's size as the provider counts it against its window, in provider tokens: the prompt of its
+    :func:`estimate` at ``ratio`` (clamped as :func:`clamp_ratio`), plus the reserved output unless the provider
+    counts the prompt alone (:data:`PROMPT_ONLY`, read from ``overflow``). What a refusal proves is above the
+    window and an answer within it (:mod:`snapglyph.compaction.windows` keeps both).
+
+    Examples
+    --------
+    >>> counted_size(10_000, 1000), counted_size(10_000, 1000, ratio=1.5)
+    (10000, 14500)
+    """
+    return int(max(1, estimate - max_tokens) * clamp_ratio(ratio)) + (0 if _prompt_only(overflow) else max_tokens)
+
+
+def window_guess(refused: int, *, accepted: int | None = None, share: float = OVERFLOW_UNKNOWN_SHARE) -> int:
+    """The window to aim a retry at when the overflow answer names none: ``share`` of the smallest request known
+    refused, or the largest known accepted where that is more (an answered request fits the window).
+
+    Parameters
+    ----------
+    refused : int
+        The smallest request this upstream and model refused as too long, in provider tokens (what they count of
+        it): an upper bound of the window.
+    accepted : int, optional
+        The largest request it answered, in provider tokens: a lower bound of the window. Ignored at or above
+        ``refused`` (the window changed since: the newer refusal wins).
+    share : float
+        :data:`~snapglyph._config.OVERFLOW_UNKNOWN_SHARE`: with no accepted size, a request up to
+        ``1 / (share * (1 - margin))`` times its window recovers in one retry, whatever the provider's counts.
+
+    Returns
+    -------
+    int
+        A window in provider tokens, at least 1 and below ``refused``.
+
+    Examples
+    --------
+    >>> window_guess(30_000)                     # nothing else known: a third of what was refused
+    10000
+    >>> window_guess(30_000, accepted=25_000)    # a 25,000-token request was answered: the window holds it
+    25000
+    >>> window_guess(30_000, accepted=31_000)    # answered above the refusal: the window shrank since
+    10000
+    """
+    guess = int(refused * share)
+    if accepted is not None and accepted < refused:
+        guess = max(guess, int(accepted))
+    return max(1, min(guess, int(refused) - 1))
+
+
 def budget_for(estimate: int, max_tokens: int, *, overflow: OverflowResult | None = None, window: int | None = None,
-               ratio: float = 1.0, margin: float = SERVE_MARGIN) -> Budget:
+               ratio: float = 1.0, margin: float = SERVE_MARGIN, accepted: int | None = None,
+               refused: int | None = None) -> Budget:
     """The budget that brings a request of ``estimate`` tokens under the window.
 
     Parameters
@@ -180,19 +251,26 @@ def budget_for(estimate: int, max_tokens: int, *, overflow: OverflowResult | Non
         counts by the ratio and leaves page images as billed (a compacted request is mostly pages).
     margin : float
         Share of the window kept free for the estimate's error (:data:`~snapglyph._config.SERVE_MARGIN`).
+    accepted, refused : int, optional
+        With no window anywhere: the largest request this upstream and model answered and the smallest it refused
+        before, in provider tokens, reserve included (:mod:`snapglyph.compaction.windows` keeps them); see
+        :func:`window_guess`.
 
     Returns
     -------
     Budget
-        With no window anywhere, the window is taken as :data:`~snapglyph._config.OVERFLOW_UNKNOWN_SHARE` of the
-        request that overflowed.
+        With no window anywhere, the window is :func:`window_guess` of the request that overflowed (as the provider
+        counts it: the prompt at ``ratio``, and the reserve unless it counts the prompt alone), or of a smaller
+        request refused before.
 
     Examples
     --------
-    >>> budget_for(10_000, 1000, window=8000, ratio=1.0)
-    Budget(tokens=7360, window=8000, ratio=1.0)
-    >>> budget_for(10_000, 1000).tokens          # no window known: three quarters of the prompt, less the margin
-    6210
+    >>> budget_for(10_000, 1000, window=8000, ratio=1.0)    # where the newest round needs more: up to 8000
+    Budget(tokens=7360, window=8000, ratio=1.0, most=8000)
+    >>> budget_for(10_000, 1000).tokens          # no window known: a third of the request, less the margin
+    3066
+    >>> budget_for(10_000, 1000, accepted=9_000).tokens        # a 9,000-token request was answered before
+    8280
     >>> budget_for(10_000, 1000, window=8000, ratio=0.5).tokens       # the window's tokens, whatever the ratio
     7360
     """
@@ -204,17 +282,34 @@ def budget_for(estimate: int, max_tokens: int, *, overflow: OverflowResult | Non
         counted = limit - (0 if _prompt_only(overflow) else max_tokens)
         ratio = max(ratio, counted / prompt_est)       # it overflowed: the provider counted more than that
     ratio = clamp_ratio(ratio)
-    window = limit or window
+    window, sent = limit or window, counted_size(estimate, max_tokens, overflow=overflow, ratio=ratio)
+    bound = window
     if window is None:
-        window = int(prompt_est * ratio * OVERFLOW_UNKNOWN_SHARE)
-    room = window * (1 - margin) - (0 if _prompt_only(overflow) else max_tokens)
-    return Budget(max(1, int(room)) + max_tokens, window, ratio)
+        upper = min(sent, refused) if refused else sent
+        window, bound = window_guess(upper, accepted=accepted), int(upper * (1 - margin))
+    charged = 0 if _prompt_only(overflow) else max_tokens
+    tokens = max(1, int(window * (1 - margin) - charged)) + max_tokens
+    return Budget(tokens, window, ratio, max(tokens, min(bound - charged + max_tokens, sent - 1)))
 
 
 def next_budget(overflow: OverflowResult | None, request: dict, profile: "str | Profile", *,
                 window: int | None = None, ratio: float = 1.0, margin: float = SERVE_MARGIN,
-                max_tokens: int | None = None, sent_estimate: int | None = None) -> Budget:
+                max_tokens: int | None = None, sent_estimate: int | None = None, accepted: int | None = None,
+                refused: int | None = None) -> Budget:
     """The budget for the retry after ``request`` was answered with ``overflow``: the one rule of every door.
+
+    What is known, in order: the numbers the answer names (its window, its count of the prompt); a window known
+    from earlier (``window``: configured, or named by an earlier answer of that upstream and model); else the
+    sizes of requests that upstream and model answered (``accepted``, a lower bound of the window) and refused
+    (``refused`` and this request, upper bounds), taken by :func:`window_guess`: the largest answered where that
+    is more than :data:`~snapglyph._config.OVERFLOW_UNKNOWN_SHARE` (a third) of the smallest refused. With no
+    history at all the retry is a third of the refused request as the provider counts it: a request up to 3.26
+    times its window recovers on the first retry (the Claude Code session in bench/serve_goals.py is 3.35x an
+    8,000 window by the estimate and recovers; 0.75 did not). What that costs where the window is large: the retry
+    is smaller than needed (a 162,209-token estimate over a 200,000 window retried at a budget of 49,743 instead of
+    the 184,000 a named window gives; measured on 2026-12-07 through the adapters' rule, the retry the simulator
+    counted was 35,657 tokens against 151,804 with the window named, and at 128,000 15,195 against 103,450: more
+    of the conversation as pages or dropped); the answered retry is then the lower bound of the next overflow.
 
     Parameters
     ----------
@@ -225,8 +320,9 @@ def next_budget(overflow: OverflowResult | None, request: dict, profile: "str | 
         The request that overflowed, as it was sent (compacted or not).
     profile : str or Profile
         Reader profile the request is estimated with.
-    window, ratio, margin
-        As :func:`budget_for`: a window known from earlier (a configured one, or learned), the calibration.
+    window, ratio, margin, accepted, refused
+        As :func:`budget_for`: a window known from earlier (a configured one, or learned), the calibration, and
+        the sizes of requests that upstream and model answered and refused (provider tokens, reserve included).
     max_tokens : int, optional
         The output reserve; default: the request's own limit (:func:`snapglyph.providers.params.output_reserve`).
     sent_estimate : int, optional
@@ -249,9 +345,10 @@ def next_budget(overflow: OverflowResult | None, request: dict, profile: "str | 
     >>> ov = detect(400, {"error": {"message": "Your input exceeds the context window of this model. Please "
     ...     "adjust your input and try again.", "code": "context_length_exceeded"}})
     >>> sent = estimate(body, "openai")
-    >>> b = next_budget(ov, body, "openai", sent_estimate=sent)
-    >>> b.tokens < sent, b.window == int((sent - 500) * 0.75)     # no numbers named: the request's own size
-    (True, True)
+    >>> sent, next_budget(ov, body, "openai", sent_estimate=sent)      # no numbers named: a third of what was sent
+    (4505, Budget(tokens=1380, window=1501, ratio=1.0, most=4144))
+    >>> next_budget(ov, body, "openai", sent_estimate=sent, accepted=3000)    # 3,000 tokens were answered before
+    Budget(tokens=2760, window=3000, ratio=1.0, most=4144)
     >>> ov = detect(400, {"error": {"message": "This model's maximum context length is 4000 tokens. However, you "
     ...     "requested 5500 tokens (5000 in the messages, 500 in the completion)."}})
     >>> b = next_budget(ov, body, "openai", sent_estimate=sent)
@@ -260,7 +357,8 @@ def next_budget(overflow: OverflowResult | None, request: dict, profile: "str | 
     """
     reserve = output_reserve(max_tokens, request)
     est = sent_estimate if sent_estimate is not None else estimate(request, profile, max_tokens=reserve)
-    b = budget_for(est, reserve, overflow=overflow, window=window, ratio=ratio, margin=margin)
+    bounds = {"accepted": accepted, "refused": refused}
+    b = budget_for(est, reserve, overflow=overflow, window=window, ratio=ratio, margin=margin, **bounds)
     if b.tokens >= (est - reserve) * b.ratio + reserve:   # a window named above what was sent (stale, foreign)
-        b = budget_for(est, reserve, overflow=None, window=None, ratio=b.ratio, margin=margin)
+        b = budget_for(est, reserve, overflow=None, window=None, ratio=b.ratio, margin=margin, **bounds)
     return b

@@ -136,9 +136,10 @@ def compact(messages: Any, *, profile: "str | Profile" = "claude", dialect: str 
     InternalError
         The request built would break the dialect's grammar or the profile's limits (a last check; a bug).
     BudgetError
-        The head, the newest round and the reserved output cannot fit the budget, or the result would not be
-        smaller than the input; the message names both numbers. Also when every page of the middle would be
-        dropped and ``allow_empty_middle`` is not set.
+        The head, the newest round and the reserved output cannot fit the budget (nor its ``most``, for a
+        :class:`~snapglyph.compaction.budget.Budget` that names one: up to it, that smallest compaction is
+        returned), or the result would not be smaller than the input; the message names both numbers. Also when
+        every page of the middle would be dropped and ``allow_empty_middle`` is not set.
     LimitError
         A provider limit (images per request, request bytes) cannot be met.
 
@@ -156,9 +157,9 @@ def compact(messages: Any, *, profile: "str | Profile" = "claude", dialect: str 
     >>> res.tokens_after <= 6000 < res.tokens_before
     True
     """
-    prof = get_profile(profile)
+    prof, most = get_profile(profile), None
     if isinstance(budget, Budget):  # a door's budget (snapglyph.budget_for): text counted at its calibration
-        prof, budget = calibrated(prof, budget.ratio), budget.tokens
+        prof, budget, most = calibrated(prof, budget.ratio), budget.tokens, budget.most
     dialect = resolve_dialect(prof, dialect)
     _check_positive(budget=budget, **({} if max_tokens is None else {"max_tokens": max_tokens}))
     allowance = Allowance.of(budget, ledger=ledger)
@@ -168,8 +169,14 @@ def compact(messages: Any, *, profile: "str | Profile" = "claude", dialect: str 
                    starts=renders.starts, digests=cache.digests)
     if conv.total <= budget and cut is None:  # a reused cut keeps its pages even where the whole would fit
         return _passthrough(conv, prof)
-    return _shrink(conv, cache, allowance, cut=cut, summarize=summarize, recall_tool=recall_tool,
-                   allow_empty_middle=allow_empty_middle)
+    steps = {"cut": cut, "summarize": summarize, "recall_tool": recall_tool, "allow_empty_middle": allow_empty_middle}
+    try:
+        return _shrink(conv, cache, allowance, **steps)
+    except BudgetError as e:                # a door's Budget.most: the smallest compaction, where it may still fit
+        if cut is not None or most is None or not budget < (e.needed or 0) <= most:
+            raise
+        floor = e.needed
+    return _shrink(conv, cache, Allowance.of(floor, ledger=ledger), **steps)
 
 
 def _renderers(settings: RenderSettings) -> "tuple[_Middles, CachedDraw]":

@@ -180,6 +180,8 @@ def fit_request_bytes(messages: Sequence[Message], prof: "Profile",
     """
     rewrites: Counter = Counter()
     out = list(messages)
+    if not any((q.data or q.url) and q.meta.get("page") is None for q in images_in(out)):
+        return out, rewrites  # no own image to make smaller: the body is not even measured
     limit = byte_budget(prof)
     for _ in range(4):  # a step frees what it measured; a rerun only for JSON escapes the count did not see
         over = size_of(out) - limit

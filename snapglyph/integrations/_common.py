@@ -22,8 +22,9 @@ from typing import Any, Iterable
 from snapglyph import SourceStore, compact, recall, recall_tool
 from snapglyph._config import CONVERSATIONS_IN_MEMORY
 from snapglyph._files import write_atomic
-from snapglyph.compaction.budget import Budget, next_budget
+from snapglyph.compaction.budget import Budget, estimate
 from snapglyph.compaction.keys import conversation_id
+from snapglyph.compaction.windows import WindowBook, recovery_budget
 from snapglyph.errors import InputError, SnapglyphError, StoreError
 from snapglyph.providers.overflow import OverflowResult, detect
 
@@ -97,6 +98,9 @@ class ConversationCompactor:
         The configured budget: most tokens one request may cost (reserved output included), in estimated tokens.
     profile, model, max_tokens, recall
         As :class:`Conversations`.
+    book : WindowBook, optional
+        The windows learned per upstream and model (:mod:`snapglyph.compaction.windows`), shared by the adapter's
+        conversations; ``None``: nothing learned beyond this conversation.
 
     Attributes
     ----------
@@ -124,17 +128,20 @@ class ConversationCompactor:
     """
 
     def __init__(self, key: str | None, folder: Path | None, *, budget: int, profile: str = "openai",
-                 model: str | None = None, max_tokens: int | None = None, recall: bool = True) -> None:
-        self.key = key
+                 model: str | None = None, max_tokens: int | None = None, recall: bool = True,
+                 book: WindowBook | None = None) -> None:
+        self.key, self.book = key, book
         self._state = folder / f"{key}.budget.json" if key and folder is not None else None
         self.store = SourceStore(folder / f"{key}.store.jsonl" if self._state is not None else None)
         self.configured = self.budget = int(budget)
         self.window: int | None = None
         self.ratio = 1.0
+        self.most: int | None = None         # the learned Budget's most (the smallest compaction's bound)
         self.profile, self.model, self.max_tokens, self.recall = profile, model, max_tokens, recall
         self.last = None
         self.lock = threading.RLock()
         self._sent: tuple[dict, int | None] | None = None     # the body compact returned last, and its estimate
+        self._size: tuple[dict, int] | None = None           # that body and its size in provider tokens
         self._load()
 
     def _load(self) -> None:
@@ -143,45 +150,69 @@ class ConversationCompactor:
         try:
             data = json.loads(self._state.read_text(encoding="utf-8"))
             budget, window, ratio = int(data["budget"]), data.get("window"), float(data.get("ratio", 1.0))
+            most = data.get("most")
         except (OSError, ValueError, TypeError, KeyError):
             return                                          # a torn or foreign file: the configured budget again
         self.budget = max(1, min(self.configured, budget))
         self.window = int(window) if isinstance(window, int) else None
         self.ratio = ratio
+        self.most = int(most) if isinstance(most, int) else None
 
     def _save(self) -> None:
         if self._state is None:
             return
-        data = {"budget": self.budget, "window": self.window, "ratio": self.ratio}
+        data = {"budget": self.budget, "window": self.window, "ratio": self.ratio, "most": self.most}
         try:
             write_atomic(self._state, json.dumps(data, sort_keys=True).encode())
         except OSError as e:
             raise StoreError(f"cannot write the learned budget {self._state}: {e.strerror or e}") from None
 
-    def compact(self, body: dict, dialect: str) -> tuple[dict, Any]:
-        """Compact a request ``body`` in ``dialect`` (``openai``, ``responses``, ...) to the budget.
+    def compact(self, body: dict, dialect: str, *, recall: bool | None = None, room: int = 0) -> tuple[dict, Any]:
+        """Compact a request ``body`` in ``dialect`` (``openai``, ``responses``, ...) to the budget; ``recall``:
+        offer (and count) the ``recall_messages`` tool this time (default: the conversation's ``recall``); ``room``:
+        tokens of the budget left free (for recall answers the caller's loop sends within it).
 
         Returns ``(body to send, CompactResult)``, or ``(body, None)`` when it already fits. Raises what
         :func:`snapglyph.compact` raises (``BudgetError`` when even the head and the newest round cannot fit).
         """
+        recall = self.recall if recall is None else recall
         with self.lock:
-            res = compact(body, profile=self.profile, dialect=dialect, budget=Budget(self.budget, self.window,
-                                                                                    self.ratio),
-                          store=self.store, model=self.model, max_tokens=self.max_tokens, recall_tool=self.recall,
-                          allow_empty_middle=self.recall)   # a middle on no page only where recall is answered
+            res = compact(body, profile=self.profile, dialect=dialect, budget=Budget(max(1, self.budget - room),
+                                                                                    self.window, self.ratio, self.most),
+                          store=self.store, model=self.model, max_tokens=self.max_tokens, recall_tool=recall,
+                          allow_empty_middle=recall)   # a middle on no page only where recall is answered
             counted = self.ratio == 1.0          # the compaction's own count is the estimate next_budget takes
             if res.passthrough:
-                self._sent = (body, res.tokens_before if counted else None)
+                self._sent, self._size = (body, res.tokens_before if counted else None), (body, res.tokens_before)
                 return body, None
             self.last, self._sent = res, (res.request, res.tokens_after if counted else None)
+            self._size = (res.request, res.tokens_after)
             if self.store.path is not None:
                 self.store.save()
             return res.request, res
 
-    def learn(self, exc: BaseException, sent: dict, *, known: bool = False) -> bool:
+    def _where(self, sent: dict, where: "tuple[str, str] | None") -> tuple[str, str]:
+        model = sent.get("model") if isinstance(sent.get("model"), str) else None
+        return where or ("", model or self.model or self.profile)
+
+    def answered(self, sent: dict, where: "tuple[str, str] | None" = None) -> None:
+        """``sent``, the body :meth:`compact` returned last, was answered: its size is a lower bound of the window
+        of ``where`` (``(upstream, model)``; default: no upstream, the body's model), kept in the book."""
+        if self.book is None:
+            return
+        with self.lock:
+            size = self._size[1] if self._size is not None and _same(self._size[0], sent) else None
+        if size is None and self.ratio == 1.0:      # a copy of what was sent: its estimate is its size
+            size = estimate(sent, self.profile, max_tokens=self.max_tokens)
+        if size:
+            self.book.answered(*self._where(sent, where), size)
+
+    def learn(self, exc: BaseException, sent: dict, *, known: bool = False,
+              where: "tuple[str, str] | None" = None) -> bool:
         """After an error answering ``sent`` (the request as it was sent), lower the budget by the one next-budget
-        rule (:func:`snapglyph.compaction.budget.next_budget`: the numbers the error names, else the size of
-        ``sent``); ``True`` when ``exc`` is an overflow. ``known``: the framework already classified ``exc`` as one
+        rule (:func:`snapglyph.compaction.windows.recovery_budget`: the numbers the error names, else the size of
+        ``sent`` and what the book learned of ``where``, as :meth:`answered`); ``True`` when ``exc`` is an
+        overflow. ``known``: the framework already classified ``exc`` as one
         (then it counts even when its body is not recognized). The learned budget is written to disk. When ``sent``
         is the body :meth:`compact` returned last, its size is the compaction's own count of it (not counted again).
 
@@ -196,10 +227,11 @@ class ConversationCompactor:
         if found is None and not known:
             return False
         with self.lock:
-            est = self._sent[1] if self._sent is not None and self._sent[0] is sent else None
-            b = next_budget(found, sent, self.profile, window=self.window, ratio=self.ratio,
-                            max_tokens=self.max_tokens, sent_estimate=est)
+            est = self._sent[1] if self._sent is not None and _same(self._sent[0], sent) else None
+            b = recovery_budget(self.book, *self._where(sent, where), found, sent, self.profile, window=self.window,
+                                ratio=self.ratio, max_tokens=self.max_tokens, sent_estimate=est)
             self.budget, self.window, self.ratio = min(self.configured, b.tokens), b.window, b.ratio
+            self.most = max(self.budget, min(self.configured, b.most)) if b.most else None
             self._save()
         return True
 
@@ -268,6 +300,7 @@ class Conversations:
         self._calls: OrderedDict[str, str] = OrderedDict()
         self._callers: OrderedDict[str, str] = OrderedDict()
         self._lock = threading.Lock()
+        self.book = WindowBook(self.folder)          # windows learned per upstream and model, beside the stores
 
     def __len__(self) -> int:
         return len(self._held)
@@ -282,7 +315,8 @@ class Conversations:
 
     def _new(self, key: str | None) -> ConversationCompactor:
         return ConversationCompactor(key, self.folder if key else None, budget=self.budget, profile=self.profile,
-                                     model=self.model, max_tokens=self.max_tokens, recall=self.recall)
+                                     model=self.model, max_tokens=self.max_tokens, recall=self.recall,
+                                     book=self.book)
 
     def get(self, key: str) -> ConversationCompactor:
         """The conversation of ``key``: the one in memory, else read from its files (new when there are none).
@@ -345,6 +379,11 @@ class Conversations:
             return ("error: recall_messages: the conversation of this call is not known to snapglyph here (its "
                     "pages came from another process or were made too long ago)")
         return conv.recall_text(ids)
+
+
+def _same(body: dict, sent: dict) -> bool:
+    """``sent`` is ``body``, or a copy of it holding the very same items list (an adapter rebuilding its request)."""
+    return body is sent or any(body.get(k) is sent.get(k) is not None for k in ("messages", "input", "contents"))
 
 
 def _put(table: OrderedDict, key: str, value: str, limit: int) -> None:

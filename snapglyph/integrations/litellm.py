@@ -1,30 +1,35 @@
-"""LiteLLM adapter: a proxy pre-call hook that compacts over-budget requests, and SDK helpers that recover from a
-context overflow.
+"""LiteLLM adapter: SDK helpers that recover from a context overflow and answer ``recall_messages`` themselves, and
+a proxy pre-call hook that compacts over-budget requests.
 
-- :class:`SnapglyphHook` is a ``CustomLogger``; its ``async_pre_call_hook(user_api_key_dict, cache, data,
-  call_type)`` replaces ``data["messages"]`` of a chat completion that would cost more than its conversation's
-  budget with the compacted messages (head verbatim, the old middle as page images, tail verbatim). The proxy serves
-  many conversations, so each gets its own source store and learned budget in the hook's folder
-  (:class:`snapglyph.integrations._common.Conversations`), keyed by :func:`snapglyph.compaction.keys.conversation_id`:
-  the request's ``user`` and ``metadata["session_id"]`` (the caller's own keys), its system prompt and its first
-  user turn. Two users who open with the same words are two conversations.
 - :func:`completion_with_recovery` (and :func:`acompletion_with_recovery`) calls ``litellm.completion`` with the
   messages compacted when over budget; on a context-overflow error (``litellm.ContextWindowExceededError``, or any
   error whose body :func:`snapglyph.providers.overflow.detect` recognizes) the conversation's budget becomes what
-  :func:`snapglyph.compaction.budget.next_budget` gives for the request that overflowed, and the call is made once
-  more, compacted.
-
-Neither can answer a tool call (the client runs its own tool loop), so the ``recall_messages`` tool is not added
-to the request; a client that wants it adds ``snapglyph.recall_tool("openai")`` to its tools and answers calls with
-:meth:`SnapglyphHook.recall_text` (given the same request keys, so the answer comes from that conversation's store).
+  :func:`snapglyph.compaction.windows.recovery_budget` gives for the request that overflowed (the one next-budget
+  rule, with the windows learned per ``api_base`` and model in the hook's folder), and the call is made once more,
+  compacted. These helpers are the loop, so a compacted request offers the ``recall_messages`` tool (by default;
+  ``SnapglyphHook(recall=False)`` does not) and the helper answers the model's calls of it from the conversation's
+  store, at most ``RECALL_ROUNDS`` rounds: the caller gets only the final answer. There a compaction may show no
+  page of the middle (all of it recallable by id). A request whose own tools define ``recall_messages``, or that
+  streams (``stream=True``), is answered by the caller as before: no tool is added for it.
+- :class:`SnapglyphHook` is a ``CustomLogger``; its ``async_pre_call_hook(user_api_key_dict, cache, data,
+  call_type)`` replaces ``data["messages"]`` (and ``data["tools"]``, whose names may be repaired) of a chat
+  completion that would cost more than its conversation's budget with the compacted request (head verbatim, the
+  old middle as page images, tail verbatim). The proxy serves many conversations, so each gets its own source
+  store and learned budget in the hook's folder (:class:`snapglyph.integrations._common.Conversations`), keyed by
+  :func:`snapglyph.compaction.keys.conversation_id`: the request's ``user`` and ``metadata["session_id"]`` (the
+  caller's own keys), its system prompt and its first user turn. Two users who open with the same words are two
+  conversations. The proxy's client runs the tool loop, so the hook adds no tool (the loop it leaves to the
+  caller: :meth:`SnapglyphHook.async_pre_call_hook`).
 
 Sources (read 2026-12-01): https://docs.litellm.ai/docs/proxy/call_hooks (``async_pre_call_hook`` returns the
 modified ``data``) and ``litellm/integrations/custom_logger.py`` of litellm 1.110.2; ``ContextWindowExceededError``
-in ``litellm/exceptions.py`` (https://docs.litellm.ai/docs/exception_mapping); the ``user`` and ``metadata``
-request fields (https://docs.litellm.ai/docs/completion/input).
+in ``litellm/exceptions.py`` (https://docs.litellm.ai/docs/exception_mapping); the ``user``, ``metadata``,
+``api_base`` and ``tools`` request fields and ``choices[0].message.tool_calls`` of the answer
+(https://docs.litellm.ai/docs/completion/input, https://docs.litellm.ai/docs/completion/function_call).
 """
 from __future__ import annotations
 
+import json
 import os
 from typing import Any
 
@@ -32,7 +37,9 @@ import litellm
 from litellm.exceptions import ContextWindowExceededError
 from litellm.integrations.custom_logger import CustomLogger
 
-from snapglyph._config import CONVERSATIONS_IN_MEMORY
+from snapglyph._config import CONVERSATIONS_IN_MEMORY, RECALL_MARGIN, RECALL_ROUNDS
+from snapglyph.compaction.budget import estimate, recall_room
+from snapglyph.compaction.recall import RECALL_TOOL_NAME
 
 from ._common import ConversationCompactor, Conversations
 
@@ -53,7 +60,8 @@ class SnapglyphHook(CustomLogger):
     Parameters
     ----------
     store_dir : str or os.PathLike
-        Folder of the conversations' source stores and learned budgets (created when absent).
+        Folder of the conversations' source stores and learned budgets, and of the windows learned per
+        ``api_base`` and model (``windows.json``, :mod:`snapglyph.compaction.windows`); created when absent.
     budget : int
         Most tokens one request may cost (reserved output included); each conversation's budget is lowered on
         its own context-overflow errors.
@@ -68,6 +76,9 @@ class SnapglyphHook(CustomLogger):
         The key of ``metadata`` that holds the caller's conversation id (``session_id``).
     max_conversations : int
         Conversations held in memory (least recently used dropped; their files stay).
+    recall : bool
+        :func:`completion_with_recovery` offers ``recall_messages`` in a compacted request and answers it (the
+        proxy hook never adds it: its caller runs the loop).
 
     Raises
     ------
@@ -85,15 +96,17 @@ class SnapglyphHook(CustomLogger):
     >>> alice, bob = {**data, "user": "alice"}, {**data, "user": "bob"}
     >>> hook.conversation(alice) is hook.conversation(bob)       # the same words, two users
     False
+    >>> hook.answers_recall(data), hook.answers_recall({**data, "stream": True})
+    (True, False)
     """
 
     def __init__(self, store_dir: str | os.PathLike, *, budget: int = 100_000, profile: str = "openai",
                  model: str | None = None, max_tokens: int | None = None, metadata_key: str = "session_id",
-                 max_conversations: int = CONVERSATIONS_IN_MEMORY) -> None:
+                 max_conversations: int = CONVERSATIONS_IN_MEMORY, recall: bool = True) -> None:
         super().__init__()
         self.conversations = Conversations(store_dir, budget=budget, profile=profile, model=model,
                                            max_tokens=max_tokens, recall=False, limit=max_conversations)
-        self.metadata_key = metadata_key
+        self.metadata_key, self.recall = metadata_key, recall
 
     def caller(self, data: dict) -> str | None:
         """The caller's own key of the conversation of request ``data``: its ``user`` and its
@@ -109,25 +122,57 @@ class SnapglyphHook(CustomLogger):
         body["model"] = self.conversations.model or self.conversations.profile
         return body
 
+    @staticmethod
+    def where(data: dict) -> tuple[str, str]:
+        """``(api_base, model)`` of request ``data``: the pair its window is learned for (empty where not given)."""
+        base = data.get("api_base") or data.get("base_url") or ""
+        return (base if isinstance(base, str) else "", data.get("model") if isinstance(data.get("model"), str) else "")
+
+    def answers_recall(self, data: dict) -> bool:
+        """Whether :func:`completion_with_recovery` offers and answers ``recall_messages`` for request ``data``:
+        ``recall`` set, the answer not streamed, and no tool of the caller's own by that name (the caller answers
+        that one)."""
+        tools = data.get("tools") if isinstance(data.get("tools"), list) else []
+        own = any(isinstance(t, dict) and isinstance(t.get("function"), dict)
+                  and t["function"].get("name") == RECALL_TOOL_NAME for t in tools)
+        return self.recall and not data.get("stream") and not own
+
     def conversation(self, data: dict | list) -> ConversationCompactor:
         """The conversation (store, budget, last result) request ``data`` (or a bare message list) belongs to."""
         data = _data(data)
         return self.conversations.of("openai", self.body(data), self.caller(data))
 
-    def compact_data(self, data: dict) -> dict:
-        """``data`` with ``messages`` compacted when over the conversation's budget (a new dict; else ``data``)."""
+    def compact_data(self, data: dict, *, recall: bool = False) -> dict:
+        """``data`` with ``messages`` compacted when over the conversation's budget (a new dict; else ``data``), and
+        ``tools`` as the compaction sent them (a name the provider would refuse repaired in both, as
+        :mod:`snapglyph.providers.tool_names` does; with ``recall``, ``recall_messages`` added and
+        :func:`~snapglyph.compaction.budget.recall_room` of the budget left free for its answers)."""
         messages = data.get("messages")
         if not isinstance(messages, list) or not messages:
             return data
-        sent, res = self.conversation(data).compact(self.body(data), "openai")
-        return data if res is None else {**data, "messages": sent["messages"]}
+        conv = self.conversation(data)                 # with recall, room for its answers (recall_room)
+        sent, res = conv.compact(self.body(data), "openai", recall=recall, room=recall_room(conv.budget) * recall)
+        if res is None:
+            return data
+        out = {**data, "messages": sent["messages"]}
+        if sent.get("tools"):
+            out["tools"] = sent["tools"]
+        return out
 
     def learn(self, data: dict | list, exc: BaseException, sent: dict | None = None) -> bool:
         """After ``exc`` answered ``sent`` (the request as sent; default ``data``), teach the conversation of
         ``data`` its next budget; ``True`` when ``exc`` is an overflow."""
         data = _data(data)
         known = isinstance(exc, ContextWindowExceededError)
-        return self.conversation(data).learn(exc, self.body(sent if sent is not None else data), known=known)
+        sent = sent if sent is not None else data
+        return self.conversation(data).learn(exc, self.body(sent), known=known, where=self.where(sent))
+
+    def answered(self, data: dict | list, sent: dict | None = None) -> None:
+        """``sent`` (the request as sent; default ``data``) was answered: its size is a lower bound of the window
+        of its ``api_base`` and model (:mod:`snapglyph.compaction.windows`)."""
+        data = _data(data)
+        sent = sent if sent is not None else data
+        self.conversation(data).answered(self.body(sent), where=self.where(sent))
 
     def recall_text(self, data: dict | list, ids: str) -> str:
         """Answer a ``recall_messages`` call of the conversation of request ``data`` (or its message list) from
@@ -135,18 +180,84 @@ class SnapglyphHook(CustomLogger):
         return self.conversation(data).recall_text(ids)
 
     async def async_pre_call_hook(self, user_api_key_dict: Any, cache: Any, data: dict, call_type: Any) -> dict:
-        """Proxy hook: compact ``data["messages"]`` of a chat completion over budget; returns ``data``."""
+        """Proxy hook: compact ``data["messages"]`` of a chat completion over budget (``data["tools"]`` as the
+        compaction sent them); returns ``data``.
+
+        The proxy's client runs the loop, and the hook leaves it to the client: (1) send the request; (2) on a
+        context-overflow answer (LiteLLM raises ``ContextWindowExceededError``; any body
+        :func:`snapglyph.providers.overflow.detect` reads), call :meth:`learn` with the request as it was sent,
+        then send the same request again: this hook compacts it to the learned budget; (3) on an answer, call
+        :meth:`answered` (the window learned for its model then holds it). The hook adds no ``recall_messages``
+        tool and never sends a middle shown on no page; a client that wants recall adds
+        ``snapglyph.recall_tool("openai")`` to its tools and answers each call with :meth:`recall_text` (given
+        the same request keys, so the answer comes from that conversation's store), sending the answer as a
+        ``tool`` message. :func:`completion_with_recovery` is that loop for SDK callers.
+        """
         if call_type not in _CHAT_CALLS:
             return data
         out = self.compact_data(data)
         if out is not data:
             data["messages"] = out["messages"]
+            if "tools" in out:
+                data["tools"] = out["tools"]
         return data
+
+
+def _recall_calls(reply: Any) -> list[tuple[str, str]] | None:
+    """``[(call id, ids asked)]`` when every tool call of ``reply`` is a ``recall_messages`` call, else ``None``."""
+    try:
+        calls = reply.choices[0].message.tool_calls or []
+    except (AttributeError, IndexError, TypeError):
+        return None
+    if not calls or any(getattr(getattr(c, "function", None), "name", None) != RECALL_TOOL_NAME for c in calls):
+        return None
+    out = []
+    for c in calls:
+        try:
+            args = json.loads(c.function.arguments or "{}")
+        except (TypeError, ValueError):
+            args = {}
+        out.append((c.id, str(args.get("ids", "")) if isinstance(args, dict) else ""))
+    return out
+
+
+def _cut(text: str, share: float) -> str:
+    """``text`` cut to ``share`` of its characters, saying so."""
+    keep = int(len(text) * share)
+    if keep >= len(text):
+        return text
+    return (text[:keep] + f"\n[recall_messages: cut to the room the budget leaves, {len(text) - keep} of "
+            f"{len(text)} characters not shown; ask for fewer ids]")
+
+
+def _follow_up(hook: SnapglyphHook, data: dict, sent: dict, reply: Any, calls: list[tuple[str, str]]) -> dict:
+    """``sent`` followed by the model's recall calls and their answers from the conversation's store, the answers
+    cut (and said so) where the whole would pass the conversation's budget."""
+    conv = hook.conversation(data)
+    asked = reply.choices[0].message.model_dump(exclude_none=True)
+
+    def with_answers(texts: list[str]) -> dict:
+        answers = [{"role": "tool", "tool_call_id": cid, "content": t} for (cid, _), t in zip(calls, texts)]
+        return {**sent, "messages": list(sent["messages"]) + [asked] + answers}
+
+    def cost(body: dict) -> float:           # the estimate at the calibration, never below it
+        return estimate(hook.body(body), conv.profile, max_tokens=conv.max_tokens) * max(1.0, conv.ratio)
+
+    texts = [conv.recall_text(ids) for _, ids in calls]
+    full = cost(with_answers(texts))
+    if full > conv.budget:
+        bare = cost(with_answers([""] * len(texts)))
+        share = max(0.0, conv.budget - bare - RECALL_MARGIN) / max(1.0, full - bare)
+        texts = [_cut(t, share) for t in texts]
+    return with_answers(texts)
 
 
 def completion_with_recovery(hook: SnapglyphHook, **kwargs: Any) -> Any:
     """``litellm.completion(**kwargs)`` with the messages compacted to the conversation's budget; on a context
-    overflow the budget is learned from the request that overflowed and the call made once more, compacted.
+    overflow the budget is learned from the request that overflowed and the call made once more, compacted. A
+    compacted request offers ``recall_messages`` (:meth:`SnapglyphHook.answers_recall`) and the model's calls of
+    it are answered here, from the conversation's store, at most ``RECALL_ROUNDS`` rounds; the reply returned is
+    the model's answer after them (one that still asks for recall after the last round is returned as it is).
 
     Raises
     ------
@@ -172,18 +283,27 @@ def completion_with_recovery(hook: SnapglyphHook, **kwargs: Any) -> Any:
     ...     print(conv.budget < 12_000, conv.budget < conv.last.tokens_after)   # the failed retry lowered it again
     True True
     """
-    sent = hook.compact_data(kwargs)
+    recall = hook.answers_recall(kwargs)
+    sent = hook.compact_data(kwargs, recall=recall)
     try:
-        return litellm.completion(**sent)
+        reply = litellm.completion(**sent)
     except Exception as exc:  # a foreign error: only a recognized overflow is handled
         if not hook.learn(kwargs, exc, sent):
             raise
-    retry = hook.compact_data(kwargs)
-    try:
-        return litellm.completion(**retry)
-    except Exception as again:  # the retry overflowed too: the conversation's next call starts lower
-        hook.learn(kwargs, again, retry)
-        raise
+        sent = hook.compact_data(kwargs, recall=recall)
+        try:
+            reply = litellm.completion(**sent)
+        except Exception as again:  # the retry overflowed too: the conversation's next call starts lower
+            hook.learn(kwargs, again, sent)
+            raise
+    hook.answered(kwargs, sent)
+    for _ in range(RECALL_ROUNDS if recall and sent is not kwargs else 0):
+        calls = _recall_calls(reply)
+        if calls is None:
+            break
+        sent = _follow_up(hook, kwargs, sent, reply, calls)
+        reply = litellm.completion(**sent)
+    return reply
 
 
 async def acompletion_with_recovery(hook: SnapglyphHook, **kwargs: Any) -> Any:
@@ -197,15 +317,24 @@ async def acompletion_with_recovery(hook: SnapglyphHook, **kwargs: Any) -> Any:
     >>> reply.choices[0].message.content
     'hello'
     """
-    sent = hook.compact_data(kwargs)
+    recall = hook.answers_recall(kwargs)
+    sent = hook.compact_data(kwargs, recall=recall)
     try:
-        return await litellm.acompletion(**sent)
+        reply = await litellm.acompletion(**sent)
     except Exception as exc:  # a foreign error: only a recognized overflow is handled
         if not hook.learn(kwargs, exc, sent):
             raise
-    retry = hook.compact_data(kwargs)
-    try:
-        return await litellm.acompletion(**retry)
-    except Exception as again:  # the retry overflowed too: the conversation's next call starts lower
-        hook.learn(kwargs, again, retry)
-        raise
+        sent = hook.compact_data(kwargs, recall=recall)
+        try:
+            reply = await litellm.acompletion(**sent)
+        except Exception as again:  # the retry overflowed too: the conversation's next call starts lower
+            hook.learn(kwargs, again, sent)
+            raise
+    hook.answered(kwargs, sent)
+    for _ in range(RECALL_ROUNDS if recall and sent is not kwargs else 0):
+        calls = _recall_calls(reply)
+        if calls is None:
+            break
+        sent = _follow_up(hook, kwargs, sent, reply, calls)
+        reply = await litellm.acompletion(**sent)
+    return reply

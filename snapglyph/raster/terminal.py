@@ -5,7 +5,11 @@ strings and two-byte escapes are removed; an OSC 1337 inline image becomes the p
 Escapes end at the line end. A carriage return moves to the line start and later characters overwrite, a backspace
 moves one back, ``CSI K`` erases to the line end, so a progress bar leaves only its final state (overwritten
 characters count as removed). Other C0 controls and DEL become their visible Control Pictures; C1 controls become
-U+FFFD. Escapes start with ESC only: a C1 character is never read as an 8-bit CSI or OSC.
+U+FFFD. Escapes start with ESC, or with U+009B, the 8-bit CSI, where a whole control sequence with parameters follows
+it (parameter bytes, intermediates and a final byte, ECMA-48 5.4:
+https://ecma-international.org/publications-and-standards/standards/ecma-48/, read 2026-12-07), so ``\x9b31m`` is
+removed as its 7-bit form ``ESC [ 31 m`` is; a U+009B followed by a letter (mojibake) and every other C1 character
+(the 8-bit OSC, DCS, ST ...) is never read as an introducer.
 """
 
 from __future__ import annotations
@@ -18,13 +22,15 @@ __all__ = ["terminal_lines"]
 
 _CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 # One token of terminal input: an escape sequence, a control, or a run of ordinary characters. Sequences start with
-# ESC only: a C1 character (U+0080-U+009F) is not taken as the 8-bit form of CSI, OSC or DCS, which UTF-8 terminals
-# do not read either; in text it is mostly mojibake (the right quote's UTF-8 bytes read as Latin-1 end in U+009D),
-# and as an introducer it swallowed the rest of its line (found by a fresh-eyes test, 2026-12-03).
+# ESC, or with U+009B (CSI) only where parameters and a final byte follow: any other C1 character
+# (U+0080-U+009F) is not taken as the 8-bit form of OSC or DCS, which UTF-8 terminals do not read either; in text it
+# is mostly mojibake (the right quote's UTF-8 bytes read as Latin-1 end in U+009D), and as an introducer it swallowed
+# the rest of its line (found by a fresh-eyes test, 2026-12-03). The 8-bit CSI drawn while ESC [ was removed was
+# issue 31's fault (item 6); its final byte bounds it to the sequence.
 _TOKEN = re.compile(
     r"(?P<osc>\x1b\](?P<oscbody>[^\x07\x1b\x9c]*)(?:\x07|\x1b\\|\x9c)?)"
     r"|(?P<str>\x1b[P_^X][^\x1b\x9c]*(?:\x1b\\|\x9c)?)"
-    r"|(?P<csi>\x1b\[(?P<params>[0-?]*)[ -/]*(?P<final>[@-~])?)"
+    r"|(?P<csi>(?:\x1b\[|\x9b(?=[0-?]+[ -/]*[@-~]))(?P<params>[0-?]*)[ -/]*(?P<final>[@-~])?)"
     r"|(?P<esc>\x1b[ -/]*[0-~]?)"
     r"|(?P<cr>\r)|(?P<bs>\x08)|(?P<nl>\n)"
     r"|(?P<ctl>[\x00-\x08\x0b-\x1f\x7f-\x9f])"
@@ -186,4 +192,6 @@ Examples
 --------
 >>> terminal_lines("50%\r100%\n\x1b[31mred\x1b[0m")[0]
 '100%\nred'
+>>> terminal_lines("\x9b1mbold\x9b0m, \x9d and a lone \x9b")[0]     # 8-bit CSI as ESC [; other C1 drawn as U+FFFD
+'bold, \ufffd and a lone \ufffd'
 """

@@ -184,7 +184,8 @@ class Proxy:
 
     # -- routes ------------------------------------------------------------------------------------------------
     async def status(self, request: Request) -> Response:
-        """``GET /snapglyph/status``: the upstream, the settings and every compacted conversation's figures; only
+        """``GET /snapglyph/status``: the upstream, the settings, every compacted conversation's figures and the
+        windows learned per upstream and model (``windows``, :mod:`snapglyph.compaction.windows`); only
         for a ``Host`` of the bound address (:func:`~snapglyph.serve.guards.host_allowed`), else a 403."""
         if not host_allowed(request.headers.get("host"), request.scope.get("server")):
             return JSONResponse({"error": "snapglyph serve: /snapglyph/status answers only a Host of the address it "
@@ -194,7 +195,8 @@ class Proxy:
             c.pop("history", None)
         return JSONResponse({"upstream": self.upstream.base_url, "dry_run": self.config.dry_run,
                              "requests": self.requests, "recall_rounds": self.recall_rounds, "conversations": convs,
-                             "refused_pages": self.planner.refused.all()})
+                             "refused_pages": self.planner.refused.all(),
+                             "windows": self.planner.book.all()})
 
     async def handle(self, request: Request) -> Any:
         """Relay one request, compacting it first or after an overflow where the rules say so."""

@@ -21,7 +21,8 @@ from .._config import CONVERSATIONS_IN_MEMORY
 from ..compaction.sticky import Cut, CutNoLongerFits
 from ..errors import BudgetError, SnapglyphError
 from ..providers.overflow import OverflowResult
-from ..compaction.budget import Budget, budget_for, clamp_ratio, estimate, next_budget
+from ..compaction.budget import Budget, budget_for, clamp_ratio, estimate
+from ..compaction.windows import WindowBook, recovery_budget
 from ..providers.params import output_reserve
 from ..providers.tokens import counted_once
 from .refusal import RefusedPages, page_limits
@@ -116,6 +117,7 @@ class Planner:
         self._key_locks: dict[str, threading.Lock] = {}
         self._stores: OrderedDict[str, Any] = OrderedDict()   # source stores, least recently used first
         self.max_stores = CONVERSATIONS_IN_MEMORY
+        self.book = WindowBook(states.path)      # windows learned per upstream and model (state folder)
         self.refused = RefusedPages(states.path)   # upstreams and models that refused pages (serve.refusal)
         self._unsaved: set[str] = set()                        # keys whose store a recovery left to save_store
 
@@ -217,8 +219,9 @@ class Planner:
                 return Outcome(error=f"cannot read the request: {e}")
             window = (conv.window if conv is not None else None) or self.config.window
             ratio = conv.ratio if conv is not None else 1.0
-            ceiling = next_budget(ov, body, profile, window=window, ratio=ratio, margin=self.config.margin,
-                                  sent_estimate=est)
+            named = model or (body.get("model") if isinstance(body.get("model"), str) else "")
+            ceiling = recovery_budget(None if dry else self.book, self.config.upstream, named, ov, body, profile,
+                                      window=window, ratio=ratio, margin=self.config.margin, sent_estimate=est)
             return self._new_cut(key, dialect, body, profile, ceiling, "recovered", dry=dry, model=model,
                                  save=not later)
 
@@ -245,9 +248,12 @@ class Planner:
                 # what was sent was counted at conv.ratio already: what the overflow proves multiplies it
                 # a window learned earlier at or above what just overflowed is disproven (a body naming no numbers)
                 known = conv.window if conv.window and conv.window < sent.tokens_after else None
-                b = budget_for(sent.tokens_after, 0, overflow=ov, window=known, ratio=1.0, margin=self.config.margin)
+                seen = self.book.get(self.config.upstream, conv.model)
+                b = budget_for(sent.tokens_after, 0, overflow=ov, window=known, ratio=1.0, margin=self.config.margin,
+                               accepted=seen.accepted, refused=seen.refused)
                 conv.ratio, conv.window = clamp_ratio(conv.ratio * b.ratio), b.window
                 conv.budget = min(conv.budget or b.tokens, b.tokens)
+                self.book.refused(self.config.upstream, conv.model, sent.tokens_after, window=ov.limit)
             conv.cut, conv.pending = None, True
             self.states.save(conv)
 
@@ -276,6 +282,8 @@ class Planner:
             conv.recalls += recalls
             conv.last_status = status
             if sent is not None and not sent.error:
+                if status < 400:                           # answered: the window holds what was sent
+                    self.book.answered(self.config.upstream, conv.model, sent.tokens_after)
                 conv.compactions += 1
                 conv.growth = grown(conv.growth, conv.tokens_before or None, sent.tokens_before)
                 conv.pages, conv.tokens_before, conv.tokens_after = sent.pages, sent.tokens_before, sent.tokens_after
@@ -318,10 +326,11 @@ class Planner:
         store = self._store(key) if not dry else None
         last: Exception | None = None
         for budget in dict.fromkeys((target, max(target, fixed), ceiling.tokens)):
+            most = ceiling.most if budget == ceiling.tokens else None     # the smallest compaction: the last try
             try:
                 new_body, res, cut = compact_body(body, dialect, profile=profile, store=store,
-                                                  budget=Budget(budget, ceiling.window, ceiling.ratio), model=model,
-                                                  recall_tool=self.config.recall_rounds > 0,
+                                                  budget=Budget(budget, ceiling.window, ceiling.ratio, most),
+                                                  model=model, recall_tool=self.config.recall_rounds > 0,
                                                   **page_limits(self, model or body.get("model"), key))
             except BudgetError as e:
                 last = e
