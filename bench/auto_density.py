@@ -27,6 +27,7 @@ import argparse
 import json
 import os
 import platform
+import re
 import subprocess
 import sys
 import time
@@ -90,11 +91,17 @@ def block_lines(doc, cols: int) -> tuple[int, int, list[str]]:
             strip = min(leads, default=0) if after else 0
             n += len(leads)
             if k == 0:
-                flow += [" " * ((len(x) - len(x.lstrip(" ")) - strip + 1) // 2) + x.lstrip(" ")
+                flow += [" " * ((len(x) - len(x.lstrip(" ")) - strip + 1) // 2) + _gutter_half(x.lstrip(" "))
                          + (NL if a + i + 1 < len(lines) else "") for i, x in enumerate(part) if x.strip()]
                 continue
             whole += sum((ld - strip <= colw // 2) if after else (ld < colw) for ld in leads)
     return n, whole, flow
+
+
+def _gutter_half(body: str) -> str:
+    """A flow line's text with the blanks after its line-number gutter (digits, then an arrow) at half."""
+    m = re.match("([0-9]+\u2192)( *)", body)
+    return m[1] + " " * ((len(m[2]) + 1) // 2) + body[m.end():] if m else body
 
 
 def flow_placed(pages, flow: list[str]) -> tuple[int, int, int]:

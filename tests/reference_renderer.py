@@ -12,6 +12,8 @@ one pixel at a time. It also writes each page's text (rows in reading order) for
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 from reference_blocks import plan_blocks
 
@@ -96,7 +98,8 @@ class _Pages:
 
     def flow(self, lines, ended, style):
         """Lay out the lines of a flow block as dense prose from a row's start, without the block's common
-        indentation and with the rest of a line's indentation at half its width (rounded up): a line that, with
+        indentation and with the rest of a line's indentation at half its width (rounded up), and the blanks after
+        a line-number gutter (digits, then an arrow) too: a line that, with
         its newline's mark, does not fit the rest of the row starts the next row, and so does the line after one
         wider than a row."""
         strip = min((len(x) - len(x.lstrip(" ")) for x in lines if x.strip(" ")), default=0)
@@ -107,6 +110,9 @@ class _Pages:
             nl = i < len(lines) - 1 or ended
             body = line.lstrip(" ")
             half = " " * ((len(line) - len(body) - strip + 1) // 2) if body else ""  # a line of spaces: none
+            gutter = re.match("([0-9]+\u2192)( *)", body)  # a line-number gutter: the blanks after it at half
+            if gutter:
+                body = gutter[1] + " " * ((len(gutter[2]) + 1) // 2) + body[gutter.end():]
             text = half + body + ("\n" if nl else "")
             cells = sum(1 if c == "\n" else self.width_of(c) for c in text)
             if self.col > 0 and (broke or self.col + cells > self.cols):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import re
 import unicodedata
 
 import numpy as np
@@ -52,6 +53,9 @@ def shown_lines(seg: Segment, cols: int, at) -> list[tuple[str, int, bool]]:
             if k == 0:
                 if body:
                     half = " " * ((len(x) - len(body) - strip + 1) // 2)  # the rest of the indentation at half
+                    gutter = re.match("([0-9]+\u2192)( *)", body)  # and the blanks after a line-number gutter
+                    if gutter:
+                        body = gutter[1] + " " * ((len(gutter[2]) + 1) // 2) + body[gutter.end():]
                     out.append((half + body + (NL if a + i + 1 < len(lines) else ""), colw, True))
                 continue
             out.append((" " * min(max(len(x) - len(body) - strip, 0), colw // 2) + body, colw, False))
@@ -205,6 +209,31 @@ def test_flow_matches_reference(gain, min_colw, share, kinds, monkeypatch):
     n, broken = check_rows([p.text for p in fast], want, 37)
     wide = sum(cells(x) > 37 for x, _, f in want if f)  # flow lines wider than a row: the only ones it breaks
     assert n == len(want) > 150 and (broken == wide if not any(kinds) else broken > wide)
+
+
+def test_flow_halves_the_blanks_after_a_line_number_gutter(monkeypatch):
+    """Claude Code's Read output (``    12→code``): the blanks after the gutter's arrow are the code's indentation,
+    drawn at half as a flow's leading blanks are; the kernel's pages equal the reference renderer's."""
+    lines = [f"{i + 1:>6}\u2192{' ' * (4 * (i % 4))}{'x' * (i % 7)}{'漢' * (i % 3)} = f({i});" for i in range(80)]
+    lines[5] = "     6\u2192"  # an empty line of the file
+    lines[9] = "    10\u2192\t\tdeep"  # tabs after the arrow are not indentation: stops of 8 from the line's start
+    lines[11] = "    12 \u2192    not a gutter"
+    text = "Read it:\n" + "\n".join(lines) + "\n"
+    d = Document([Segment(text, STYLE_DIM, 0), Segment("next", STYLE_TEXT, 1)])
+    small = dataclasses.replace(profile("claude"), name="small", page_size=(224, 112), patch=28)  # 37 x 9 cells
+    monkeypatch.setattr(blocks_mod, "FLOW_GAIN", 1e-9)  # flow on the small page too
+    assert [k for _, _, k, _ in plan_blocks(text, STYLE_DIM, 37)] == [0]
+    fast = list(iter_pages(d, profile=small, cell=(6, 12), mode="auto"))
+    slow, texts = reference_render(d, profile=small, cell=(6, 12), mode="auto")
+    assert len(fast) == len(slow) >= 4
+    for f, s, t in zip(fast, slow, texts):
+        assert np.array_equal(f.pixels, s), f"page {f.index} differs"
+        assert f.text == t
+    joined = "".join(t.replace("\n", "") for t in texts)
+    assert "2\u2192  x漢 = f(1);" in joined and "4\u2192      xxx = f(3);" in joined  # 4 and 12 blanks: 2 and 6
+    assert "12 \u2192    not a gutter" in joined
+    want = [line for s in d.segments for line in shown_lines(s, 37, atlas((6, 12)))]
+    assert check_rows([p.text for p in fast], want, 37)[0] == len(want) == 81
 
 
 _KINDS_OF_TEXT = {  # issue 30 item 4: what the lines are decides, not their indentation

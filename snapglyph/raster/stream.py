@@ -82,8 +82,8 @@ def segments(document: Document) -> Iterator[tuple[str, int, int, bool]]:
         yield t, seg.style, seg.message_id, False
 
 
-def insert_blocks(codes: np.ndarray, srcw: np.ndarray, head: int, plan: list,
-                  gwidth: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+def insert_blocks(codes: np.ndarray, srcw: np.ndarray, head: int, plan: list, gwidth: np.ndarray | None = None,
+                  gutter: tuple | None = None) -> tuple[np.ndarray, np.ndarray]:
     """Mark a segment's planned blocks in its stream.
 
     Inserts ``CODE_BLOCK, k, colw`` before the first element of each block's first line and ``CODE_BLOCK_END``
@@ -101,6 +101,9 @@ def insert_blocks(codes: np.ndarray, srcw: np.ndarray, head: int, plan: list,
         the segment's line count. A plan whose line count differs from the stream's newlines is not applied.
     gwidth : uint8 array or None
         Cells of each glyph index (:attr:`snapglyph.raster.atlas.Atlas.width`); needed for a flow block only.
+    gutter : tuple or None
+        ``(digits, arrow)``: the glyph indices of ``0``-``9`` (int32 array) and of U+2192, where a flow block's
+        lines may carry a tool's line-number gutter (:func:`flow_stream`); None: none.
 
     Returns
     -------
@@ -121,7 +124,7 @@ def insert_blocks(codes: np.ndarray, srcw: np.ndarray, head: int, plan: list,
         first = head if a == 0 else int(nl[a - 1]) + 1
         end = int(nl[b - 1]) + 1 if b - 1 < len(nl) else len(codes)
         if k == 0:  # flow: row starts where a line would not fit whole, the common indentation a no-op
-            fc, fw = flow_stream(codes[first:end], srcw[first:end], colw, gwidth)
+            fc, fw = flow_stream(codes[first:end], srcw[first:end], colw, gwidth, gutter)
             pc += (codes[pos:first], fc)
             pw += (srcw[pos:first], fw)
         else:
@@ -133,7 +136,8 @@ def insert_blocks(codes: np.ndarray, srcw: np.ndarray, head: int, plan: list,
     return np.concatenate(pc), np.concatenate(pw)
 
 
-def flow_stream(codes: np.ndarray, srcw: np.ndarray, cols: int, gwidth: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def flow_stream(codes: np.ndarray, srcw: np.ndarray, cols: int, gwidth: np.ndarray,
+                gutter: tuple | None = None) -> tuple[np.ndarray, np.ndarray]:
     """The stream of a block laid out as flow (:func:`snapglyph.raster.blocks.flow_rows`): prose whose lines are
     never broken where they fit a row.
 
@@ -142,8 +146,10 @@ def flow_stream(codes: np.ndarray, srcw: np.ndarray, cols: int, gwidth: np.ndarr
     goes on along its last row, as prose does). Of a line's leading ``BLANK`` glyphs, those of the block's common
     indentation (the fewest of a line that holds another element) and the second half (rounded down) of the rest
     become ``CODE_NOP``, their source weight kept: indentation is drawn at half its width, its levels kept (4 and
-    8 spaces as 2 and 4); a line of blanks only keeps none. The prose layout wraps at glyph widths, so the rows
-    fall where counted.
+    8 spaces as 2 and 4); a line of blanks only keeps none. A line whose text starts with a line-number gutter
+    (ASCII digits, then U+2192: Claude Code's ``    12→code``) has the blanks after the arrow, its code's
+    indentation, drawn at half their width the same way. The prose layout wraps at glyph widths, so the rows fall
+    where counted.
 
     Parameters
     ----------
@@ -153,6 +159,8 @@ def flow_stream(codes: np.ndarray, srcw: np.ndarray, cols: int, gwidth: np.ndarr
         Cells per row.
     gwidth : uint8 array
         Cells of each glyph index.
+    gutter : tuple or None
+        ``(digits, arrow)`` glyph indices (see :func:`insert_blocks`); None: no line has a gutter.
 
     Returns
     -------
@@ -178,6 +186,8 @@ def flow_stream(codes: np.ndarray, srcw: np.ndarray, cols: int, gwidth: np.ndarr
     out = codes.copy()
     keep = strip + (np.where(far < len(codes), far, strip) - strip + 1) // 2  # a blank line keeps none
     out[(codes == BLANK) & (pos < far[line]) & ((pos < strip) | (pos >= keep[line]))] = CODE_NOP
+    if gutter is not None:
+        _halve_after_gutters(codes, out, starts + np.minimum(far, len(codes) - 1), line, *gutter)
     cells = np.where(out >= 0, gwidth[np.maximum(out, 0)], 0) + (out == CODE_NEWLINE)
     at = [0]
     col, broke = 0, False
@@ -190,8 +200,32 @@ def flow_stream(codes: np.ndarray, srcw: np.ndarray, cols: int, gwidth: np.ndarr
     return np.insert(out, at, CODE_ROW_START), np.insert(srcw, at, 0)
 
 
+def _halve_after_gutters(codes: np.ndarray, out: np.ndarray, text_at: np.ndarray, line: np.ndarray,
+                         digits: np.ndarray, arrow: int) -> None:
+    """Make ``CODE_NOP`` in ``out``, in place, the second half (rounded down) of the blanks after each line's gutter:
+    an arrow whose line's text (from ``text_at[line]``) is ASCII digits up to it."""
+    is_digit = np.isin(codes, digits)
+    for p in np.flatnonzero(codes == arrow).tolist():
+        a = int(text_at[line[p]])
+        if a >= p or not is_digit[a:p].all():
+            continue
+        q = p + 1
+        while q < len(codes) and codes[q] == BLANK:
+            q += 1
+        out[p + 1 + (q - p) // 2:q] = CODE_NOP  # of r blanks, (r + 1) // 2 kept
+
+
 _BLOCK_END = np.array([CODE_BLOCK_END], np.int32)
 _ZEROS3 = np.zeros(3, np.uint8)
+
+
+def _gutter(text: str, at: Atlas) -> tuple | None:
+    """The glyph indices of a line-number gutter's digits and arrow where ``text`` holds the arrow, drawn as a glyph
+    of its own (not as a symbol's label); else None."""
+    if "\u2192" not in text or "\u2192" in at.label_cells:
+        return None
+    digits = at.table[np.arange(0x30, 0x3A)]
+    return digits[digits >= 0], int(at.table[0x2192])  # a digit the text lacks has no glyph index yet
 
 
 def _fast_codes(text: str, head: int, at: Atlas, cps: np.ndarray) -> tuple[np.ndarray, np.ndarray, int, int]:
@@ -292,7 +326,7 @@ def _encode(text: str, style: int, at: Atlas, continued: bool, fast: bool,
     if cols > 0:
         plan, newlines = plan_with_newlines(text, style, cols, cps)
         if plan:
-            codes, srcw = insert_blocks(codes, srcw, head, plan + [(newlines,)], at.width)
+            codes, srcw = insert_blocks(codes, srcw, head, plan + [(newlines,)], at.width, _gutter(text, at))
     if len(codes) == head and (zw or rm):
         codes = np.append(codes, np.int32(CODE_NOP))
         srcw = np.append(srcw, np.uint8(0))
