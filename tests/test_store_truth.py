@@ -168,3 +168,19 @@ def test_a_damaged_store_is_saved_over_with_its_good_lines_kept(tmp_path):
     s.put([Message(3, "user", [Part("text", text="new")])])
     s.save()
     assert sorted(SourceStore(path)) == [1, 3]
+
+
+@pytest.mark.parametrize("fmt", DIALECTS)
+def test_the_door_key_of_a_source_and_of_its_compacted_request_agree(fmt):
+    from test_property_issue31 import WRITERS
+
+    from snapglyph.compaction.keys import conversation_id
+    evs = [("system", "You are terse.", "system"), ("system", "dev rules", "developer"),
+           ("user", [("text", "fix the parser \ud800"), ("image", "html"), ("pdf",)])]
+    evs += [("round", [("bash", f"c{k}", "r " * 400)], None) for k in range(8)] + [("user", [("text", "what now")])]
+    body = WRITERS[fmt](evs)
+    res = compact(json.loads(json.dumps(body)), dialect=fmt, budget=6000, max_tokens=200)
+    assert not res.passthrough
+    assert conversation_id(fmt, json.loads(json.dumps(res.request))) == conversation_id(fmt, body) is not None
+    other = json.loads(json.dumps(body).replace("You are terse.", "You are verbose."))
+    assert conversation_id(fmt, other) != conversation_id(fmt, body)     # another system prompt: another key

@@ -75,11 +75,32 @@ def conversation_id(dialect: str, body: dict, *, caller: str | None = None) -> s
         return None
     try:
         head = json.dumps(items[:first + 1], ensure_ascii=False, sort_keys=True)
-        lead = [m for m in items[:first] if isinstance(m, dict) and m.get("role") in ("system", "developer")]
-        system = json.dumps([_system(dialect, body), lead], ensure_ascii=False, sort_keys=True)
     except (TypeError, ValueError):
         return None
+    lead = [m for m in items[:first] if isinstance(m, dict) and m.get("role") in ("system", "developer")]
+    system = "".join(_texts(_system(dialect, body))) + "".join(_texts(lead))
     return _key_of(dialect, head, bare_text(system), caller or "")
+
+
+def _texts(value: Any, depth: int = 0) -> list[str]:
+    """The words of a system prompt in any shape (a string, Anthropic text blocks, Responses or chat messages,
+    Gemini parts): the strings under ``text``, ``content`` and ``parts``, so the key of a request whose system
+    messages a dialect moved into its system field (Responses ``instructions``) is the key of its source.
+
+    Examples
+    --------
+    >>> _texts([{"role": "system", "content": "be brief"}]), _texts({"parts": [{"text": "be brief"}]})
+    (['be brief'], ['be brief'])
+    """
+    if isinstance(value, str):
+        return [value]
+    if depth > 8:
+        return []
+    if isinstance(value, list):
+        return [t for v in value for t in _texts(v, depth + 1)]
+    if isinstance(value, dict):
+        return [t for k in ("text", "content", "parts") if k in value for t in _texts(value[k], depth + 1)]
+    return []
 
 
 @functools.lru_cache(maxsize=1024)
