@@ -176,6 +176,10 @@ def test_sessions_concatenated_are_read_apart():
     assert eight.notes[0].startswith("this file holds 8 pi conversations") and len(eight.messages) == 914
     for t in (both, eight):
         assert next(m.role for m in t.messages if m.role != "system") == "user"
+    g = shared_path("data", "gemini-cli", "gemini.jsonl").read_text(encoding="utf-8")
+    g2 = load_text(g + g, name="g.jsonl")
+    assert g2.notes[0].startswith("this file holds 2 Gemini CLI conversations (1: session 0ab84937-")
+    assert [m.text() for m in g2.messages] == [m.text() for m in load_text(g, name="g.jsonl").messages]
     lines = _rollout_lines()
     other = [ln.replace("019e1625-789d-76c0-80ab-3724b5ddb799", "019e1625-0000-7000-8000-000000000002")
              for ln in lines]

@@ -13,8 +13,8 @@ from typing import Any, Callable
 
 from ..errors import FormatError
 
-__all__ = ["choose", "claude_label", "codex_label", "copilot_label", "pi_label", "split_claude_code", "split_codex",
-           "split_copilot", "split_pi", "starts"]
+__all__ = ["choose", "claude_label", "codex_label", "copilot_label", "gemini_label", "pi_label", "split_claude_code",
+           "split_codex", "split_copilot", "split_gemini_cli", "split_pi", "starts"]
 
 
 def starts(entries: list[dict], is_start) -> list[int]:
@@ -111,6 +111,38 @@ def split_pi(entries: list[dict]) -> list[list[dict]]:
     ['a', 'b']
     """
     return _header_split(entries, lambda e: e.get("type") == "session")
+
+
+def split_gemini_cli(entries: list[dict]) -> list[list[dict]]:
+    """A Gemini CLI append log's sessions: a new one at each metadata line (``sessionId``, no record ``id``) that
+    follows records (a ``$set`` line is no record).
+
+    Examples
+    --------
+    >>> e = [{"sessionId": "a"}, {"id": "m1", "type": "user"}, {"sessionId": "b"}, {"id": "m1", "type": "user"}]
+    >>> [s[0]["sessionId"] for s in split_gemini_cli(e)]
+    ['a', 'b']
+    """
+    cuts, seen = [0], False
+    for i, e in enumerate(entries):
+        if "sessionId" in e and "id" not in e and "type" not in e:
+            if seen:
+                cuts.append(i)
+                seen = False
+        elif "id" in e and "type" in e:
+            seen = True
+    return _segments(entries, cuts)
+
+
+def gemini_label(part: list[dict]) -> str:
+    """A Gemini CLI conversation's label: its session id.
+
+    Examples
+    --------
+    >>> gemini_label([{"sessionId": "g1"}])
+    'session g1'
+    """
+    return f"session {_first(part, lambda e: e.get('sessionId') if 'id' not in e else None)}"
 
 
 def split_copilot(entries: list[dict]) -> list[list[dict]]:

@@ -27,8 +27,8 @@ from .copilot import is_copilot, read_copilot
 from .kimi import is_kimi, read_kimi
 from .opencode import is_opencode, read_opencode
 from .openhands_runs import eval_history, eval_model, is_eval_output, label_eval, split_eval
-from .sessions import (claude_label, codex_label, copilot_label, pi_label, split_claude_code, split_codex,
-                       split_copilot, split_pi)
+from .sessions import (claude_label, codex_label, copilot_label, gemini_label, pi_label, split_claude_code,
+                       split_codex, split_copilot, split_gemini_cli, split_pi)
 from .gemini_api import is_gemini_request, read_gemini
 from .gemini_cli import is_gemini_cli_json, is_gemini_cli_jsonl, read_gemini_cli
 from .openhands import (
@@ -327,7 +327,8 @@ TABLE: tuple[ReaderSpec, ...] = (
         "~/.local/share/opencode/storage/session/<project id>/<session id>.json", "opencode session", ("json",))),
     ReaderSpec("gemini-cli", _is_gemini_cli, _of_data(read_gemini_cli), FormatInfo(
         "Gemini CLI session (JSON, or the JSONL append log)",
-        "~/.gemini/tmp/<project hash>/chats/session-2026-04-23T12-53-<id>.jsonl", "Gemini CLI session", _SESSIONS)),
+        "~/.gemini/tmp/<project hash>/chats/session-2026-04-23T12-53-<id>.jsonl", "Gemini CLI session", _SESSIONS),
+        _splitter(split_gemini_cli, gemini_label)),
     ReaderSpec("openhands", _is_openhands, _read_openhands, FormatInfo(
         "OpenHands conversation folder (SDK events, or their JSON lines), V0 trajectory JSON, evaluation output",
         "~/.openhands/conversations/<conversation id>/ holding events/event-*.json", "OpenHands conversation",
