@@ -31,7 +31,7 @@ break at most :data:`MAX_WRAP_SHARE` of the lines (a line wider than its column,
 Where that band would take more than :data:`FLOW_GAIN` times the rows of the block laid out as **flow**
 (:func:`snapglyph.raster.flow.flow_rows`: its lines one after another along the rows, each whole on its row where
 it fits, without the common indentation and with the rest of a line's indentation at half its width), the block
-is planned as flow (``k == 0``) and stays prose in the stream (:func:`snapglyph.raster.stream.flow_stream` places
+is planned as flow (``k == 0``) and stays prose in the stream (:func:`snapglyph.raster.flow.flow_stream` places
 its row starts): lines of ordinary length are never broken, and a page of code holds about as much as a dense one
 (bench/RESULTS.md, section "Layout auto").
 

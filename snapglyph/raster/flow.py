@@ -1,17 +1,20 @@
 """Rows of a block of the ``auto`` layout two ways: in a band of columns (:func:`band_rows`) and as flow
 (:func:`flow_rows`), what :func:`snapglyph.raster.blocks.plan_blocks` compares to choose between them
-(:data:`snapglyph.raster.blocks.FLOW_GAIN`).
+(:data:`snapglyph.raster.blocks.FLOW_GAIN`), and the stream of a block laid out as flow (:func:`flow_stream`, which
+:func:`snapglyph.raster.stream.insert_blocks` calls): prose codes whose row starts fall where its lines fit whole.
 
-Plain Python and numpy over a block's line widths and indentations (:func:`snapglyph.raster.blocks.line_kinds`);
-nothing here reads pixels or glyphs. The stream places a flow's rows by the glyphs' own widths
-(:func:`snapglyph.raster.stream.flow_stream`).
+Plain Python and numpy: the estimates read a block's line widths and indentations
+(:func:`snapglyph.raster.blocks.line_kinds`), the stream its glyph indices and their widths; nothing here reads
+pixels.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["band_rows", "flow_rows"]
+from ._codes import BLANK, CODE_NEWLINE, CODE_NOP, CODE_ROW_START
+
+__all__ = ["band_rows", "flow_rows", "flow_stream"]
 
 
 def band_rows(widths, leads, k: int, colw: int) -> int:
@@ -53,7 +56,7 @@ def flow_rows(widths, leads, cols: int) -> int:
 
     The widths are those of :func:`snapglyph.raster.blocks.line_kinds` (one cell a character: wide characters
     count 1 here), so this is the planner's estimate; the stream places the rows by the glyphs' own widths
-    (:func:`snapglyph.raster.stream.flow_stream`).
+    (:func:`flow_stream`).
 
     Examples
     --------
@@ -73,3 +76,83 @@ def flow_rows(widths, leads, cols: int) -> int:
         if broke:
             rows += (c - 1) // cols
     return rows
+
+
+def flow_stream(codes: np.ndarray, srcw: np.ndarray, cols: int, gwidth: np.ndarray,
+                gutter: tuple | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """The stream of a block laid out as flow (:func:`flow_rows`): prose whose lines are
+    never broken where they fit a row.
+
+    ``CODE_ROW_START`` before the block, before each line that would not fit whole (its glyphs and its newline's
+    mark, one cell) on the rest of the row and before the line after one wider than a row (what follows the block
+    goes on along its last row, as prose does). Of a line's leading ``BLANK`` glyphs, those of the block's common
+    indentation (the fewest of a line that holds another element) and the second half (rounded down) of the rest
+    become ``CODE_NOP``, their source weight kept: indentation is drawn at half its width, its levels kept (4 and
+    8 spaces as 2 and 4); a line of blanks only keeps none. A line whose text starts with a line-number gutter
+    (ASCII digits, then U+2192: Claude Code's ``    12→code``) has the blanks after the arrow, its code's
+    indentation, drawn at half their width the same way. The prose layout wraps at glyph widths, so the rows fall
+    where counted.
+
+    Parameters
+    ----------
+    codes, srcw : int32 and uint8 arrays (n,)
+        The block's stream (its lines, each with its newline but perhaps the last); not modified.
+    cols : int
+        Cells per row.
+    gwidth : uint8 array
+        Cells of each glyph index.
+    gutter : tuple or None
+        ``(digits, arrow)`` glyph indices (see :func:`snapglyph.raster.stream.insert_blocks`); None: no line has
+        a gutter.
+
+    Returns
+    -------
+    tuple of numpy.ndarray
+        The new codes and source weights (the row starts weigh 0).
+
+    Examples
+    --------
+    >>> c = np.array([0, 0, 5, 6, -1, 0, 0, 0, 0, 5, -1, 0, 0, 7], np.int32)  # "  ab", "    a", "  c" on 6 cells
+    >>> flow_stream(c, np.ones(14, np.uint8), 6, np.ones(8, np.uint8))[0].tolist()
+    [-2, -3, -3, 5, 6, -1, -3, -3, 0, -3, 5, -1, -2, -3, -3, 7]
+    """
+    nl = np.flatnonzero(codes == CODE_NEWLINE)
+    starts = np.concatenate([[0], nl + 1])
+    starts = starts[starts < len(codes)]
+    line = np.cumsum(codes == CODE_NEWLINE) - (codes == CODE_NEWLINE)  # each element's line
+    pos = np.arange(len(codes)) - starts[line]
+    far = np.full(len(starts), len(codes), np.int64)  # where each line's first element but a blank or newline is
+    held = np.flatnonzero((codes != BLANK) & (codes != CODE_NEWLINE))
+    first = held[np.flatnonzero(np.diff(line[held], prepend=-1))]  # in order: the first of each line's run
+    far[line[first]] = pos[first]
+    strip = int(far.min()) if len(held) else 0
+    out = codes.copy()
+    keep = strip + (np.where(far < len(codes), far, strip) - strip + 1) // 2  # a blank line keeps none
+    out[(codes == BLANK) & (pos < far[line]) & ((pos < strip) | (pos >= keep[line]))] = CODE_NOP
+    if gutter is not None:
+        _halve_after_gutters(codes, out, starts + np.minimum(far, len(codes) - 1), line, *gutter)
+    cells = np.where(out >= 0, gwidth[np.maximum(out, 0)], 0) + (out == CODE_NEWLINE)
+    at = [0]
+    col, broke = 0, False
+    for s, c in zip(starts.tolist(), np.add.reduceat(cells, starts).tolist()):
+        if col > 0 and (broke or col + c > cols):
+            at.append(s)
+            col = 0
+        col += c
+        broke = c > cols
+    return np.insert(out, at, CODE_ROW_START), np.insert(srcw, at, 0)
+
+
+def _halve_after_gutters(codes: np.ndarray, out: np.ndarray, text_at: np.ndarray, line: np.ndarray,
+                         digits: np.ndarray, arrow: int) -> None:
+    """Make ``CODE_NOP`` in ``out``, in place, the second half (rounded down) of the blanks after each line's gutter:
+    an arrow whose line's text (from ``text_at[line]``) is ASCII digits up to it."""
+    is_digit = np.isin(codes, digits)
+    for p in np.flatnonzero(codes == arrow).tolist():
+        a = int(text_at[line[p]])
+        if a >= p or not is_digit[a:p].all():
+            continue
+        q = p + 1
+        while q < len(codes) and codes[q] == BLANK:
+            q += 1
+        out[p + 1 + (q - p) // 2:q] = CODE_NOP  # of r blanks, (r + 1) // 2 kept

@@ -25,12 +25,13 @@ import numpy as np
 from .._config import CHUNK, SPLIT
 from ..errors import InputError
 from ..model.document import STYLE_HEADER, Document
-from ._codes import BLANK, CODE_BLOCK, CODE_BLOCK_END, CODE_NEWLINE, CODE_NOP, CODE_ROW_START, CODE_UNSEEN
+from ._codes import CODE_BLOCK, CODE_BLOCK_END, CODE_NEWLINE, CODE_NOP, CODE_ROW_START, CODE_UNSEEN
 from .atlas import Atlas
 from .blocks import plan_with_newlines
+from .flow import flow_stream
 from .text import normalize, normalize_codes
 
-__all__ = ["Chunk", "ahead", "chunks", "encode_segment", "flow_stream", "insert_blocks", "segments", "split_point"]
+__all__ = ["Chunk", "ahead", "chunks", "encode_segment", "insert_blocks", "segments", "split_point"]
 
 
 def split_point(text: str) -> int:
@@ -88,7 +89,7 @@ def insert_blocks(codes: np.ndarray, srcw: np.ndarray, head: int, plan: list, gw
 
     Inserts ``CODE_BLOCK, k, colw`` before the first element of each block's first line and ``CODE_BLOCK_END``
     after its last line's newline (or at the end), each with source weight 0. A block planned as flow (``k == 0``,
-    ``colw`` the row's cells) stays prose, its rows placed by :func:`flow_stream`.
+    ``colw`` the row's cells) stays prose, its rows placed by :func:`snapglyph.raster.flow.flow_stream`.
 
     Parameters
     ----------
@@ -103,7 +104,7 @@ def insert_blocks(codes: np.ndarray, srcw: np.ndarray, head: int, plan: list, gw
         Cells of each glyph index (:attr:`snapglyph.raster.atlas.Atlas.width`); needed for a flow block only.
     gutter : tuple or None
         ``(digits, arrow)``: the glyph indices of ``0``-``9`` (int32 array) and of U+2192, where a flow block's
-        lines may carry a tool's line-number gutter (:func:`flow_stream`); None: none.
+        lines may carry a tool's line-number gutter (:func:`snapglyph.raster.flow.flow_stream`); None: none.
 
     Returns
     -------
@@ -134,85 +135,6 @@ def insert_blocks(codes: np.ndarray, srcw: np.ndarray, head: int, plan: list, gw
     pc.append(codes[pos:])
     pw.append(srcw[pos:])
     return np.concatenate(pc), np.concatenate(pw)
-
-
-def flow_stream(codes: np.ndarray, srcw: np.ndarray, cols: int, gwidth: np.ndarray,
-                gutter: tuple | None = None) -> tuple[np.ndarray, np.ndarray]:
-    """The stream of a block laid out as flow (:func:`snapglyph.raster.blocks.flow_rows`): prose whose lines are
-    never broken where they fit a row.
-
-    ``CODE_ROW_START`` before the block, before each line that would not fit whole (its glyphs and its newline's
-    mark, one cell) on the rest of the row and before the line after one wider than a row (what follows the block
-    goes on along its last row, as prose does). Of a line's leading ``BLANK`` glyphs, those of the block's common
-    indentation (the fewest of a line that holds another element) and the second half (rounded down) of the rest
-    become ``CODE_NOP``, their source weight kept: indentation is drawn at half its width, its levels kept (4 and
-    8 spaces as 2 and 4); a line of blanks only keeps none. A line whose text starts with a line-number gutter
-    (ASCII digits, then U+2192: Claude Code's ``    12→code``) has the blanks after the arrow, its code's
-    indentation, drawn at half their width the same way. The prose layout wraps at glyph widths, so the rows fall
-    where counted.
-
-    Parameters
-    ----------
-    codes, srcw : int32 and uint8 arrays (n,)
-        The block's stream (its lines, each with its newline but perhaps the last); not modified.
-    cols : int
-        Cells per row.
-    gwidth : uint8 array
-        Cells of each glyph index.
-    gutter : tuple or None
-        ``(digits, arrow)`` glyph indices (see :func:`insert_blocks`); None: no line has a gutter.
-
-    Returns
-    -------
-    tuple of numpy.ndarray
-        The new codes and source weights (the row starts weigh 0).
-
-    Examples
-    --------
-    >>> c = np.array([0, 0, 5, 6, -1, 0, 0, 0, 0, 5, -1, 0, 0, 7], np.int32)  # "  ab", "    a", "  c" on 6 cells
-    >>> flow_stream(c, np.ones(14, np.uint8), 6, np.ones(8, np.uint8))[0].tolist()
-    [-2, -3, -3, 5, 6, -1, -3, -3, 0, -3, 5, -1, -2, -3, -3, 7]
-    """
-    nl = np.flatnonzero(codes == CODE_NEWLINE)
-    starts = np.concatenate([[0], nl + 1])
-    starts = starts[starts < len(codes)]
-    line = np.cumsum(codes == CODE_NEWLINE) - (codes == CODE_NEWLINE)  # each element's line
-    pos = np.arange(len(codes)) - starts[line]
-    far = np.full(len(starts), len(codes), np.int64)  # where each line's first element but a blank or newline is
-    held = np.flatnonzero((codes != BLANK) & (codes != CODE_NEWLINE))
-    first = held[np.flatnonzero(np.diff(line[held], prepend=-1))]  # in order: the first of each line's run
-    far[line[first]] = pos[first]
-    strip = int(far.min()) if len(held) else 0
-    out = codes.copy()
-    keep = strip + (np.where(far < len(codes), far, strip) - strip + 1) // 2  # a blank line keeps none
-    out[(codes == BLANK) & (pos < far[line]) & ((pos < strip) | (pos >= keep[line]))] = CODE_NOP
-    if gutter is not None:
-        _halve_after_gutters(codes, out, starts + np.minimum(far, len(codes) - 1), line, *gutter)
-    cells = np.where(out >= 0, gwidth[np.maximum(out, 0)], 0) + (out == CODE_NEWLINE)
-    at = [0]
-    col, broke = 0, False
-    for s, c in zip(starts.tolist(), np.add.reduceat(cells, starts).tolist()):
-        if col > 0 and (broke or col + c > cols):
-            at.append(s)
-            col = 0
-        col += c
-        broke = c > cols
-    return np.insert(out, at, CODE_ROW_START), np.insert(srcw, at, 0)
-
-
-def _halve_after_gutters(codes: np.ndarray, out: np.ndarray, text_at: np.ndarray, line: np.ndarray,
-                         digits: np.ndarray, arrow: int) -> None:
-    """Make ``CODE_NOP`` in ``out``, in place, the second half (rounded down) of the blanks after each line's gutter:
-    an arrow whose line's text (from ``text_at[line]``) is ASCII digits up to it."""
-    is_digit = np.isin(codes, digits)
-    for p in np.flatnonzero(codes == arrow).tolist():
-        a = int(text_at[line[p]])
-        if a >= p or not is_digit[a:p].all():
-            continue
-        q = p + 1
-        while q < len(codes) and codes[q] == BLANK:
-            q += 1
-        out[p + 1 + (q - p) // 2:q] = CODE_NOP  # of r blanks, (r + 1) // 2 kept
 
 
 _BLOCK_END = np.array([CODE_BLOCK_END], np.int32)
