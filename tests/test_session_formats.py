@@ -288,3 +288,42 @@ def test_a_profile_mistake_is_answered_in_command_line_terms(given, said, tmp_pa
     assert capsys.readouterr().err.strip().splitlines() == [f"snapglyph: error: {said}"]
     assert main(["cost", str(DATA / "kimi_context.jsonl"), "--profile", given]) == 2
     assert capsys.readouterr().err.strip().splitlines()[-1] == f"snapglyph: error: {said}"
+
+
+def test_opencode_sqlite_store_holds_several_sessions(tmp_path):
+    """opencode's SQLite store (session.sql.ts: session, message and part rows whose data is the JSON opencode
+    writes), built here; the session updated last is read by default."""
+    import sqlite3
+    doc = _opencode_export()
+    p = tmp_path / "opencode.db"
+    con = sqlite3.connect(p)
+    con.executescript("create table session (id text primary key, project_id text, slug text, directory text, "
+                      "title text, version text, time_created integer, time_updated integer);"
+                      "create table message (id text primary key, session_id text, time_created integer, "
+                      "time_updated integer, data text);"
+                      "create table part (id text primary key, message_id text, session_id text, "
+                      "time_created integer, time_updated integer, data text);")
+    for sid, updated in (("ses_1", 50), ("ses_0", 10)):
+        con.execute("insert into session values (?, 'p1', 's', '/w', ?, '1.1.3', 1, ?)", (sid, f"title {sid}", updated))
+        for n, m in enumerate(doc["messages"]):
+            info = {k: v for k, v in m["info"].items() if k not in ("id", "sessionID")}
+            mid = f"{sid}-{m['info']['id']}"
+            con.execute("insert into message values (?, ?, ?, ?, ?)", (mid, sid, n, n, json.dumps(info)))
+            for q in m["parts"]:
+                data = {k: v for k, v in q.items() if k not in ("id", "sessionID", "messageID")}
+                con.execute("insert into part values (?, ?, ?, 0, 0, ?)", (f"{mid}-{q['id']}", mid, sid,
+                                                                         json.dumps(data)))
+    con.commit()
+    con.close()
+    t = load(p)
+    assert t.format == "opencode" and t.meta["session"]["id"] == "ses_1" and t.model == "gpt-5.1-codex"
+    assert _roles(t) == ["user", "assistant", "tool", "assistant", "tool", "tool"] and _pairs_kept(t)
+    assert t.notes[0] == ("this file holds 2 opencode conversations (1: session ses_0 ('title ses_0', updated 10), "
+                          "2: session ses_1 ('title ses_1', updated 50)); read the last, 2: session ses_1 ('title "
+                          "ses_1', updated 50) (choose one with --conversation N)")
+    assert load(p, conversation=1).meta["session"]["id"] == "ses_0"
+    other = tmp_path / "other.db"
+    sqlite3.connect(other).execute("create table t (a)").connection.close()
+    with pytest.raises(FormatError, match=r"other.db is a SQLite file in no supported layout \(expected opencode "
+                                          r"session like ~/.local/share/opencode/opencode.db\)"):
+        load(other)

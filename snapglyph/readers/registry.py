@@ -27,6 +27,7 @@ from ..model.snapshot_text import parse_snapshot_text
 from . import table
 from .common import ReadResult, coerce_types, drop_opening_line, mark_snapshots, number_messages
 from .decode import JSON_EXTS, LOOKS_JSON, decode_text, json_error, jsonl_entries
+from .opencode_db import SQLITE_MAGIC
 from .aider import read_aider_lines
 from .sessions import choose
 from .streamed import open_stream
@@ -333,7 +334,12 @@ def load(path: str | os.PathLike, *, conversation: int | None = None) -> Transcr
         raw = p.read_bytes() if t is None else b""
     except OSError as e:
         raise FormatError(f"cannot read {sp}: {e.strerror or e}", path=sp) from None
-    if t is None:
+    if t is None and raw.startswith(SQLITE_MAGIC):  # a database: read where a row of the table knows its layout
+        t = _read(Source("sqlite", p, p.name, sp), conversation)
+        if t is None:
+            raise FormatError(f"{sp} is a SQLite file in no supported layout (expected "
+                              f"{table.expected('sqlite', examples=True)})", path=sp)
+    elif t is None:
         t = _load_bytes(raw, p.name, sp, conversation)
     t.meta.setdefault("path", sp)
     return t

@@ -26,6 +26,7 @@ from .common import ReadResult
 from .copilot import is_copilot, read_copilot
 from .kimi import is_kimi, read_kimi
 from .opencode import is_opencode, read_opencode
+from .opencode_db import db_sessions, is_opencode_db
 from .openhands_runs import eval_history, eval_model, is_eval_output, label_eval, split_eval
 from .sessions import (claude_label, codex_label, copilot_label, gemini_label, pi_label, split_claude_code,
                        split_codex, split_copilot, split_gemini_cli, split_pi)
@@ -59,8 +60,9 @@ __all__ = [
 ]
 
 #: The kinds of input a :class:`Source` holds: a parsed JSON document, JSON lines (a list of objects), text that
-#: is no JSON, a folder, and a request body handed over as a value (:func:`~snapglyph.readers.registry.from_request`).
-KINDS = ("json", "jsonl", "text", "folder", "request")
+#: is no JSON, a folder, a request body handed over as a value (:func:`~snapglyph.readers.registry.from_request`),
+#: and a SQLite file (its :class:`~pathlib.Path`).
+KINDS = ("json", "jsonl", "text", "folder", "request", "sqlite")
 
 
 @dataclass
@@ -252,6 +254,20 @@ def _read_openhands(src: Source) -> ReadResult:
     return read_openhands_events(doc, src.path)
 
 
+def _is_opencode(src: Source) -> bool:
+    return is_opencode_db(src.data) if src.kind == "sqlite" else is_opencode(src.data, src.path)
+
+
+def _split_opencode(src: Source) -> list[tuple[str, Source]]:
+    """A store's sessions (each an export document); an export or stored session file is one."""
+    if src.kind != "sqlite":
+        return [("", src)]
+    parts = [(label, Source("json", doc, src.name, src.path)) for label, doc in db_sessions(src.data)]
+    if not parts:
+        raise FormatError(f"{src.path}: the opencode store holds no session", path=src.path)
+    return parts
+
+
 def _split_openhands(src: Source) -> list[tuple[str, Source]]:
     """An evaluation output's conversations (one a line or list item); any other OpenHands source is one."""
     doc = src.data
@@ -322,9 +338,9 @@ TABLE: tuple[ReaderSpec, ...] = (
     ReaderSpec("kimi", lambda src: is_kimi(src.data), _of_data(read_kimi), FormatInfo(
         "Kimi CLI context JSONL", "~/.kimi/sessions/<work dir hash>/<session id>/context.jsonl", "Kimi CLI context",
         ("jsonl",))),
-    ReaderSpec("opencode", lambda src: is_opencode(src.data, src.path), _of_data(read_opencode), FormatInfo(
-        "opencode session (`opencode export` JSON, or its stored session file)",
-        "~/.local/share/opencode/storage/session/<project id>/<session id>.json", "opencode session", ("json",))),
+    ReaderSpec("opencode", _is_opencode, _of_data(read_opencode), FormatInfo(
+        "opencode session (`opencode export` JSON, its SQLite store, or a stored session file)",
+        "~/.local/share/opencode/opencode.db", "opencode session", ("json", "sqlite")), _split_opencode),
     ReaderSpec("gemini-cli", _is_gemini_cli, _of_data(read_gemini_cli), FormatInfo(
         "Gemini CLI session (JSON, or the JSONL append log)",
         "~/.gemini/tmp/<project hash>/chats/session-2026-04-23T12-53-<id>.jsonl", "Gemini CLI session", _SESSIONS),
