@@ -85,6 +85,8 @@ def _add_render(sub: Any, names: str, commands: Mapping[str, Callable]) -> None:
     _profile_options(r, names)
     r.add_argument("--out", "-o", default="pages",
                    help="output folder; pages an earlier run left there are replaced (default: ./pages)")
+    r.add_argument("--conversation", type=int, default=None, metavar="N",
+                   help="which conversation of a file holding several to draw (1 = the first; default: the last)")
     r.add_argument("--workers", type=_at_least(1), default=None,
                    help="threads encoding PNGs beside layout (default: the number of cores; 1: serial)")
     _page_options(r)

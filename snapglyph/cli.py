@@ -83,7 +83,7 @@ def _render_document(args: argparse.Namespace):
     from .readers.textfile import TextFileDocument, is_plain_text_file
     if args.input != "-" and is_plain_text_file(args.input):
         return TextFileDocument(args.input)
-    return document_for(_load_input(args.input).content, args.mode)
+    return document_for(_load_input(args.input, conversation=args.conversation).content, args.mode)
 
 
 def cmd_render(args: argparse.Namespace) -> int:
