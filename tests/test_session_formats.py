@@ -41,6 +41,7 @@ def test_copilot_cli_events():
     assert _roles(t).count("user") == 2 and _roles(t).count("assistant") == 5 and _roles(t).count("tool") == 3
     assert _pairs_kept(t)
     assert t.meta["skipped"] == {"session.info": 1, "assistant.turn_start": 1, "tool.execution_start": 3,
+                                 "sub-agent assistant.message": 1, "sub-agent tool.execution_complete": 1,
                                  "assistant.turn_end": 1}
     err = [m for m in t.messages if m.role == "tool" and m.parts[0].is_error]
     assert [m.parts[0].content[0].text for m in err] == ["path does not exist"]

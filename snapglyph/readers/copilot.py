@@ -15,7 +15,9 @@ github.com/github/copilot-sdk) and the events the CLI writes, as quoted by publi
 - ``tool.execution_complete`` (``toolCallId``, ``success``, ``result.content``, ``error.message``): the tool
   message answering the call;
 - every other event (``tool.execution_start``, which repeats the request, turn starts and ends, usage, info,
-  truncation and compaction notices, deltas) is skipped and counted by type in ``meta["skipped"]``.
+  truncation and compaction notices, deltas) is skipped and counted by type in ``meta["skipped"]``, and so are a
+  sub-agent's own messages and tool runs (events whose ``parentToolCallId`` names the call that started it: the
+  conversation holds that call and its output).
 
 Event ids stay in ``Message.meta["event_id"]``, tool call ids in ``Part.call_id``.
 """
@@ -66,7 +68,9 @@ class _Session:
     def event(self, e: dict) -> None:
         t, d = e.get("type"), e.get("data") if isinstance(e.get("data"), dict) else {}
         ids = {"event_id": e.get("id"), "timestamp": e.get("timestamp")}
-        if t == "session.start":
+        if d.get("parentToolCallId") and t in ("assistant.message", "tool.execution_complete", "user.message"):
+            self.skipped[f"sub-agent {t}"] += 1  # a sub-agent's own turn: its result is the parent call's output
+        elif t == "session.start":
             self.session = {k: d.get(k) for k in ("sessionId", "copilotVersion", "producer", "startTime") if k in d}
             self.session["cwd"] = (d.get("context") or {}).get("cwd")
             self.model = d.get("selectedModel") or self.model
