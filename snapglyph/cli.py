@@ -78,11 +78,18 @@ def _load_input(path: str, *, say_notes: bool = True, conversation: int | None =
 
 
 def _render_document(args: argparse.Namespace):
-    """The document `render` draws: a plain text file streamed from disk, else the loaded transcript's."""
+    """The document `render` draws: a plain text file or an aider history streamed from disk, else the loaded
+    transcript's."""
     from .model.document import document_for
+    from .readers.streamed_doc import streamed_document
     from .readers.textfile import TextFileDocument, is_plain_text_file
     if args.input != "-" and is_plain_text_file(args.input):
         return TextFileDocument(args.input)
+    if args.input != "-" and args.conversation is None:
+        with contextlib.suppress(OSError):  # an unreadable file: load says so
+            doc = streamed_document(args.input, args.mode)
+            if doc is not None:
+                return doc
     return document_for(_load_input(args.input, conversation=args.conversation).content, args.mode)
 
 
@@ -215,7 +222,11 @@ def cmd_cost(args: argparse.Namespace) -> int:
         return _cost_corpus(args)
     args.input = args.input[0]
     t = _load_input(args.input)
-    rows = cost_report(t.content, profiles=_cost_profiles(args), budget=args.budget, mode=args.mode)
+    names = _cost_profiles(args)
+    if not (args.profile or args.model) and t.format != "text":  # the profile the session's own model reads by
+        from .providers.profiles import profile_for_session
+        names = [profile_for_session(t.format, t.model)[0].name]
+    rows = cost_report(t.content, profiles=names, budget=args.budget, mode=args.mode)
     if args.json:
         print(json.dumps({"input": args.input, "format": t.format, "budget": args.budget, "mode": args.mode,
                           "rows": rows_as_json(rows)}, indent=1))

@@ -103,3 +103,48 @@ def test_real_transcripts_streamed_as_whole() -> None:
     assert "chat-history.md" in streamed and any(n.endswith(".jsonl") for n in streamed)
     for p in files:
         assert pickle.dumps(_load(p)) == pickle.dumps(_whole(p)), p
+
+
+def _aider_files(tmp_path: Path) -> list[Path]:
+    out = []
+    for name, (content, kind) in CASES.items():
+        if kind == "aider":
+            p = tmp_path / name
+            p.write_bytes(content if isinstance(content, bytes) else content.encode("utf-8"))
+            out.append(p)
+    real = SHARED / "aider-chat-history" / "chat-history.md"
+    return out + ([real] if real.is_file() else [])
+
+
+@pytest.mark.parametrize("mode", ["dense", "lines"])
+def test_aider_document_is_the_loaded_one(tmp_path: Path, mode: str) -> None:
+    from snapglyph.model.document import document_for
+    from snapglyph.readers.streamed_doc import AiderFileDocument, streamed_document
+
+    for p in _aider_files(tmp_path):
+        doc = streamed_document(p, mode)
+        assert isinstance(doc, AiderFileDocument), p
+        assert list(doc.segments) == document_for(registry.load(p).content, mode).segments, p
+    assert streamed_document(tmp_path / "a1.md", mode) is not None
+    (tmp_path / "j.jsonl").write_text(CASES["j1.jsonl"][0])
+    assert streamed_document(tmp_path / "j.jsonl", mode) is None
+
+
+def test_opening_line_and_snapshot_finished_in_stream() -> None:
+    from snapglyph.model.messages import OPENING_USER_LINE, Message, Part
+    from snapglyph.readers.common import coerce_types, drop_opening_line, mark_snapshots, number_messages
+    from snapglyph.readers.streamed_doc import finished
+
+    def conv() -> list[Message]:
+        snap = "snapglyph snapshot: the images above show messages #2-#9 as pages."
+        return [Message(0, "system", [Part("text", text="sys")]),
+                Message(0, "user", [Part("text", text=OPENING_USER_LINE)]), Message(0, "assistant", [Part("text", text="hello")]), Message(0, "user", [Part("text", text=snap)]),
+                Message(0, "assistant", [Part("text", text="after")])]
+    whole = conv()
+    coerce_types(whole, [])
+    drop_opening_line(whole)
+    mark_snapshots(whole)
+    number_messages(whole)
+    got = list(finished(iter(conv())))
+    assert [(m.id, m.role) for m in got] == [(m.id, m.role) for m in whole] == [
+        (0, "system"), (1, "assistant"), (2, "user"), (10, "assistant")]

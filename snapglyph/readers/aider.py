@@ -38,6 +38,7 @@ from .common import ReadResult, mark_typed
 
 __all__ = [
     "AIDER_OWN_INPUT",
+    "aider_messages",
     "is_aider",
     "read_aider",
     "read_aider_lines",
@@ -150,13 +151,29 @@ def read_aider_lines(lines: Iterable[str]) -> ReadResult:
     >>> [(m.role, m.text()) for m in msgs], meta["preamble"]
     ([('user', 'hi'), ('assistant', 'Hello.')], '-*- mode: markdown -*-')
     """
-    out: list[Message] = []
+    meta: dict = {}
+    out = list(aider_messages(lines, meta))
+    return ReadResult(out, [], meta.pop("model"), meta)
+
+
+def aider_messages(lines: Iterable[str], meta: dict) -> Iterator[Message]:
+    """The messages of :func:`read_aider_lines`, yielded as each block ends (nothing but the block being read is
+    held). ``meta`` gets ``sessions`` and ``preamble`` as they are read and, once the last line is, ``model``.
+
+    Examples
+    --------
+    >>> meta = {}
+    >>> [m.role for m in aider_messages(["#### hi", "", "Hello.", "> Model: gpt-4o  "], meta)], meta["model"]
+    (['user', 'assistant', 'user'], 'gpt-4o')
+    """
+    out: list[Message] = []  # the messages of the block just ended, handed on at once
     sessions: list[dict] = []
-    meta: dict = {"sessions": sessions, "preamble": ""}
+    meta.update(sessions=sessions, preamble="")
     model = None
     kind = None  # "user" | "output" | "assistant"
     buf: list[str] = []
     session: int | None = None
+    given = 0
     for n, line in enumerate(_but_last_empty(lines)):
         if n == 0 and _MODE_LINE.match(line):
             meta["preamble"] = line
@@ -166,7 +183,10 @@ def read_aider_lines(lines: Iterable[str]) -> ReadResult:
             _flush(kind, buf, session, out)
             buf, kind = [], None
             session = len(sessions)
-            sessions.append({"started": m.group(1), "first_id": len(out)})
+            given += len(out)
+            yield from out
+            out.clear()
+            sessions.append({"started": m.group(1), "first_id": given})
             continue
         bare = line.rstrip(" \r")
         if bare == "####" or line.startswith("#### "):
@@ -181,6 +201,10 @@ def read_aider_lines(lines: Iterable[str]) -> ReadResult:
         if new != kind:
             _flush(kind, buf, session, out)
             buf, kind = [], new
+            given += len(out)
+            yield from out
+            out.clear()
         buf.append(content)
     _flush(kind, buf, session, out)
-    return ReadResult(out, [], model, meta)
+    yield from out
+    meta["model"] = model

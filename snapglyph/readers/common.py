@@ -137,8 +137,9 @@ def drop_opening_line(messages: list[Message]) -> bool:
     return True
 
 
-def number_messages(messages: list[Message]) -> None:
-    """Assign message ids in place: ordinals ``0, 1, ...``, with snapshot messages taking their covered ids.
+def number_messages(messages: list[Message], start: int = 0) -> int:
+    """Assign message ids in place: ordinals ``start, start + 1, ...``, with snapshot messages taking their covered
+    ids; returns the id the next message would take (a conversation read in pieces is numbered piece by piece).
 
     A message whose ``meta["snapshot"]`` is set gets the first covered id; the next message continues at the
     largest covered id plus one. The user's text sent in one turn with tool results is first given a user
@@ -149,11 +150,12 @@ def number_messages(messages: list[Message]) -> None:
     >>> msgs = [Message(0, "system"), Message(0, "user", meta={"snapshot": {"covered": [[1, 40]]}}),
     ...         Message(0, "assistant")]
     >>> number_messages(msgs)
+    42
     >>> [m.id for m in msgs]
     [0, 1, 41]
     """
     split_user_text(messages)
-    nxt = 0
+    nxt = start
     for m in messages:
         snap = m.meta.get("snapshot")
         if snap and snap.get("covered"):
@@ -164,6 +166,7 @@ def number_messages(messages: list[Message]) -> None:
         else:
             m.id = nxt
             nxt += 1
+    return nxt
 
 
 def mark_snapshots(messages: list[Message]) -> int:
