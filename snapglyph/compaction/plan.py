@@ -102,7 +102,8 @@ def head_end(msgs: Sequence[Message]) -> int:
 
 
 def cut_points(msgs: Sequence[Message], h: int) -> list[int]:
-    """Cut points after the head ``msgs[:h]``, oldest first; ``[h]`` (an empty middle) when there is none.
+    """Cut points after the head ``msgs[:h]``, oldest first; ``[h]`` (an empty middle) when there is none. The
+    user's words sent in one turn with tool results (``meta["beside_results"]``) stay with them.
 
     Examples
     --------
@@ -111,7 +112,8 @@ def cut_points(msgs: Sequence[Message], h: int) -> list[int]:
     >>> cut_points([Message(i, r, [Part("text", text="x")]) for i, r in enumerate(roles)], 1)
     [3, 4]
     """
-    return [c for c in range(h + 1, len(msgs)) if msgs[c].role in ("user", "assistant")] or [h]
+    return [c for c in range(h + 1, len(msgs)) if msgs[c].role in ("user", "assistant")
+            and not msgs[c].meta.get("beside_results")] or [h]
 
 
 def page_caps(norm: Sequence[Message], h: int, prof: Profile) -> list[int]:

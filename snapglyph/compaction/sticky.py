@@ -131,7 +131,7 @@ def plan_at(conv: Conversation, cut: Cut) -> Plan:
     ids = [m.id for m in conv.norm]
     h = head_end(conv.norm)
     c = ids.index(cut.first_tail) if cut.first_tail in ids else -1
-    if c <= h or conv.norm[c].role not in ("user", "assistant"):
+    if c <= h or conv.norm[c].role not in ("user", "assistant") or conv.norm[c].meta.get("beside_results"):
         raise CutNoLongerFits(f"message #{cut.first_tail} is no longer a cut point after the head")
     if prefix_fingerprint(conv.source, cut.first_tail, conv.digests) != cut.prefix:
         raise CutNoLongerFits(f"the messages before #{cut.first_tail} changed, or the cut was saved by a snapglyph "

@@ -190,7 +190,8 @@ def split_user_text(messages: list[Message]) -> int:
     Anthropic and Gemini carry a turn's tool results and the user's words in one user turn; read as one ``tool``
     message the words would be drawn and stored as tool output and missing from the user's words. Each ``tool``
     message with text parts is split into the ``tool`` message (its results and any other parts) and, right after
-    it, a ``user`` message of its text parts (same meta). Run by the readers before ids are given
+    it, a ``user`` message of its text parts (same meta, and ``meta["beside_results"]``: no cut falls between the
+    two, which the wire sends as one turn). Run by the readers before ids are given
     (:func:`snapglyph.readers.common.number_messages`), so a source and the request written from it get the same
     ids. Returns the number of messages split.
 
@@ -208,7 +209,7 @@ def split_user_text(messages: list[Message]) -> int:
         words = [p for p in m.parts if p.kind == "text"] if m.role == "tool" else []
         if words and any(p.kind == "tool_result" for p in m.parts):
             m.parts = [p for p in m.parts if p.kind != "text"]
-            messages.insert(k + 1, Message(m.id, "user", words, dict(m.meta)))
+            messages.insert(k + 1, Message(m.id, "user", words, {**m.meta, "beside_results": True}))
             n += 1
             k += 1
         k += 1

@@ -52,6 +52,20 @@ def _user_texts(item: Any, dialect: str) -> list[str] | None:
     return _texts(item.get("content"))
 
 
+def _splits(item: Any, dialect: str) -> int:
+    """1 where the readers split ``item`` in two (a user turn of tool results and text: Anthropic, Gemini,
+    :func:`snapglyph.model.messages.split_user_text`), else 0; no cut falls between the two."""
+    if not isinstance(item, dict) or item.get("role", "user") != "user":
+        return 0
+    blocks = item.get("parts") if dialect == "gemini" else item.get("content") if dialect == "anthropic" else None
+    if not isinstance(blocks, list):
+        return 0
+    kinds = {("result" if (b.get("type") == "tool_result" or "functionResponse" in b or "function_response" in b)
+              else "text" if (b.get("type") == "text" or (dialect == "gemini" and "text" in b)) else "")
+             for b in blocks if isinstance(b, dict)}
+    return int({"result", "text"} <= kinds)
+
+
 def item_ids(body: dict, dialect: str) -> list[int] | None:
     """The message id of each item of ``body``'s conversation list, numbered as the readers number them.
 
@@ -93,6 +107,7 @@ def item_ids(body: dict, dialect: str) -> list[int] | None:
         if not (side and open_group):
             nxt += 1
         ids.append(nxt - 1)
+        nxt += _splits(it, dialect)  # the reader gives the user's words beside tool results an id of their own
         open_group = side
     users = [k for k, it in enumerate(items) if _user_texts(it, dialect) is not None]
     if users and _user_texts(items[users[0]], dialect) == [OPENING_USER_LINE]:
