@@ -328,3 +328,12 @@ def test_opencode_sqlite_store_holds_several_sessions(tmp_path):
     with pytest.raises(FormatError, match=r"other.db is a SQLite file in no supported layout \(expected opencode "
                                           r"session like ~/.local/share/opencode/opencode.db\)"):
         load(other)
+
+
+def test_cost_prices_the_session_for_its_own_profile(capsys):
+    assert main(["cost", str(DATA / "copilot_events.jsonl"), "--json"]) == 0
+    assert [r["profile"] for r in json.loads(capsys.readouterr().out)["rows"]] == ["claude"]   # claude-sonnet-4.5
+    assert main(["cost", str(DATA / "kimi_context.jsonl"), "--json"]) == 0
+    assert [r["profile"] for r in json.loads(capsys.readouterr().out)["rows"]] == ["openai"]   # Kimi's default
+    assert main(["cost", str(DATA / "kimi_context.jsonl"), "--json", "--profile", "gemini"]) == 0
+    assert [r["profile"] for r in json.loads(capsys.readouterr().out)["rows"]] == ["gemini"]
