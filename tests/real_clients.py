@@ -162,10 +162,14 @@ def claude_session(home: Path, cwd: Path, sid: str) -> Path:
 
 
 def claude_env(home: Path, url: str) -> dict:
-    """Claude Code pointed at ``url`` with a dummy key, its updater and nonessential traffic off."""
+    """Claude Code pointed at ``url`` with a dummy key, its updater and nonessential traffic off, and its output
+    limit at 8,192 tokens (``CLAUDE_CODE_MAX_OUTPUT_TOKENS``): 2.1.332 asks for 128,000 by default, more than the
+    simulator's small windows hold, and serve relays a request whose output limit alone overflows the window (no
+    compaction can fit it; ``providers.params.reserve_alone_overflows``), as it should; a real window of 200,000
+    tokens or more holds that limit and the conversation beside it."""
     return {"HOME": str(home), "ANTHROPIC_BASE_URL": url, "ANTHROPIC_API_KEY": "sk-ant-offline-test",
             "DISABLE_AUTOUPDATER": "1", "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1", "DISABLE_TELEMETRY": "1",
-            "DISABLE_ERROR_REPORTING": "1"}
+            "DISABLE_ERROR_REPORTING": "1", "CLAUDE_CODE_MAX_OUTPUT_TOKENS": "8192"}
 
 
 # -- Codex ---------------------------------------------------------------------------------------------------------

@@ -188,9 +188,6 @@ def _side_calls_untouched(sim) -> list[dict]:
     return side
 
 
-@pytest.mark.xfail(reason="since dfe2ec9 serve sends the resumed Claude Code conversation without pages and it "
-                          "overflows again (test_claude_code_resumes_a_session_past_the_window fails the same way)",
-                   strict=False)
 def test_claude_code_goes_on_past_the_overflow_with_the_same_pages(tmp_path, world):
     """Item 4 of issue 32: two more turns of real ``claude -p`` through serve; the second turn is compacted before
     it is sent (no second overflow) and its pages start with the first compaction's page bytes."""
