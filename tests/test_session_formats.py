@@ -337,3 +337,16 @@ def test_cost_prices_the_session_for_its_own_profile(capsys):
     assert [r["profile"] for r in json.loads(capsys.readouterr().out)["rows"]] == ["openai"]   # Kimi's default
     assert main(["cost", str(DATA / "kimi_context.jsonl"), "--json", "--profile", "gemini"]) == 0
     assert [r["profile"] for r in json.loads(capsys.readouterr().out)["rows"]] == ["gemini"]
+
+
+def test_sessions_concatenated_in_a_file_on_disk_are_read_apart(tmp_path):
+    """The same through load() of a file (the path a line-at-a-time reader may take), and --conversation 1."""
+    claude = shared_path("data", "claude-code-spotter", "8463c716-a2ea-4c14-9efa-87158ebd9f20.jsonl")
+    pi = shared_path("data", "pi-session", "large-session.jsonl")
+    for src, n in ((claude, 323), (pi, 914)):
+        p = tmp_path / f"two-{src.name}"
+        p.write_bytes(src.read_bytes() * 2)
+        t = load(p)
+        assert len(t.messages) == n and t.notes[0].startswith("this file holds 2 ")
+        assert len(load(p, conversation=1).messages) == n
+        assert next(m.role for m in t.messages if m.role != "system") == "user"
