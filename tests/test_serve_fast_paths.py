@@ -132,6 +132,8 @@ def test_a_request_of_a_caller_with_nothing_compacted_is_sent_before_it_is_read(
     with Simulator([answer("ok")] * 8, provider="anthropic", context_window=6000) as sim, \
             Background(ServeConfig(sim.base_url, state=tmp_path / "state")).start() as bg, httpx.Client() as c:
         early = bg.app.state.proxy.early
+        assert _post(c, bg.url, small, "a").status_code == 200 and early.sent == 0      # under MIN_BYTES: read first
+        early.min_bytes = 0
         assert _post(c, bg.url, small, "a").status_code == 200 and early.sent == 1
         got = {k.lower(): v for k, v in sim.log[-1]["headers"].items()}
         assert sim.log[-1]["raw"] == json.dumps(small).encode() and "transfer-encoding" not in got
@@ -145,4 +147,5 @@ def test_a_request_of_a_caller_with_nothing_compacted_is_sent_before_it_is_read(
     with Simulator([answer("ok")] * 2, provider="anthropic", context_window=6000) as sim, \
             Background(ServeConfig(sim.base_url, state=tmp_path / "state")).start() as bg, httpx.Client() as c:
         early = bg.app.state.proxy.early               # a state folder holding a conversation: every request read first
+        early.min_bytes = 0
         assert not early.on and _post(c, bg.url, small, "a").status_code == 200 and early.sent == 0

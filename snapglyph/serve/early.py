@@ -12,7 +12,8 @@ That holds while every conversation that can be compacted was read here: :class:
 with its caller (:meth:`EarlySend.saw`, before the planner can act on it), and is on only where the state folder
 held no conversation at start (one written before, or by another ``serve`` on the same folder, may belong to any
 caller). A caller with more than :data:`PER_CALLER` keys is read first (each key's record is looked up), and past
-:data:`KEYS` keys in all the early path is off for good.
+:data:`KEYS` keys in all the early path is off for good. A body under :data:`MIN_BYTES` is read first too: reading
+it costs less than starting the sending apart (a 2 KB request through serve took 0.1-0.2 ms longer so).
 """
 
 from __future__ import annotations
@@ -20,10 +21,13 @@ from __future__ import annotations
 import asyncio
 from typing import Any, Callable
 
-__all__ = ["KEYS", "PER_CALLER", "EarlySend", "compacted_first"]
+__all__ = ["KEYS", "MIN_BYTES", "PER_CALLER", "EarlySend", "compacted_first"]
 
 PER_CALLER = 4
 """Most keys of one caller whose records :meth:`EarlySend.may` looks up; a caller with more is read first."""
+
+MIN_BYTES = 1 << 16
+"""Smallest body sent before it is read (:attr:`EarlySend.min_bytes`): orjson reads 64 KB in about 0.05 ms."""
 
 KEYS = 100_000
 """Most keys noted in all; past it nothing is sent before it is read (the notes stay exact, never trimmed)."""
@@ -54,6 +58,8 @@ class EarlySend:
     ----------
     sent : int
         Requests sent before they were read.
+    min_bytes : int
+        :data:`MIN_BYTES`: a smaller body is read first.
 
     Examples
     --------
@@ -70,6 +76,7 @@ class EarlySend:
     def __init__(self, on: bool) -> None:
         self.on = on
         self.sent = 0
+        self.min_bytes = MIN_BYTES
         self._keys: dict[str | None, set[str]] = {}
         self._n = 0
 
@@ -90,9 +97,10 @@ class EarlySend:
         return self.on and len(keys) <= PER_CALLER and not any(hot(k) for k in keys)
 
     async def send(self, proxy: Any, ctx: Any) -> "asyncio.Task | None":
-        """For a conversation request (``ctx.dialect``) that :meth:`may` go before it is read, without ``compact_at``
-        (which estimates every request): :meth:`start` it and return the task; else ``None``."""
-        if ctx.dialect is None or proxy.config.compact_at is not None or not self.may(
+        """For a conversation request (``ctx.dialect``) of at least :attr:`min_bytes` that :meth:`may` go before it
+        is read, without ``compact_at`` (which estimates every request): :meth:`start` it and return the task; else
+        ``None``."""
+        if ctx.dialect is None or len(ctx.raw) < self.min_bytes or proxy.config.compact_at is not None or not self.may(
                 ctx.caller, lambda key: compacted_first(proxy.states.get(key))):
             return None
         return await self.start(proxy.upstream, ctx.method, ctx.path, ctx.query, ctx.headers, ctx.raw)
