@@ -47,9 +47,14 @@ def independent_tokens(name: str, w: int, h: int) -> int:
         patches = math.ceil(w / 32) * math.ceil(h / 32)
         assert max(w, h) <= side and patches <= budget
         return math.ceil(patches * 12 / 10)
-    if name == "openai-tiles":
+    if name == "openai-mini":  # 32 px patches capped at 1536, times gpt-5-mini's 1.2
+        patches = math.ceil(w / 32) * math.ceil(h / 32)
+        assert max(w, h) <= 2048 and patches <= 1536
+        return math.ceil(patches * 12 / 10)
+    if name in ("openai-tiles", "openai-tiles-5", "openai-tiles-o"):
+        base, tile = {"openai-tiles": (85, 170), "openai-tiles-5": (70, 140), "openai-tiles-o": (75, 150)}[name]
         assert max(w, h) <= 2048 and min(w, h) <= 768
-        return 85 + 170 * math.ceil(w / 512) * math.ceil(h / 512)
+        return base + tile * math.ceil(w / 512) * math.ceil(h / 512)
     if name == "gemini":
         return 1120
     if name == "gemini-2":
