@@ -319,7 +319,12 @@ def cmd_validate(args: argparse.Namespace) -> int:
     from .providers.validation import validate
     from .readers.decode import read_json_body
     body = read_json_body(args.file)
-    faults = validate(body, args.dialect, profile=_resolve_profile(args) if (args.profile or args.model) else None)
+    if args.profile or args.model:
+        prof = _resolve_profile(args)
+    else:  # the profile the request's own model reads by (serve's rule), so its limits are checked too
+        from .providers.profiles import profile_for_request
+        prof = profile_for_request(body.get("model") if isinstance(body, dict) else None, args.dialect)
+    faults = validate(body, args.dialect, profile=prof)
     for f in faults:
         print(str(f))
     if faults:

@@ -158,3 +158,22 @@ def test_fast_exit_loses_no_output(tmp_path):
             "sys.stdout.write('x' * 300_000); exit_fast(5)")
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
     assert (r.returncode, len(r.stdout)) == (5, 300_000)
+
+
+def test_validate_checks_the_limits_of_the_profile_its_model_reads_by(tmp_path):
+    # No --profile: the request's own model picks the profile (serve's rule), so its limits are checked too.
+    import base64
+    import io
+
+    from PIL import Image
+    buf = io.BytesIO()
+    Image.new("L", (8, 8), 255).save(buf, "PNG")
+    img = {"type": "image", "source": {"type": "base64", "media_type": "image/png",
+                                       "data": base64.b64encode(buf.getvalue()).decode()}}
+    body = {"model": "claude-sonnet-4-5", "max_tokens": 5,
+            "messages": [{"role": "user", "content": [img] * 101 + [{"type": "text", "text": "hi"}]}]}
+    f = tmp_path / "many.json"
+    f.write_text(json.dumps(body))
+    r = run("validate", str(f), "--dialect", "anthropic")
+    assert r.returncode == 1 and r.stdout == "101 images in one request; profile claude allows 100\n"
+    assert run("validate", str(f), "--dialect", "anthropic", "--profile", "openai").returncode == 0

@@ -340,6 +340,34 @@ def family_reason(model: str) -> str | None:
     return found[2] if found else None
 
 
+def profile_for_request(model: object, dialect: str, override: str | None = None) -> Profile:
+    """The profile a request is read by: ``override``, else the one its ``model`` reads by, else the dialect's
+    provider's (``claude`` for Anthropic, ``gemini`` for Gemini, ``openai`` for OpenAI chat and Responses).
+
+    The one rule ``snapglyph serve`` and ``snapglyph validate`` pick a request's profile by.
+
+    Raises
+    ------
+    UnknownProfileError
+        If ``override`` names no profile (a model with no profile falls back to the dialect's, never an error).
+
+    Examples
+    --------
+    >>> profile_for_request("claude-sonnet-4-5", "anthropic").name, profile_for_request("my-local-model", "openai").name
+    ('claude', 'openai')
+    >>> profile_for_request(None, "gemini").name, profile_for_request("gpt-5.4", "openai", "pixtral").name
+    ('gemini', 'pixtral')
+    """
+    if override:
+        return profile(override)
+    if isinstance(model, str) and model:
+        try:
+            return profile_for_model(model)
+        except UnknownProfileError:
+            pass
+    return _PROFILES[{"anthropic": "claude", "gemini": "gemini"}.get(dialect, "openai")]
+
+
 def profile_for_session(fmt: str, model: str | None) -> tuple[Profile, str | None, str]:
     """The profile and dialect a session is compacted for when neither a profile nor a model is given, and one
     line saying what was chosen and why.

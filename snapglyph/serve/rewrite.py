@@ -19,7 +19,6 @@ import functools
 import re
 from typing import Any
 
-from ..errors import UnknownProfileError
 from ..providers.params import output_reserve
 from .recall_shapes import with_recall_tool
 from .verbatim import splice
@@ -95,8 +94,7 @@ def image_refusal(text: str) -> bool:
 
 @functools.lru_cache(maxsize=256)
 def pick_profile(model: str, dialect: str, override: str | None = None) -> str:
-    """The reader profile name: ``override``, else the one for ``model``, else the dialect's default
-    (``claude`` for Anthropic, ``gemini`` for Gemini, ``openai`` otherwise).
+    """The name of :func:`snapglyph.providers.profiles.profile_for_request`'s profile, memoized per model.
 
     Raises
     ------
@@ -108,17 +106,8 @@ def pick_profile(model: str, dialect: str, override: str | None = None) -> str:
     >>> pick_profile("claude-sonnet-4-5", "anthropic"), pick_profile("my-local-model", "openai")
     ('claude', 'openai')
     """
-    from ..providers.profiles import profile, profile_for_model
-    if override:
-        return profile(override).name
-    try:
-        return profile_for_model(model).name if isinstance(model, str) and model else _default(dialect)
-    except UnknownProfileError:
-        return _default(dialect)
-
-
-def _default(dialect: str) -> str:
-    return {"anthropic": "claude", "gemini": "gemini"}.get(dialect, "openai")
+    from ..providers.profiles import profile_for_request
+    return profile_for_request(model, dialect, override).name
 
 
 def compact_body(body: dict, dialect: str, *, profile: str, budget: int, store: Any = None,
