@@ -89,6 +89,8 @@ def _render_document(args: argparse.Namespace):
         with contextlib.suppress(OSError):  # an unreadable file: load says so
             doc = streamed_document(args.input, args.mode)
             if doc is not None:
+                for note in doc.notes:  # what load would say it repaired
+                    print(f"snapglyph: note: {note}", file=sys.stderr)
                 return doc
     return document_for(_load_input(args.input, conversation=args.conversation).content, args.mode)
 

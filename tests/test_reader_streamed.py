@@ -125,9 +125,50 @@ def test_aider_document_is_the_loaded_one(tmp_path: Path, mode: str) -> None:
         doc = streamed_document(p, mode)
         assert isinstance(doc, AiderFileDocument), p
         assert list(doc.segments) == document_for(registry.load(p).content, mode).segments, p
-    assert streamed_document(tmp_path / "a1.md", mode) is not None
-    (tmp_path / "j.jsonl").write_text(CASES["j1.jsonl"][0])
-    assert streamed_document(tmp_path / "j.jsonl", mode) is None
+    (tmp_path / "pi.jsonl").write_text(CASES["j13.jsonl"][0])
+    assert streamed_document(tmp_path / "pi.jsonl", mode) is None  # only aider and Claude Code are drawn as read
+
+
+def _claude_files(tmp_path: Path) -> list[Path]:
+    out = []
+    for name in ("j1.jsonl", "j2.jsonl", "j10.jsonl", "j14.jsonl"):
+        content = CASES[name][0]
+        p = tmp_path / name
+        p.write_bytes(content if isinstance(content, bytes) else content.encode("utf-8"))
+        out.append(p)
+    return out + sorted((SHARED / "claude-code-spotter").glob("*.jsonl")) if SHARED.is_dir() else out
+
+
+@pytest.mark.parametrize("mode", ["dense", "lines"])
+def test_claude_code_document_is_the_loaded_one(tmp_path: Path, mode: str) -> None:
+    from snapglyph.model.document import document_for
+    from snapglyph.readers.streamed_cc import ClaudeCodeFileDocument
+    from snapglyph.readers.streamed_doc import streamed_document
+
+    drawn = 0
+    for p in _claude_files(tmp_path):
+        doc = streamed_document(p, mode)
+        if doc is None:  # several conversations in the file: load chooses one, with a note
+            continue
+        t = registry.load(p)
+        assert isinstance(doc, ClaudeCodeFileDocument) and t.format == "claude-code", p
+        assert list(doc.segments) == document_for(t.content, mode).segments, p
+        assert doc.notes == t.notes, p
+        drawn += 1
+    assert drawn >= 4
+    assert streamed_document(tmp_path / "j2.jsonl", mode).notes[0].startswith("line 4 of j2.jsonl is torn")
+
+
+def test_claude_code_record_that_does_not_read_is_loaded(tmp_path: Path) -> None:
+    from snapglyph.readers.streamed_cc import plan_session
+
+    bad = _cc(1, None) + "\n" + json.dumps({"type": "assistant", "uuid": "u2", "parentUuid": "u1",
+                                             "message": {"role": "assistant", "content": 7}}) + "\n"
+    p = tmp_path / "bad.jsonl"
+    p.write_text(bad)
+    assert plan_session(p) is None
+    with pytest.raises(SnapglyphError, match="message content is a int"):
+        registry.load(p)
 
 
 def test_opening_line_and_snapshot_finished_in_stream() -> None:
@@ -138,7 +179,8 @@ def test_opening_line_and_snapshot_finished_in_stream() -> None:
     def conv() -> list[Message]:
         snap = "snapglyph snapshot: the images above show messages #2-#9 as pages."
         return [Message(0, "system", [Part("text", text="sys")]),
-                Message(0, "user", [Part("text", text=OPENING_USER_LINE)]), Message(0, "assistant", [Part("text", text="hello")]), Message(0, "user", [Part("text", text=snap)]),
+                Message(0, "user", [Part("text", text=OPENING_USER_LINE)]),
+                Message(0, "assistant", [Part("text", text="hello")]), Message(0, "user", [Part("text", text=snap)]),
                 Message(0, "assistant", [Part("text", text="after")])]
     whole = conv()
     coerce_types(whole, [])

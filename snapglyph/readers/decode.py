@@ -9,12 +9,12 @@ from __future__ import annotations
 import json
 import re
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any, Callable, Iterable, Iterator
 
 from ..errors import FormatError, InputError
 
-__all__ = ["JSON_EXTS", "LOOKS_JSON", "SNIFF_BYTES", "decode_text", "json_error", "jsonl_entries", "looks_binary",
-           "read_json_body"]
+__all__ = ["JSON_EXTS", "LOOKS_JSON", "SNIFF_BYTES", "decode_text", "iter_jsonl", "json_error", "jsonl_entries",
+           "looks_binary", "read_json_body"]
 
 #: Text that opens like a JSON object or array of objects: malformed JSON here is an error even without an extension.
 LOOKS_JSON = re.compile(r'\s*(\{\s*"|\[\s*\{)')
@@ -132,7 +132,8 @@ def _run_together(line: str) -> list | None:
     return values if len(values) > 1 else None
 
 
-def jsonl_entries(text: str | Iterable[str], name: str, path: str | None) -> tuple[list[dict], list[str]]:
+def jsonl_entries(text: str | Iterable[str], name: str, path: str | None,
+                  each: Callable[[dict], Any] | None = None) -> tuple[list[dict], list[str]]:
     """Parse JSON lines into objects, with notes on what was repaired: records run together on one line are read
     apart; a last line with no newline that does not parse (a file being written) is left out.
 
@@ -146,6 +147,9 @@ def jsonl_entries(text: str | Iterable[str], name: str, path: str | None) -> tup
         The file's name, in notes and errors.
     path : str or None
         The file's path, for the error's ``path``.
+    each : callable, optional
+        Applied to every object as it is parsed; the list holds what it returns (a reader that needs only some
+        fields of every record keeps those, :mod:`snapglyph.readers.streamed_cc`).
 
     Returns
     -------
@@ -162,8 +166,26 @@ def jsonl_entries(text: str | Iterable[str], name: str, path: str | None) -> tup
     >>> jsonl_entries('{"a": 1}{"b": 2}\\n{"c": 3', "s.jsonl", None)
     ([{'a': 1}, {'b': 2}], ['line 1 of s.jsonl holds 2 JSON records run together; read each', 'line 2 of s.jsonl is torn (it ends without a newline after 7 characters and is no complete JSON: a session still being written); it is left out'])
     """
-    entries: list[dict] = []
     notes: list[str] = []
+    values = iter_jsonl(text, name, path, notes)
+    return [each(v) for v in values] if each is not None else list(values), notes
+
+
+def iter_jsonl(text: str | Iterable[str], name: str, path: str | None, notes: list[str]) -> Iterator[dict]:
+    """The objects of :func:`jsonl_entries`, yielded as each line is parsed; its repair sentences appended to
+    ``notes`` as they are made.
+
+    Raises
+    ------
+    FormatError
+        As :func:`jsonl_entries`, when the line is reached.
+
+    Examples
+    --------
+    >>> notes = []
+    >>> [v for v in iter_jsonl(['{"a": 1}', '{"b"'], "s.jsonl", None, notes)], len(notes)
+    ([{'a': 1}], 1)
+    """
     lines = iter(text.split("\n") if isinstance(text, str) else text)
     ahead = next(lines, None)
     n = 0
@@ -188,8 +210,7 @@ def jsonl_entries(text: str | Iterable[str], name: str, path: str | None) -> tup
             if not isinstance(value, dict):
                 raise FormatError(f"line {n} of {name} is a JSON {type(value).__name__}, expected an object",
                                   path=path)
-        entries.extend(values)
-    return entries, notes
+        yield from values
 
 
 def read_json_body(path: str | Path) -> Any:

@@ -16,14 +16,17 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
-from typing import Iterator
+from typing import Iterable, Iterator
+
+from ..model.messages import Message
 
 from .aider import SESSION_START
+from .common import coerce_types, drop_opening_line, mark_snapshots, number_messages
 from .decode import JSON_EXTS, SNIFF_BYTES, looks_binary
 from .table import TABLE, Source
 from .textfile import starts_a_line
 
-__all__ = ["FileLines", "open_stream"]
+__all__ = ["FileLines", "finished", "open_stream"]
 
 #: The rows of :data:`~snapglyph.readers.table.TABLE` tried on text before aider's, as this module knows them: an
 #: aider history is streamed only while these are they (a row added before aider's makes the loader read the file
@@ -185,3 +188,39 @@ def open_stream(path: str | os.PathLike) -> tuple[str, FileLines] | None:
         return None
     sample = sniff.decode("utf-8", errors="replace").removeprefix("\ufeff")
     return ("aider", lines) if _aider_start(lines, p, sample) else None
+
+
+def finished(messages: Iterable[Message]) -> Iterator[Message]:
+    """``messages`` as the loader finishes a reader's list (types coerced, the opening line dropped, snapshots
+    marked, ids numbered), one at a time: each of these steps looks at one message, but the opening line, which
+    looks at the first two after the system prompt (held until they are read).
+
+    Examples
+    --------
+    >>> from snapglyph.model.messages import Part
+    >>> msgs = [Message(0, "user", [Part("text", text="hi")]), Message(0, "assistant", [Part("text", text="yo")])]
+    >>> [(m.id, m.role) for m in finished(iter(msgs))]
+    [(0, 'user'), (1, 'assistant')]
+    """
+    held: list[Message] = []
+    it = iter(messages)
+    for m in it:
+        coerce_types([m], [])
+        held.append(m)
+        if sum(1 for h in held if h.role != "system") >= 2:
+            break
+    drop_opening_line(held)
+    nxt = 0
+    for m in _chain(held, it):
+        one = [m]
+        mark_snapshots(one)
+        nxt = number_messages(one, nxt)  # a split tool message comes back as two
+        yield from one
+
+
+def _chain(held: list[Message], rest: Iterator[Message]) -> Iterator[Message]:
+    while held:
+        yield held.pop(0)
+    for m in rest:
+        coerce_types([m], [])
+        yield m

@@ -12,51 +12,14 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Iterable, Iterator
+from typing import Iterator
 
 from ..model.document import Document, Segment, build_document
-from ..model.messages import Message
 from .aider import aider_messages
-from .common import coerce_types, drop_opening_line, mark_snapshots, number_messages
-from .streamed import FileLines, open_stream
+from .streamed import FileLines, finished, open_stream
+from .streamed_cc import ClaudeCodeFileDocument, plan_session
 
-__all__ = ["AiderFileDocument", "finished", "streamed_document"]
-
-
-def finished(messages: Iterable[Message]) -> Iterator[Message]:
-    """``messages`` as the loader finishes a reader's list (types coerced, the opening line dropped, snapshots
-    marked, ids numbered), one at a time: each of these steps looks at one message, but the opening line, which
-    looks at the first two after the system prompt (held until they are read).
-
-    Examples
-    --------
-    >>> from snapglyph.model.messages import Part
-    >>> msgs = [Message(0, "user", [Part("text", text="hi")]), Message(0, "assistant", [Part("text", text="yo")])]
-    >>> [(m.id, m.role) for m in finished(iter(msgs))]
-    [(0, 'user'), (1, 'assistant')]
-    """
-    held: list[Message] = []
-    it = iter(messages)
-    for m in it:
-        coerce_types([m], [])
-        held.append(m)
-        if sum(1 for h in held if h.role != "system") >= 2:
-            break
-    drop_opening_line(held)
-    nxt = 0
-    for m in _chain(held, it):
-        one = [m]
-        mark_snapshots(one)
-        nxt = number_messages(one, nxt)  # a split tool message comes back as two
-        yield from one
-
-
-def _chain(held: list[Message], rest: Iterator[Message]) -> Iterator[Message]:
-    while held:
-        yield held.pop(0)
-    for m in rest:
-        coerce_types([m], [])
-        yield m
+__all__ = ["AiderFileDocument", "streamed_document"]
 
 
 class AiderFileDocument(Document):
@@ -82,6 +45,7 @@ class AiderFileDocument(Document):
     def __init__(self, path: str | os.PathLike, header_row: bool = False) -> None:  # segments read lazily
         self.path = Path(path)
         self.header_row = header_row
+        self.notes: list[str] = []  # an aider history has nothing repaired
 
     def __repr__(self) -> str:
         return f"AiderFileDocument({str(self.path)!r})"
@@ -93,9 +57,12 @@ class AiderFileDocument(Document):
             yield from build_document([m], header_row=self.header_row).segments
 
 
-def streamed_document(path: str | os.PathLike, mode: str = "dense") -> AiderFileDocument | None:
-    """The document ``render`` draws for ``path`` read as it is drawn: an :class:`AiderFileDocument` where
-    ``load`` reads the file as an aider history a line at a time, else None (the file is loaded first).
+def streamed_document(path: str | os.PathLike, mode: str = "dense") -> Document | None:
+    """The document ``render`` draws for ``path`` read as it is drawn: an :class:`AiderFileDocument` where ``load``
+    reads the file as an aider history a line at a time, a
+    :class:`~snapglyph.readers.streamed_cc.ClaudeCodeFileDocument` for a Claude Code session of one conversation
+    (:func:`~snapglyph.readers.streamed_cc.plan_session`), else None (the file is loaded first). The document's
+    ``notes`` are what ``load`` would say it repaired.
 
     Raises
     ------
@@ -111,4 +78,7 @@ def streamed_document(path: str | os.PathLike, mode: str = "dense") -> AiderFile
     True
     """
     got = open_stream(path)
-    return AiderFileDocument(path, header_row=mode == "lines") if got is not None and got[0] == "aider" else None
+    if got is not None and got[0] == "aider":
+        return AiderFileDocument(path, header_row=mode == "lines")
+    plan = plan_session(path) if got is not None else None
+    return ClaudeCodeFileDocument(path, plan, header_row=mode == "lines") if plan is not None else None
