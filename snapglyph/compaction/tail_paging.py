@@ -71,7 +71,7 @@ class PagedPart:
     ...                        page_cost=costs.pages)
     >>> p = paged[0]
     >>> p.message_id, p.kind, p.ordinal, p.n_rendered, p.saved, (p.pages[0].width, p.pages[0].height)
-    (5, 'tool result', 1, 1, 1826, (1092, 616))
+    (5, 'tool result', 1, 1, 2099, (1092, 420))
     """
 
     message_id: int
