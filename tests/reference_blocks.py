@@ -164,17 +164,18 @@ def choose_columns(widths: list[int], leads: list[int], cols: int) -> tuple[int,
 def flow_rows(widths: list[int], leads: list[int], cols: int) -> int:
     """Rows of the block's lines one after another (each with its newline's cell, the common indentation off and
     the rest of the indentation at half its width, rounded up),
-    a line that does not fit the rest of a row starting the next, the line after a line wider than a row too."""
+    a line that does not fit the rest of a row starting the next (after a line wider than a row: of its last row)."""
     nonblank = [i for i, w in enumerate(widths) if w > 0]
     strip = min(leads[i] for i in nonblank) if nonblank else 0
-    rows, col, broke = 1, 0, False
+    rows, col = 1, 0
     for w, ld in zip(widths, leads):
         cells = (w - ld + (ld - strip + 1) // 2 if w else 0) + 1
-        if col > 0 and (broke or col + cells > cols):
+        if col > 0 and col + cells > cols:
             rows, col = rows + 1, 0
+        while col + cells > cols:  # a line wider than a row: one row at a time
+            rows, cells = rows + 1, cells - (cols - col)
+            col = 0
         col += cells
-        broke = cells > cols
-        rows += (cells - 1) // cols if broke else 0
     return rows
 
 

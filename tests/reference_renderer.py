@@ -100,12 +100,11 @@ class _Pages:
         """Lay out the lines of a flow block as dense prose from a row's start, without the block's common
         indentation and with the rest of a line's indentation at half its width (rounded up), and the blanks after
         a line-number gutter (digits, then an arrow) too: a line that, with
-        its newline's mark, does not fit the rest of the row starts the next row, and so does the line after one
-        wider than a row."""
+        its newline's mark, does not fit the rest of the row starts the next row (after a line wider than a row, the
+        rest of that line's last row)."""
         strip = min((len(x) - len(x.lstrip(" ")) for x in lines if x.strip(" ")), default=0)
         if self.col > 0:
             self.row, self.col = self.row + 1, 0
-        broke = False
         for i, line in enumerate(lines):
             nl = i < len(lines) - 1 or ended
             body = line.lstrip(" ")
@@ -115,9 +114,8 @@ class _Pages:
                 body = gutter[1] + " " * ((len(gutter[2]) + 1) // 2) + body[gutter.end():]
             text = half + body + ("\n" if nl else "")
             cells = sum(1 if c == "\n" else self.width_of(c) for c in text)
-            if self.col > 0 and (broke or self.col + cells > self.cols):
+            if self.col > 0 and self.col + cells > self.cols:
                 self.row, self.col = self.row + 1, 0
-            broke = cells > self.cols
             self.prose(text, style, "dense")
 
     def block(self, lines, ended, style, k, colw):

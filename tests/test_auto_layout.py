@@ -189,7 +189,7 @@ def test_narrow_columns_match_reference(min_colw, monkeypatch):
 
 
 @pytest.mark.parametrize("gain, min_colw, share, kinds", [(1e-9, 28, 0.05, [0, 0, 0]), (3.0, 28, 0.05, [1, 1, 0]),
-                                                          (1.5, 8, 1.0, [3, 3, 0])])
+                                                          (1.5, 8, 1.0, [3, 0, 0])])
 def test_flow_matches_reference(gain, min_colw, share, kinds, monkeypatch):
     """Blocks laid out as flow (every one; beside bands of one column; beside bands of three): the kernel's pages
     are pixel-equal to the reference renderer's, and every flow line is whole on a row (one wider than the row from

@@ -52,7 +52,7 @@ def flow_rows(widths, leads, cols: int) -> int:
     """Rows of a block laid out as flow on rows of ``cols`` cells: without the block's common indentation and with
     the rest of a line's indentation at half its width (rounded up), each line and its newline mark (one cell)
     after the one before on its row where it fits whole, else from the next row's start; a line wider than a row
-    wraps at the row's end, and the line after it starts a row.
+    wraps at the row's end, and the line after it goes on along that line's last row where it fits whole.
 
     The widths are those of :func:`snapglyph.raster.blocks.line_kinds` (one cell a character: wide characters
     count 1 here), so this is the planner's estimate; the stream places the rows by the glyphs' own widths
@@ -67,14 +67,12 @@ def flow_rows(widths, leads, cols: int) -> int:
     ld = np.asarray(leads, np.int64)
     nonblank = w > 0
     strip = int(ld[nonblank].min()) if nonblank.any() else 0
-    rows, col, broke = 1, 0, False
+    rows, col = 1, 0
     for c in (np.where(nonblank, w - ld + (ld - strip + 1) // 2, 0) + 1).tolist():
-        if col > 0 and (broke or col + c > cols):
+        if col > 0 and col + c > cols:
             rows, col = rows + 1, 0
-        col += c
-        broke = c > cols
-        if broke:
-            rows += (c - 1) // cols
+        rows += (col + c - 1) // cols  # a line wider than a row: its continuation rows
+        col = (col + c - 1) % cols + 1
     return rows
 
 
@@ -83,12 +81,14 @@ def flow_stream(codes: np.ndarray, srcw: np.ndarray, cols: int, gwidth: np.ndarr
     """The stream of a block laid out as flow (:func:`flow_rows`): prose whose lines are
     never broken where they fit a row.
 
-    ``CODE_ROW_START`` before the block, before each line that would not fit whole (its glyphs and its newline's
-    mark, one cell) on the rest of the row and before the line after one wider than a row (what follows the block
-    goes on along its last row, as prose does). Of a line's leading ``BLANK`` glyphs, those of the block's common
+    ``CODE_ROW_START`` before the block and before each line that would not fit whole (its glyphs and its
+    newline's mark, one cell) on the rest of the row (what follows the block goes on along its last row, as prose
+    does). Of a line's leading ``BLANK`` glyphs, those of the block's common
     indentation (the fewest of a line that holds another element) and the second half (rounded down) of the rest
     become ``CODE_NOP``, their source weight kept: indentation is drawn at half its width, its levels kept (4 and
-    8 spaces as 2 and 4); a line of blanks only keeps none. A line whose text starts with a line-number gutter
+    8 spaces as 2 and 4); a line of blanks only keeps none. The line after one wider than a row goes on along
+    that line's last row where it fits whole (its last row's cells counted at the glyphs' widths, as the prose
+    layout wraps). A line whose text starts with a line-number gutter
     (ASCII digits, then U+2192: Claude Code's ``    12→code``) has the blanks after the arrow, its code's
     indentation, drawn at half their width the same way. The prose layout wraps at glyph widths, so the rows fall
     where counted.
@@ -133,14 +133,23 @@ def flow_stream(codes: np.ndarray, srcw: np.ndarray, cols: int, gwidth: np.ndarr
         _halve_after_gutters(codes, out, starts + np.minimum(far, len(codes) - 1), line, *gutter)
     cells = np.where(out >= 0, gwidth[np.maximum(out, 0)], 0) + (out == CODE_NEWLINE)
     at = [0]
-    col, broke = 0, False
-    for s, c in zip(starts.tolist(), np.add.reduceat(cells, starts).tolist()):
-        if col > 0 and (broke or col + c > cols):
+    col = 0
+    ends = np.append(starts[1:], len(codes)).tolist()
+    for s, e, c in zip(starts.tolist(), ends, np.add.reduceat(cells, starts).tolist()):
+        if col > 0 and col + c > cols:
             at.append(s)
             col = 0
-        col += c
-        broke = c > cols
+        col = _wrapped_col(cells[s:e], cols) if c > cols else col + c
     return np.insert(out, at, CODE_ROW_START), np.insert(srcw, at, 0)
+
+
+def _wrapped_col(cells: np.ndarray, cols: int) -> int:
+    """The column after a line wider than a row, laid out from a row's start as the prose layout wraps it: a glyph
+    that would cross the row's end starts the next row (``cells``: each element's cells, 0 for a no-op)."""
+    col = 0
+    for w in cells[cells > 0].tolist():
+        col = w if col + w > cols else col + w
+    return col
 
 
 def _halve_after_gutters(codes: np.ndarray, out: np.ndarray, text_at: np.ndarray, line: np.ndarray,
