@@ -190,3 +190,23 @@ def test_opening_line_and_snapshot_finished_in_stream() -> None:
     got = list(finished(iter(conv())))
     assert [(m.id, m.role) for m in got] == [(m.id, m.role) for m in whole] == [
         (0, "system"), (1, "assistant"), (2, "user"), (10, "assistant")]
+
+
+def test_a_pipe_is_read_whole(tmp_path: Path) -> None:
+    import os
+    import threading
+
+    fifo = tmp_path / "session.jsonl"
+    os.mkfifo(fifo)
+    data = CASES["j1.jsonl"][0].encode()
+
+    def write() -> None:
+        with open(fifo, "wb") as f:
+            f.write(data)
+
+    assert open_stream(tmp_path) is None
+    th = threading.Thread(target=write)
+    th.start()
+    t = registry.load(fifo)  # read once, whole: a pipe cannot be read again
+    th.join()
+    assert (t.format, len(t.messages)) == ("claude-code", 2)

@@ -150,7 +150,8 @@ def _aider_start(lines: FileLines, path: Path, sample: str) -> bool:
 
 def open_stream(path: str | os.PathLike) -> tuple[str, FileLines] | None:
     """How a file can be read a line at a time: ``("jsonl", lines)`` for JSON lines, ``("aider", lines)`` for an
-    aider history, None for anything else (read whole by ``load``: JSON documents, other text, binary data).
+    aider history, None for anything else (read whole by ``load``: JSON documents, other text, binary data, and
+    anything but a regular file, which may not be read twice).
 
     Parameters
     ----------
@@ -177,6 +178,8 @@ def open_stream(path: str | os.PathLike) -> tuple[str, FileLines] | None:
     ['jsonl', 'aider', None]
     """
     p = Path(path)
+    if not p.is_file():  # a pipe (``<(cmd)``) or a device reads once: it is read whole
+        return None
     with open(p, "rb") as f:
         sniff = f.read(SNIFF_BYTES)
     if looks_binary(sniff):
