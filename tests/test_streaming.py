@@ -142,7 +142,11 @@ def test_progress_ticks_once_per_kept_page_and_stays_quiet_off_a_terminal(tmp_pa
     r = subprocess.run([sys.executable, "-m", "snapglyph.cli", "compact", str(pi), "--budget", "30000",
                         "--out", str(req)], capture_output=True, text=True, timeout=300)
     assert r.returncode == 0, r.stderr
-    assert r.stderr.count("\n") == 1 and r.stderr.startswith("snapglyph: head ")  # no bar: stderr is no terminal
+    lines = r.stderr.splitlines()  # no bar (stderr is no terminal): the notes, then the one summary line
+    assert "\r" not in r.stderr and lines[-1].startswith("snapglyph: head ")
+    assert lines[:-1] == ["snapglyph: note: profile claude and dialect anthropic, from the session: pi format, model "
+                          "claude-sonnet-4-5 (" + __import__("snapglyph").providers.profiles.family_reason(
+                              "claude-sonnet-4-5") + ")"]
 
 
 def test_packed_page_text_is_the_drawn_page_text():

@@ -42,8 +42,9 @@ def formats_table() -> str:
 
     Examples
     --------
-    >>> print(formats_table().splitlines()[0])
-    format       reads                                                              example path
+    >>> head, first = formats_table().splitlines()[:2]
+    >>> head.split(), first.split()[0], head.index("reads") == first.index("Claude Code")
+    (['format', 'reads', 'example', 'path'], 'claude-code', True)
     """
     rows = format_rows()
     w = max(len(r["reads"]) for r in rows)
