@@ -50,7 +50,7 @@ from .plan import Plan, plan_cut
 from .result import CompactResult
 from .second_pass import PASSTHROUGH, expand_snapshots
 from .settings import Allowance, RenderSettings
-from .sticky import Cut, CutNoLongerFits, cut_of, plan_at, refit
+from .sticky import Cut, CutNoLongerFits, cut_of, plan_after, plan_at, refit
 from .store import SourceStore
 from .user_words import USER_PAGE_SHARE
 
@@ -63,7 +63,7 @@ def compact(messages: Any, *, profile: "str | Profile" = "claude", dialect: str 
             cell: tuple[int, int] | None = None, mode: str = "auto",
             summarize: Callable[[list[Message]], str] | None = None, family: str | None = None,
             recall_tool: bool = False, allow_empty_middle: bool = False,
-            ledger: float = LEDGER_SHARE, cut: Cut | None = None) -> CompactResult:
+            ledger: float = LEDGER_SHARE, cut: Cut | None = None, earlier: Cut | None = None) -> CompactResult:
     """Compact a conversation into a request of at most ``budget`` tokens: head + page images + tail.
 
     Parameters
@@ -119,6 +119,11 @@ def compact(messages: Any, *, profile: "str | Profile" = "claude", dialect: str 
         middle and pages, the tail grown by what was added, while that tail still fits (:mod:`.sticky`), even
         where the whole conversation would fit the budget; a provider's prompt cache then keeps the pages. Raises
         :class:`~.sticky.CutNoLongerFits` when it cannot.
+    earlier : Cut, optional
+        With ``cut=None``: the cut of this conversation's compaction before (whose tail no longer fits). The new
+        cut keeps the pages it sent as the start of its own, byte for byte, where the budget allows, and where
+        pages must be dropped it drops down to a low-water mark that leaves room for the next cut's pages
+        (:func:`~.sticky.plan_after`). Ignored with ``cut``.
 
     Returns
     -------
@@ -165,11 +170,11 @@ def compact(messages: Any, *, profile: "str | Profile" = "claude", dialect: str 
     allowance = Allowance.of(budget, ledger=ledger)
     renders, cache = _renderers(RenderSettings(prof, cell, mode, family))
     conv = prepare(messages, prof=prof, dialect=dialect, store=store, model=model, max_tokens=max_tokens,
-                   tools=tools, recall_tool=recall_tool, draw=cache if cut is not None else cache.draw,
+                   tools=tools, recall_tool=recall_tool, draw=cache.draw if cut is None and earlier is None else cache,
                    starts=renders.starts, digests=cache.digests)
     if conv.total <= budget and cut is None:  # a reused cut keeps its pages even where the whole would fit
         return _passthrough(conv, prof)
-    steps = {"cut": cut, "summarize": summarize, "recall_tool": recall_tool, "allow_empty_middle": allow_empty_middle}
+    steps = {"cut": cut, "earlier": earlier if cut is None else None, "summarize": summarize, "recall_tool": recall_tool, "allow_empty_middle": allow_empty_middle}
     try:
         return _shrink(conv, cache, allowance, **steps)
     except BudgetError as e:                # a door's Budget.most: the smallest compaction, where it may still fit
@@ -196,7 +201,7 @@ def _passthrough(conv: Conversation, prof: Profile) -> CompactResult:
                    tokens_after=conv.total, passthrough=True)
 
 
-def _shrink(conv: Conversation, cache: CachedDraw, allowance: Allowance, *, cut, summarize,
+def _shrink(conv: Conversation, cache: CachedDraw, allowance: Allowance, *, cut, earlier, summarize,
             recall_tool: bool, allow_empty_middle: bool) -> CompactResult:
     """The steps of :func:`compact` for a conversation over its budget: plan the cut (or keep ``cut``), fit the
     pages and the tail to the budget, summarize what is dropped where asked, assemble and check the request.
@@ -205,11 +210,13 @@ def _shrink(conv: Conversation, cache: CachedDraw, allowance: Allowance, *, cut,
     that the largest middle's layout and the middles drawn after it normalize each segment once."""
     count, budget, ledger = conv.costs.text, allowance.budget, allowance.ledger_share
     user_bound = UserBound(allowance.user_words, count, most=int(USER_PAGE_SHARE * budget) + SECTION_GAP)
-    plan = (plan_cut(conv, budget, user_bound=user_bound, ledger_share=ledger) if cut is None else plan_at(conv, cut))
+    plan, drops = (plan_at(conv, cut), None) if cut is not None else (
+        plan_after(conv, budget, earlier, user_bound=user_bound, ledger_share=ledger) if earlier is not None
+        else (plan_cut(conv, budget, user_bound=user_bound, ledger_share=ledger), None))
     notes = snapshot_notes(plan.middle, user_cap=allowance.user_words, ledger_share=ledger,
                            recall_tool=conv.recall_tool, count=count, head=conv.norm[:plan.head_end],
                            page_tokens=planned_page_tokens(conv, plan, budget))
-    fit = fit_budget(conv, plan, budget, notes) if cut is None else refit(conv, plan, budget, notes, cut)
+    fit = fit_budget(conv, plan, budget, notes, drops) if cut is None else refit(conv, plan, budget, notes, cut)
     if summarize is not None and len(fit.kept) < len(plan.pages):
         fit = add_summary(fit, plan, budget, summarize, conv.costs.text)
     # the caller's store is written here and in _finish: a compaction refused after this line leaves this tail

@@ -29,7 +29,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from .conversation import Conversation
     from .plan import Plan
 
-__all__ = ["Fit", "add_summary", "drop_order", "dropped_ids", "fit_budget", "shown_and_dropped"]
+__all__ = ["Drops", "Fit", "add_summary", "drop_order", "dropped_ids", "fit_budget", "shown_and_dropped"]
 
 
 def _span(page) -> tuple[int, int] | None:
@@ -213,16 +213,51 @@ class Fit:
         return rest + self.notes.ledger_cost(self.shown(kept), self.page_cost(kept))
 
 
-def _drop_to_fit(fit: Fit, n_dropped: int, budget: int) -> Fit:
-    """``fit`` with pages dropped in :attr:`Fit.order`, from ``n_dropped`` on, until the request fits (or no page
-    is left)."""
+@dataclass(frozen=True)
+class Drops:
+    """How a new cut that follows an earlier one drops pages (:func:`snapglyph.compaction.sticky.plan_after`).
+
+    Attributes
+    ----------
+    least : int
+        Pages of :func:`drop_order` dropped whatever the budget (the earlier cut's dropped pages, so that its kept
+        pages stay the start of the new snapshot, byte for byte).
+    room : int
+        Tokens left free below the budget when more than ``least`` pages must be dropped (a low-water mark: the
+        next cuts' new pages then fit without dropping again); 0: the fewest that fit.
+
+    Examples
+    --------
+    >>> Drops(2, 3000)
+    Drops(least=2, room=3000)
+    """
+
+    least: int = 0
+    room: int = 0
+
+
+def _least_fit(fit: Fit, n_dropped: int, budget: int) -> int:
+    """The fewest pages of :attr:`Fit.order` dropped, ``n_dropped`` or more, for the request to fit ``budget``
+    (all of them where none fits)."""
     n = len(fit.pages)
     while n_dropped < n:
         kept = fit.kept_after(n_dropped)
         if fit.rest(kept) <= budget and fit.total(kept) <= budget:  # the rest first: it is cheaper to count
             break
         n_dropped += 1
-    return replace(fit, kept=fit.kept_after(n_dropped))
+    return n_dropped
+
+
+def _drop_to_fit(fit: Fit, n_dropped: int, budget: int, room: int = 0) -> Fit:
+    """``fit`` with pages dropped in :attr:`Fit.order`, from ``n_dropped`` on, until the request fits (or no page
+    is left); where more than ``n_dropped`` must go and ``room`` is set, until it fits ``budget - room`` (but one
+    page is kept where one fits the budget)."""
+    least = _least_fit(fit, n_dropped, budget)
+    if room > 0 and least > n_dropped:
+        n = len(fit.pages)
+        low = _least_fit(fit, least, budget - room)
+        least = low if low < n else max(least, n - 1) if least < n else n
+    return replace(fit, kept=fit.kept_after(least))
 
 
 def _trim_paged(fit: Fit, budget: int, page_cost: Callable[[list], int]) -> Fit:
@@ -237,12 +272,15 @@ def _trim_paged(fit: Fit, budget: int, page_cost: Callable[[list], int]) -> Fit:
     return fit
 
 
-def fit_budget(conv: "Conversation", plan: "Plan", budget: int, notes: Notes | None = None) -> Fit:
+def fit_budget(conv: "Conversation", plan: "Plan", budget: int, notes: Notes | None = None,
+               drops: Drops | None = None) -> Fit:
     """Page the newest outputs, fit the user's words, drop pages, trim paged outputs, until the request fits
     ``budget``.
 
     The user's words (``notes``) keep their first cap where the head, the tail and the snapshot text leave room for
-    them, else the newest of them that fit that room; pages are dropped after that, in :func:`drop_order`.
+    them, else the newest of them that fit that room; pages are dropped after that, in :func:`drop_order` (with
+    ``drops``, a new cut after an earlier one: at least ``drops.least`` of them, and down to ``budget -
+    drops.room`` where more must go; :class:`Drops`).
 
     Raises
     ------
@@ -261,7 +299,7 @@ def fit_budget(conv: "Conversation", plan: "Plan", budget: int, notes: Notes | N
     >>> cut = plan.plan_cut(conv, 5000)
     >>> fit = fit_budget(conv, cut, 5000)
     >>> [(p.first_id, p.last_id) for p in cut.pages], [(p.first_id, p.last_id) for p in fit.kept], fit.total()
-    ([(1, 6), (6, 10)], [(6, 10)], 4646)
+    ([(1, 6), (6, 10)], [(6, 10)], 4643)
     """
     norm, c, costs = conv.norm, plan.cut, conv.costs
     base = conv.fixed + sum(conv.per[:plan.head_end])
@@ -276,7 +314,9 @@ def fit_budget(conv: "Conversation", plan: "Plan", budget: int, notes: Notes | N
     pages = plan.pages
     fit = Fit(tail, tail_cost, paged, [], base, conv.snapshot_text_cost, costs.pages, notes=notes, pages=pages,
               middle_ids=plan.middle_ids, order=drop_order(pages, plan.middle), budget=budget)
-    fit = _drop_to_fit(fit, len(pages) - min(len(pages), max(0, plan.page_cap - len(fit.paged_pages()))), budget)
+    over_cap = len(pages) - min(len(pages), max(0, plan.page_cap - len(fit.paged_pages())))
+    drops = drops or Drops()
+    fit = _drop_to_fit(fit, max(over_cap, min(drops.least, len(pages))), budget, drops.room)
     fit = _trim_paged(fit, budget, costs.pages)
     if fit.total() > budget:
         final = fit.total()
@@ -318,7 +358,7 @@ def add_summary(fit: Fit, plan: "Plan", budget: int, summarize: Callable[[list[M
     >>> cut = plan.plan_cut(conv, 5000); fit = fit_budget(conv, cut, 5000)
     >>> fit = add_summary(fit, cut, 5000, lambda ms: f"{len(ms)} messages about steps", conv.costs.text)
     >>> fit.summary.splitlines(), fit.summary_cost, len(fit.kept), fit.total()
-    (['Summary of messages #1-#6 (not shown as pages):', '6 messages about steps'], 26, 1, 4672)
+    (['Summary of messages #1-#6 (not shown as pages):', '6 messages about steps'], 26, 1, 4669)
     """
     pages, mid_ids, mid = plan.pages, plan.middle_ids, plan.middle
     for _ in range(SUMMARY_ROUNDS):

@@ -10,9 +10,16 @@ that tail no longer fits the budget. Only then (:class:`CutNoLongerFits`) does t
 Everything else is the ordinary compaction: the reading guide, the user's words and the identifier ledger, the
 checks of the request.
 
-This module holds the planning step of a reused cut (:func:`plan_at`, :func:`refit`) that
-:func:`snapglyph.compaction.compactor.compact` calls; it imports nothing of the compactor
-(:func:`snapglyph.compaction.compactor.compact_sticky` is the wrapper over ``compact``).
+A new cut that follows an earlier one (``compact(..., earlier=cut)``, :func:`plan_after`) keeps the earlier cut's
+pages as its start where it can: the new middle begins with the old one and its layout is continuous, so every
+page of the old middle but its last is byte-identical in the new one; the pages the earlier cut dropped are
+dropped again (and no more of them while the budget allows). When more must be dropped, it drops down to a
+low-water mark that leaves room for :data:`LOW_WATER_CUTS` more cuts' new pages (the pages this cut added: the
+conversation's growth since the earlier cut), so the next cut can keep this one's pages in turn.
+
+This module holds the planning step of a reused cut (:func:`plan_at`, :func:`refit`) and of a cut after an
+earlier one (:func:`plan_after`) that :func:`snapglyph.compaction.compactor.compact` calls; it imports nothing of
+the compactor (:func:`snapglyph.compaction.compactor.compact_sticky` is the wrapper over ``compact``).
 """
 
 from __future__ import annotations
@@ -22,14 +29,19 @@ from typing import TYPE_CHECKING
 
 from ..errors import BudgetError
 from .digest import MessageDigests
-from .plan import Plan, head_end, page_caps
+from .dropping import Drops, drop_order
+from .plan import Plan, head_end, page_caps, plan_cut
 
 if TYPE_CHECKING:  # pragma: no cover
     from .conversation import Conversation
     from .dropping import Fit
     from .notes import Notes
 
-__all__ = ["Cut", "CutNoLongerFits", "cut_of", "plan_at", "prefix_fingerprint", "refit"]
+__all__ = ["Cut", "CutNoLongerFits", "LOW_WATER_CUTS", "cut_of", "plan_after", "plan_at", "prefix_fingerprint",
+           "refit"]
+
+#: Cuts whose new pages a new cut that must drop pages leaves room for (:func:`plan_after`).
+LOW_WATER_CUTS = 1
 
 
 class CutNoLongerFits(BudgetError):
@@ -183,3 +195,77 @@ def refit(conv: Conversation, plan: Plan, budget: int, notes: Notes | None, cut:
         raise CutNoLongerFits(f"the tail from #{cut.first_tail} no longer fits: {fit.total()} tokens > {budget}",
                               needed=fit.total(), budget=budget)
     return fit
+
+
+def _same_span(a, b) -> bool:
+    return (getattr(a, "first_id", None), getattr(a, "last_id", None)) == (getattr(b, "first_id", None),
+                                                                            getattr(b, "last_id", None))
+
+
+def plan_after(conv: Conversation, budget: int, earlier: Cut, *, user_bound=None, ledger_share: float = 0.0,
+               low_water: int = LOW_WATER_CUTS) -> tuple[Plan, Drops]:
+    """The plan of a new cut of a conversation an earlier compaction cut at ``earlier`` (its tail no longer fits),
+    and how its pages are dropped (:class:`~snapglyph.compaction.dropping.Drops`, for
+    :func:`~snapglyph.compaction.dropping.fit_budget`).
+
+    The pages ``earlier`` dropped are dropped again, so its kept pages (all but the last, which the new middle
+    fills further) start the new snapshot byte for byte; the cut is planned with the room they free. Where more
+    pages must go, the fit drops down to ``budget`` less ``low_water`` times the tokens of the pages this cut adds
+    (a low-water mark). Where ``earlier`` cannot be followed (its messages changed, it is no longer a cut point,
+    or the new cut is older), the ordinary plan (:func:`~snapglyph.compaction.plan.plan_cut`) and no drops.
+
+    Parameters
+    ----------
+    conv : Conversation
+    budget : int
+        Tokens the request may take.
+    earlier : Cut
+        The cut of the compaction before.
+    user_bound, ledger_share
+        As for :func:`~snapglyph.compaction.plan.plan_cut`.
+    low_water : int
+        Cuts whose new pages the low-water mark leaves room for (:data:`LOW_WATER_CUTS`).
+
+    Raises
+    ------
+    BudgetError
+        As :func:`~snapglyph.compaction.plan.plan_cut`.
+
+    Examples
+    --------
+    >>> from snapglyph import Message, Part, compact, profile, render
+    >>> from snapglyph.compaction.conversation import prepare
+    >>> def conv(n):
+    ...     return [Message(0, "user", [Part("text", text="the task")])] + [Message(i, "assistant" if i % 2
+    ...         else "user", [Part("text", text=f"step {i} " + f"word{i} " * 300)]) for i in range(1, n)]
+    >>> kw = dict(dialect="anthropic", max_tokens=100, budget=6000)
+    >>> a = compact(conv(20), **kw); b = compact(conv(24), earlier=a.cut, **kw)
+    >>> c = compact(conv(28), earlier=b.cut, **kw)                 # this one had to drop pages
+    >>> grown = prepare(conv(32), prof=profile("claude"), dialect="anthropic", store=None, model=None,
+    ...                 max_tokens=100, tools=None, recall_tool=False, draw=render)
+    >>> plan, drops = plan_after(grown, 6000, c.cut)
+    >>> len(c.pages), len(plan.pages), drops.least, drops.room > 0    # c's dropped pages are dropped again
+    (2, 4, 2, True)
+    """
+    def ordinary(b: int) -> Plan:
+        return plan_cut(conv, b, user_bound=user_bound, ledger_share=ledger_share)
+    try:
+        old = plan_at(conv, earlier)
+    except CutNoLongerFits:
+        return ordinary(budget), Drops()
+    n = len(old.pages)
+    gone = [i for i in drop_order(old.pages, old.middle)[:n - earlier.kept] if i < n - 1]
+
+    def extends(p: Plan) -> bool:  # the new middle begins with the old one, page for page (but its last)
+        return p.cut >= old.cut and len(p.pages) >= n and all(_same_span(a, b) for a, b in zip(old.pages[:n - 1],
+                                                                                                p.pages))
+    freed = int(conv.costs.pages([old.pages[i] for i in gone]) * (1 + ledger_share)) if gone else 0
+    plan = ordinary(budget + freed)
+    if freed and not (plan.fits and extends(plan)):  # the earlier drops are not enough: the prefix cannot stay
+        plan, gone = ordinary(budget), []
+    if not extends(plan):
+        return plan, Drops()
+    order = drop_order(plan.pages, plan.middle)
+    least = max((order.index(i) + 1 for i in gone), default=0)
+    added = conv.costs.pages(plan.pages[n - 1:]) if len(plan.pages) >= n else 0
+    return plan, Drops(least, int(max(0, low_water) * added))

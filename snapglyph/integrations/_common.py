@@ -172,6 +172,9 @@ class ConversationCompactor:
         offer (and count) the ``recall_messages`` tool this time (default: the conversation's ``recall``); ``room``:
         tokens of the budget left free (for recall answers the caller's loop sends within it).
 
+        The compaction follows the last one (``compact(..., earlier=)``): its pages start the new snapshot where
+        the budget allows, so a provider's prompt cache keeps them.
+
         Returns ``(body to send, CompactResult)``, or ``(body, None)`` when it already fits. Raises what
         :func:`snapglyph.compact` raises (``BudgetError`` when even the head and the newest round cannot fit).
         """
@@ -180,7 +183,8 @@ class ConversationCompactor:
             res = compact(body, profile=self.profile, dialect=dialect, budget=Budget(max(1, self.budget - room),
                                                                                     self.window, self.ratio, self.most),
                           store=self.store, model=self.model, max_tokens=self.max_tokens, recall_tool=recall,
-                          allow_empty_middle=recall)   # a middle on no page only where recall is answered
+                          allow_empty_middle=recall,   # a middle on no page only where recall is answered
+                          earlier=self.last.cut if self.last is not None else None)  # its pages kept first
             counted = self.ratio == 1.0          # the compaction's own count is the estimate next_budget takes
             if res.passthrough:
                 self._sent, self._size = (body, res.tokens_before if counted else None), (body, res.tokens_before)

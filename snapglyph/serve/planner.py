@@ -324,6 +324,8 @@ class Planner:
         target = cut_target(ceiling.tokens, mt, growth_of(self, key), share=self.config.target)
         fixed = cut_target(ceiling.tokens, mt, 0.0, share=self.config.target)  # where the growth's target cannot fit
         store = self._store(key) if not dry else None
+        known = self.states.get(key)                        # its cut before: the new one keeps its pages first
+        earlier = Cut(known.cut, known.prefix, known.kept) if known is not None and known.cut is not None else None
         last: Exception | None = None
         for budget in dict.fromkeys((target, max(target, fixed), ceiling.tokens)):
             most = ceiling.most if budget == ceiling.tokens else None     # the smallest compaction: the last try
@@ -331,7 +333,7 @@ class Planner:
                 new_body, res, cut = compact_body(body, dialect, profile=profile, store=store,
                                                   budget=Budget(budget, ceiling.window, ceiling.ratio, most),
                                                   model=model, recall_tool=self.config.recall_rounds > 0,
-                                                  **page_limits(self, model or body.get("model"), key))
+                                                  earlier=earlier, **page_limits(self, model or body.get("model"), key))
             except BudgetError as e:
                 last = e
                 continue

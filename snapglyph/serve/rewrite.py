@@ -112,7 +112,7 @@ def pick_profile(model: str, dialect: str, override: str | None = None) -> str:
 
 def compact_body(body: dict, dialect: str, *, profile: str, budget: int, store: Any = None,
                  cut: Any = None, recall_tool: bool = False, model: str | None = None, pages: bool = True,
-                 max_images: int | None = None) -> tuple[dict, Any, Any]:
+                 max_images: int | None = None, earlier: Any = None) -> tuple[dict, Any, Any]:
     """Compact a request body and put the client's other fields back.
 
     Parameters
@@ -140,6 +140,9 @@ def compact_body(body: dict, dialect: str, *, profile: str, budget: int, store: 
         compacted request the model refused (:mod:`snapglyph.serve.refusal`).
     max_images : int, optional
         Images the request may carry in all, the client's own counted (an image-count refusal's limit).
+    earlier : snapglyph.compaction.sticky.Cut, optional
+        With ``cut=None``: the conversation's cut before, whose pages the new cut keeps as its start where it can
+        (``compact(..., earlier=)``).
 
     Returns
     -------
@@ -176,7 +179,7 @@ def compact_body(body: dict, dialect: str, *, profile: str, budget: int, store: 
     kw = dict(profile=profile, dialect=dialect, budget=budget, store=store, max_tokens=output_reserve(None, body),
               allow_empty_middle=offered, recall_tool=offered,
               model=model or (body.get("model") if isinstance(body.get("model"), str) else None))
-    res = compact(body, cut=cut, **kw)
+    res = compact(body, cut=cut, earlier=earlier, **kw)
     if res.passthrough:                        # it fits; under an image cap its oldest images may be placeholders
         if max_images is None or not res.rewrites:
             return dict(body), res, res.cut
