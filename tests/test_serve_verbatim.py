@@ -80,7 +80,7 @@ def _compare(sent: dict, got: dict, field: str, dialect: str) -> tuple[int, int]
 
 # -- Codex: a Responses request shaped as codex-rs builds it (codex-rs/codex-api/src/common.rs ResponsesApiRequest,
 # codex-rs/core/src/client_common.rs ToolSpec; openai/codex, read 2026-12-04) -------------------------------------
-def _codex_body(rounds: int) -> dict:
+def _codex_body(rounds: int, in_progress: bool = False) -> dict:
     items = [
         {"type": "message", "role": "developer", "content": [{"type": "input_text", "text":
             "<permissions instructions>Filesystem sandboxing: sandbox_mode is workspace-write; approval_policy is "
@@ -102,6 +102,12 @@ def _codex_body(rounds: int) -> dict:
     items.append({"type": "message", "role": "assistant", "status": "completed",
                   "content": [{"type": "output_text", "text": "All modules pass but one; looking at it."}]})
     items.append({"type": "message", "role": "user", "content": [{"type": "input_text", "text": "Go on."}]})
+    if in_progress:  # the turn at work: the model reasoned and called a tool, whose output is the newest item
+        items += [{"type": "reasoning", "summary": [{"type": "summary_text", "text": "**Reading the failure**"}],
+                   "content": None, "encrypted_content": "gAAAAABpNEWEST" + "Zq9x" * 40},
+                  {"type": "function_call", "name": "shell", "namespace": None, "status": "completed",
+                   "arguments": json.dumps({"command": ["pytest", "-q", "-x"]}), "call_id": "call_newest"},
+                  {"type": "function_call_output", "call_id": "call_newest", "output": "1 failed"}]
     return {
         "model": "gpt-5.1-codex", "instructions": "You are Codex, a coding agent based on GPT-5.",
         "input": items,
@@ -124,7 +130,7 @@ def test_validate_accepts_a_codex_request():
 
 
 def test_codex_request_comes_out_unchanged_outside_the_middle(tmp_path, caplog_serve):
-    body = _codex_body(14)
+    body = _codex_body(14, in_progress=True)
     with Simulator([answer("looking")] * 4, provider="openai-responses", context_window=9000) as sim, \
             _proxy(sim, tmp_path) as bg:
         r = httpx.post(bg.url + "/v1/responses", json=body, headers={"authorization": f"Bearer {KEY}"}, timeout=120)
