@@ -174,7 +174,8 @@ def compact(messages: Any, *, profile: "str | Profile" = "claude", dialect: str 
                    starts=renders.starts, digests=cache.digests)
     if conv.total <= budget and cut is None:  # a reused cut keeps its pages even where the whole would fit
         return _passthrough(conv, prof)
-    steps = {"cut": cut, "earlier": earlier if cut is None else None, "summarize": summarize, "recall_tool": recall_tool, "allow_empty_middle": allow_empty_middle}
+    steps = {"cut": cut, "earlier": earlier if cut is None else None, "summarize": summarize,
+             "recall_tool": recall_tool, "allow_empty_middle": allow_empty_middle}
     try:
         return _shrink(conv, cache, allowance, **steps)
     except BudgetError as e:                # a door's Budget.most: the smallest compaction, where it may still fit
