@@ -63,7 +63,7 @@ def _candidate(name: str, dialect: str, digits: int) -> str:
     return base[:64 - len(suffix)] + suffix
 
 
-def safe_tool_names(names: Iterable[str], dialect: str) -> dict[str, str]:
+def safe_tool_names(names: Iterable[str], dialect: str, earlier: Iterable[str] = ()) -> dict[str, str]:
     """A new name for each of ``names`` the ``dialect`` refuses; the names it accepts are not in the mapping.
 
     Parameters
@@ -71,24 +71,35 @@ def safe_tool_names(names: Iterable[str], dialect: str) -> dict[str, str]:
     names : iterable of str
         Every tool name of the request (definitions, calls, results, ``tool_choice``).
     dialect : str
+    earlier : iterable of str
+        Refused names that only calls and results hold while no definition does (messages of an earlier
+        compaction restored from the store beside its renamed definitions).
 
     Returns
     -------
     dict
         ``{old name: new name}``, the new names matching the dialect's rule, distinct from each other and from
-        every name of ``names``.
+        every other name of ``names``; but a name of ``earlier`` whose first new name is in ``names`` keeps that
+        name (an earlier pass gave it).
 
     Examples
     --------
     >>> safe_tool_names(["read", "multi_tool_use.parallel", ""], "openai")
     {'': 'tool_da39', 'multi_tool_use.parallel': 'multi_tool_use_parallel_ee14'}
+    >>> safe_tool_names(["fs.read", "fs_read_3b59"], "openai")   # a tool of that name: never taken
+    {'fs.read': 'fs_read_3b59cd'}
+    >>> safe_tool_names(["fs.read", "fs_read_3b59"], "openai", earlier={"fs.read"})   # named so by a first pass
+    {'fs.read': 'fs_read_3b59'}
     """
-    names = set(names)
+    names, earlier = set(names), set(earlier)
     taken = set(names)
     out: dict[str, str] = {}
     for name in sorted(n for n in names if not tool_name_ok(n, dialect)):
         digits = 4
         new = _candidate(name, dialect, digits)
+        if name in earlier and new in names and new not in out.values():  # the name an earlier pass gave it
+            out[name] = new
+            continue
         while new in taken:  # another name already reads so: a longer hash
             digits += 2
             new = _candidate(name, dialect, digits)
@@ -156,9 +167,10 @@ def rename_tools(messages: Sequence[Message], tools: Sequence[dict], params: dic
     """
     names = {p.name for m in messages for p in m.parts if p.kind == "tool_call"}
     names |= {p.name for m in messages for p in m.parts if p.kind == "tool_result" and p.name}
-    names |= {t.get("name") for t in tools if isinstance(t.get("name"), str)}
+    defined = {t.get("name") for t in tools if isinstance(t.get("name"), str)}
+    names |= defined
     names |= {n for k in _CHOICE_KEYS if k in params for n in _choice_names(params[k])}
-    mapping = safe_tool_names(names, dialect)
+    mapping = safe_tool_names(names, dialect, earlier=names - defined if defined else ())
     if not mapping:
         return list(messages), list(tools), dict(params), {}
     out = []
