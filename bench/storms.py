@@ -6,7 +6,10 @@ as Claude Code does: a system prompt block and the last block of the last messag
 breakpoint. Each turn adds a user message of about 1,500 simulator tokens (build-log lines) and the model's short
 answer. Counted per turn: the new cuts (``/snapglyph/status``'s ``cuts``), and the share of the upstream request's
 bytes up to its last breakpoint that are unchanged from the request before it (whole blocks from the start,
-``serve_goals.cache_share``), apart for turns that kept the cut and turns that made a new one.
+``serve_goals.cache_share``), apart for turns that kept the cut and turns that made a new one. For each new cut
+also: whether its page images start with the earlier request's (all but its last, which the new middle fills
+further), and the most its share could be (``best``: every earlier page but the last kept, against the new
+request's bytes up to its last breakpoint; the new pages and the tail are bytes the earlier request did not have).
 
 Goals (issue 35): a new cut at most every 8 turns; at least 90% of each request's bytes up to its last breakpoint
 unchanged from the request before it.
@@ -32,7 +35,9 @@ import httpx
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from provenance import commit_label  # noqa: E402
-from serve_goals import cache_share  # noqa: E402
+from serve_goals import cache_share, prompt_blocks  # noqa: E402
+
+from snapglyph._config import GROWTH_TURNS  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 CC = {"type": "ephemeral"}
@@ -42,6 +47,39 @@ WINDOW, GROWTH, RESERVE = 32_768, 1_500, 4_096
 def _turn_text(n: int, tokens: int) -> str:
     return "".join(f"turn {n} build line {k}: target_{k % 13}.o compiled in {k * 7 % 900} ms, warnings=0\n"
                    for k in range(max(1, tokens // 20)))
+
+
+def _images(body: dict) -> list[str]:
+    return [b["source"]["data"] for m in body["messages"] if isinstance(m["content"], list)
+            for b in m["content"] if b.get("type") == "image"]
+
+
+def _best(prev: dict, cur: dict) -> float:
+    """The most a new cut could leave unchanged: what ``prev`` holds before its last page, against that and the
+    bytes ``cur`` holds that ``prev`` did not (its pages not in ``prev``, the snapshot text and the tail after
+    them)."""
+    a, b = prompt_blocks(prev), prompt_blocks(cur)
+    shown = [i for i, (x, _) in enumerate(a) if b'"type": "image"' in x]
+    keep = sum(len(x) for x, _ in a[:shown[-1]]) if shown else 0
+    old = set(_images(prev))
+    pages = [i for i, (x, _) in enumerate(b) if b'"type": "image"' in x]
+    last = max((i for i, (_, bp) in enumerate(b) if bp), default=-1)
+    fresh = sum(len(x) for i, (x, _) in enumerate(b[:last + 1])
+                if (i in pages and json.loads(x)[1]["source"]["data"] not in old) or i > max(pages, default=-1))
+    return keep / (keep + fresh) if keep + fresh else 0.0
+
+
+def _snapshot_text_changed(prev: dict, cur: dict) -> bool:
+    """Whether the first block of ``cur`` that differs from ``prev`` is the snapshot message's text."""
+    a, b = prompt_blocks(prev), prompt_blocks(cur)
+    i = next((i for i, (x, y) in enumerate(zip(a, b)) if x[0] != y[0]), None)
+    return i is not None and b"snapglyph snapshot:" in b[i][0]
+
+
+def _kept_start(prev: dict, cur: dict) -> bool:
+    """Whether ``cur``'s pages start with ``prev``'s but its last (and ``prev`` showed more than one)."""
+    old, new = _images(prev), _images(cur)
+    return len(old) > 1 and new[:len(old) - 1] == old[:-1]
 
 
 def run(turns: int) -> dict:
@@ -54,7 +92,7 @@ def run(turns: int) -> dict:
     counted = sim.count_request("anthropic", {"messages": [{"role": "user", "content": _turn_text(0, GROWTH)}]}).text
     per = max(1, int(GROWTH * GROWTH / max(1, counted)))             # about GROWTH simulator tokens a turn
     msgs: list = []
-    out = {"turns": [], "cuts": [], "overflows": 0, "seconds": 0.0,
+    out = {"turns": [], "cuts": [], "overflows": 0, "seconds": 0.0, "made": [], "text_dips": 0,
            "per": sim.count_request("anthropic", {"messages": [{"role": "user", "content": _turn_text(0, per)}]}).text}
     t0 = time.monotonic()
     with tempfile.TemporaryDirectory() as state, \
@@ -79,6 +117,11 @@ def run(turns: int) -> dict:
             now = convs[0]["cuts"] if convs else 0
             if prev is not None and cuts:
                 out["turns"].append((now != cuts, cache_share(prev, sent)[0]))
+                if now == cuts and out["turns"][-1][1] < 0.9 and _snapshot_text_changed(prev, sent):
+                    out["text_dips"] += 1
+                if now != cuts:
+                    out["made"].append((_kept_start(prev, sent), _best(prev, sent), len(_images(prev)),
+                                        len(_images(sent))))
             if now != cuts:
                 out["cuts"].append(n)
             cuts, prev = now, sent
@@ -99,6 +142,9 @@ def section(res: dict, turns: int) -> str:
             return "-"
         return f"{100 * statistics.median(xs):.1f} % (min {100 * min(xs):.1f} %, n={len(xs)})"
 
+    best = [b for _, b, _, _ in res["made"]]
+    starts = sum(1 for k, *_ in res["made"] if k)
+    under = [(new, x) for new, x in res["turns"] if x < 0.9]
     ok_gap = bool(gaps) and min(gaps) >= 8
     ok_share = bool(every) and min(every) >= 0.9
     return "\n".join([
@@ -116,7 +162,33 @@ def section(res: dict, turns: int) -> str:
         f"90 % each | {'met' if ok_share else 'missed'} |",
         f"| the same, turns that kept the cut | {spread(kept)} | | |",
         f"| the same, turns that made a new cut | {spread(made)} | | |",
+        f"| new cuts whose pages start with the earlier request's (all but its last) | {starts} of {len(res['made'])} "
+        f"| - | - |",
+        f"| the most a new cut could leave unchanged (every earlier page but the last kept) | {spread(best)} | | |",
+        f"| turns under 90 % | {len(under)}: {sum(1 for new, _ in under if new)} new cuts, "
+        f"{sum(1 for new, _ in under if not new)} that kept the cut | 0 | {'met' if not under else 'missed'} |",
+        "", _read(res, best, under),
     ])
+
+
+def _read(res: dict, best: list, under: list) -> str:
+    """The section's reading of its figures."""
+    made = res["made"]
+    pages = statistics.median([n for *_, n in made]) if made else 0
+    impossible = sum(1 for b in best if b < 0.9)
+    return (f"Read: a new cut moves at least {GROWTH_TURNS} turns of the tail into pages (the cut leaves room for "
+            f"{GROWTH_TURNS} turns of the measured growth), and those new pages and the shorter tail are bytes the "
+            f"request before did not have; at a {WINDOW:,}-token window a request holds about {pages:.0f} pages "
+            f"(median at a new cut), so even a new cut that kept every earlier page but the last would leave at "
+            f"most {100 * max(best, default=0):.1f} % of its bytes unchanged (median "
+            f"{100 * statistics.median(best) if best else 0:.1f} %): the 90 % goal cannot be met on {impossible} "
+            f"of the {len(made)} new-cut turns by any cut that shows the new pages. A new cut keeps the earlier "
+            f"cut's pages as its start where the budget allows (compact(..., earlier=): the pages the earlier cut "
+            f"dropped are dropped again); where more must be dropped it drops down to a low-water mark that leaves "
+            f"room for the next cut's new pages (sticky.LOW_WATER_CUTS), so the cut after it keeps its pages. "
+            f"Of the {len(under) - sum(1 for new, _ in under if new)} turns that kept the cut and are under 90 %, "
+            f"{res['text_dips']} changed first in the snapshot message's text (the user's words repeated there are "
+            f"fitted to what the grown tail leaves, dropping.fit_budget), not in the pages.")
 
 
 def write(text: str) -> None:
