@@ -112,3 +112,22 @@ def test_openai_reasoning_goes_back_to_responses_only():
     out, rw = normalize(signed, dialect="anthropic")  # Anthropic's own signature still goes back to Anthropic
     req = to_request(out, dialect="anthropic", model="claude-sonnet-4-5", max_tokens=100)
     assert req["messages"][1]["content"][0] == {"type": "thinking", "thinking": "plan", "signature": "EqQBCkYIBRgC"}
+
+
+def test_an_uploaded_file_image_is_kept_for_anthropic_and_named_elsewhere():
+    # An Anthropic image whose source is an uploaded file (Files API) has no bytes here: it goes to Anthropic as
+    # it came and is named, counted, where no other provider can resolve its id (never an empty-image placeholder).
+    from snapglyph import compact
+
+    src = {"type": "file", "file_id": "file_011CNha8iCJcU1wXNR6q4V8w"}
+    body = {"model": "claude-sonnet-4-5", "max_tokens": 100, "messages": [
+        {"role": "user", "content": [{"type": "image", "source": src}, {"type": "text", "text": "what is this?"}]}]}
+    res = compact(body, profile="claude", dialect="anthropic", budget=100_000)
+    assert res.request["messages"][0]["content"][0] == {"type": "image", "source": src}
+    assert not res.rewrites and validate(res.request, "anthropic") == []
+    for dialect in ("openai", "responses", "gemini"):
+        res = compact(body, profile="claude", dialect=dialect, budget=100_000)
+        assert "[image: uploaded file file_011CNha8iCJcU1wXNR6q4V8w, which only Anthropic's Files API resolves]" \
+            in json.dumps(res.request)
+        assert dict(res.rewrites) == {f"images of uploaded files the {dialect} dialect cannot carry sent as text "
+                                      "naming them": 1} and validate(res.request, dialect) == []

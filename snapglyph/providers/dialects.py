@@ -56,7 +56,10 @@ def _parse_args(arguments: str) -> dict:
 
 
 def _anthropic_image(p: Part) -> dict:
-    if p.data:
+    src = p.meta.get("source")
+    if not p.data and isinstance(src, dict) and src.get("type") == "file":  # an uploaded file, by its id
+        block = {"type": "image", "source": dict(src)}
+    elif p.data:
         block = {"type": "image", "source": {"type": "base64", "media_type": p.media_type or "image/png",
                                              "data": p.data}}
     else:

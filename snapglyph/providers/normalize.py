@@ -88,12 +88,28 @@ def _clean_content(parts: list[Part], rewrites: Counter, dialect: str | None = N
     return out
 
 
+def _file_source(p: Part) -> str | None:
+    """The file id of an image sent as an uploaded file (an Anthropic ``source`` of type ``file``, its
+    ``file_id``: platform.claude.com/docs/en/build-with-claude/files, read 2026-12-08), else None."""
+    src = p.meta.get("source")
+    if isinstance(src, dict) and src.get("type") == "file" and isinstance(src.get("file_id"), str) \
+            and src["file_id"].strip() and not p.data:
+        return src["file_id"]
+    return None
+
+
 def _checked_image(p: Part, rewrites: Counter, dialect: str | None = None) -> Part:
     """An image part whose bytes are what it says: the media type corrected from the bytes, or a text placeholder
     naming its size and why when the bytes are no image a provider takes (:func:`snapglyph.model.images.check_image`);
     an image in a format the ``dialect``'s provider does not take (a GIF for Gemini) made a PNG from its bytes.
     An image with no data and no URL (or an empty ``data:`` URL) is the placeholder ``[image removed: no image
     data]``. URL images are left alone (their bytes are not here)."""
+    file_id = _file_source(p)
+    if file_id is not None:  # an uploaded file (Anthropic's Files API): only Anthropic can resolve its id
+        if dialect in (None, "anthropic"):
+            return p
+        rewrites[f"images of uploaded files the {dialect} dialect cannot carry sent as text naming them"] += 1
+        return Part("text", text=f"[image: uploaded file {file_id}, which only Anthropic's Files API resolves]")
     if not p.data and (not p.url.strip() or p.url.startswith("data:")):
         rewrites["empty images replaced by a placeholder"] += 1
         return Part("text", text="[image removed: no image data]")
