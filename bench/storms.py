@@ -187,8 +187,9 @@ def _read(res: dict, best: list, under: list) -> str:
             f"dropped are dropped again); where more must be dropped it drops down to a low-water mark that leaves "
             f"room for the next cut's new pages (sticky.LOW_WATER_CUTS), so the cut after it keeps its pages. "
             f"Of the {len(under) - sum(1 for new, _ in under if new)} turns that kept the cut and are under 90 %, "
-            f"{res['text_dips']} changed first in the snapshot message's text (the user's words repeated there are "
-            f"fitted to what the grown tail leaves, dropping.fit_budget), not in the pages.")
+            f"{res['text_dips']} changed first in the snapshot message's text after the pages (where looked at: "
+            f"its section of the user's own messages appeared or went while the cut was kept; cause not found), "
+            f"not in the pages.")
 
 
 def write(text: str) -> None:
