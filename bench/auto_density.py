@@ -40,6 +40,7 @@ DATA = ROOT.parent / "shared" / "data"
 RESULTS = ROOT / "bench" / "RESULTS.md"
 CONT = "\u21aa"
 NL = "\u21b5"  # a newline's mark in the pages' text
+CONT_LABEL = re.compile(r" #\d+ \S+ \(cont\.\) ")  # a page's first row where it opens inside a message
 
 
 def files() -> list[Path]:
@@ -110,7 +111,7 @@ def flow_placed(pages, flow: list[str]) -> tuple[int, int, int]:
     not_found)`` (a line the pages do not show as the bench spells it: a control character, a symbol's label)."""
     import numpy as np
 
-    rows = [r for p in pages for r in p.text.split("\n")]
+    rows = [r for p in pages for r in p.text.split("\n") if not CONT_LABEL.fullmatch(r)]
     run = "".join(rows)
     ends = np.cumsum([len(r) for r in rows])
     starts = set((ends - np.array([len(r) for r in rows])).tolist())
@@ -130,7 +131,7 @@ def flow_placed(pages, flow: list[str]) -> tuple[int, int, int]:
 
 def broken(pages) -> int:
     """Lines broken across rows: runs of rows of the pages' text that start with the continuation mark."""
-    rows = [r for p in pages for r in p.text.split("\n")]
+    rows = [r for p in pages for r in p.text.split("\n") if not CONT_LABEL.fullmatch(r)]
     return sum(1 for i, r in enumerate(rows) if r.startswith(CONT) and (i == 0 or not rows[i - 1].startswith(CONT)))
 
 

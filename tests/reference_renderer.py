@@ -34,6 +34,7 @@ class _Pages:
 
     def __init__(self, prof, at, cell):
         self.prof, self.at = prof, at
+        self.head, self.opening = None, False  # the current message's header; True while its header is drawn
         self.cw, self.ch = cell
         self.width, self.height = prof.page_size
         self.cols, self.rows = self.width // self.cw, self.height // self.ch
@@ -45,6 +46,19 @@ class _Pages:
         self.page = [[255] * self.width for _ in range(self.height)]
         self.row = self.col = self.rows_used = 0
         self.lines: dict[tuple, str] = {}  # reading key -> text; a band's columns keyed after its top row
+        if getattr(self, "head", None) and not self.opening:  # the page opens inside a message: its label
+            self.draw_label(" " + " ".join(self.head.split()[:2] + ["(cont.)"]) + " ")
+
+    def draw_label(self, text):
+        """The first row: the message's id and role and ``(cont.)``, in the header's ink; then the next row."""
+        for c in text:
+            w = self.width_of(c)
+            if self.col + w > self.cols:
+                self.row, self.col = self.row + 1, 0
+            self.draw(c, INK[2], self.row, self.col, (self.row, 0, 0))
+            self.col += w
+            self.rows_used = max(self.rows_used, self.row + 1)
+        self.row, self.col = self.row + 1, 0
 
     def flush(self, last=False):
         h = self.height
@@ -149,7 +163,7 @@ class _Pages:
             free = self.rows - self.row
             if free <= 0:
                 self.flush()
-                free = self.rows
+                free = self.rows - self.row  # below the label of a page that opens inside the message
             n = len(rows)
             h = -(-n // k) if n <= k * free else free
             used_cols = min(k, -(-n // h)) if h else 0
@@ -184,6 +198,7 @@ def reference_render(document: Document, *, profile: str, cell: tuple[int, int],
     at = atlas(cell, family)
     p = _Pages(prof, at, cell)
     touched = False
+    head = head_mid = None
 
     # Symbols that no font of this atlas draws and that have a label take the label's cells (tab stops too).
     labels = {}
@@ -200,6 +215,10 @@ def reference_render(document: Document, *, profile: str, cell: tuple[int, int],
             touched = True
         if seg.style == STYLE_HEADER and p.col > 0:
             p.row, p.col = p.row + 1, 0
+        if seg.style == STYLE_HEADER:
+            head, head_mid = seg.text, seg.message_id
+        p.opening = seg.style == STYLE_HEADER  # a page opening in a header opens at its message: no label
+        p.head = head if seg.message_id == head_mid else None  # a segment of a message with no header: none
         text = "".join(labels.get(c, c) for c in nt.text)  # a labelled symbol is shown as its label's letters
         lines = text.split("\n")
         plan = plan_blocks(seg.text, seg.style, p.cols) if mode == "auto" else []

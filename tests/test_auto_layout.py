@@ -15,7 +15,7 @@ from reference_renderer import reference_render
 import snapglyph.raster.blocks as blocks_mod
 from conftest import shared_path
 from snapglyph import Document, build_document, load, profile
-from snapglyph.model.document import STYLE_DIM, STYLE_TEXT, Segment
+from snapglyph.model.document import STYLE_DIM, STYLE_HEADER, STYLE_TEXT, Segment
 from snapglyph.raster.atlas import SYMBOL_LABELS, atlas
 from snapglyph.raster.blocks import find_blocks, plan_blocks, split_lines
 from snapglyph.raster.render import iter_pages, render_document
@@ -29,6 +29,9 @@ FILES = [
     "pi-session/before-compaction.jsonl",
 ]
 
+
+
+CONT_LABEL = re.compile(r" #\d+ \S+ \(cont\.\) ")  # the first row of a page that opens inside a message
 
 def shown_lines(seg: Segment, cols: int, at) -> list[tuple[str, int, bool]]:
     """The normalized text of each line of each block of ``seg`` (labels as their letters) as a block draws it,
@@ -89,7 +92,7 @@ def check_rows(texts: list[str], want: list[tuple[str, int, bool]], cols: int = 
     """Walk the rows of the pages in order; each wanted line of a band must start a row with its indentation (then
     continue after ↪ marks, none inside its indentation); each line of a flow must be whole on a row (one wider
     than a row from a row's start). Returns the lines and how many of them are broken across rows."""
-    rows = [r for t in texts for r in t.split("\n")]
+    rows = [r for t in texts for r in t.split("\n") if not CONT_LABEL.fullmatch(r)]  # a page's label is no line
     at = off = broken = 0
     for line, _, flow in want:
         if flow:
@@ -380,3 +383,39 @@ def test_line_kernel_equals_reference_on_transcripts(name):
         kinds, _, _ = blocks_mod.line_kinds(lines, style)
         assert kinds == ref.classify_lines(lines, style)
         assert "".join(sorted(set(kinds))) == met
+
+
+def labeled_doc() -> Document:
+    """Messages with headers whose text runs across pages of the small page: prose, a flow block, a band."""
+    listing = "".join(f"src/m{i:02d}.py\n" for i in range(60))
+    code = "".join(f"{' ' * (4 * (i % 3))}x{i} = f({i});\n" for i in range(70))
+    return Document([Segment(" #0 user ", STYLE_HEADER, 0), Segment("word " * 130, STYLE_TEXT, 0),
+                     Segment(" #1 tool read_file ", STYLE_HEADER, 1), Segment(code, STYLE_DIM, 1),
+                     Segment(" #2 tool ls ", STYLE_HEADER, 2), Segment(listing, STYLE_DIM, 2),
+                     Segment("no header of its own " * 20, STYLE_TEXT, 3)])
+
+
+@pytest.mark.parametrize("mode, gain", [("auto", 1.1), ("auto", 0), ("dense", 1.1), ("lines", 1.1)])
+def test_a_page_opening_inside_a_message_is_labeled(mode, gain, monkeypatch):
+    """A page that opens inside a message (not at its header) has the message's id and role and ``(cont.)`` on its
+    first row, before the text (a band going on opens below it); pixel-equal to the reference renderer in every
+    layout; a page that opens at a header, or inside text of no message with a header, has none."""
+    monkeypatch.setattr(blocks_mod, "FLOW_GAIN", gain)
+    small = dataclasses.replace(profile("claude"), name="small", page_size=(224, 112), patch=28)  # 37 x 9 cells
+    d = labeled_doc()
+    fast = list(iter_pages(d, profile=small, cell=(6, 12), mode=mode))
+    slow, texts = reference_render(d, profile=small, cell=(6, 12), mode=mode)
+    assert len(fast) == len(slow) >= 6
+    for f, s, t in zip(fast, slow, texts):
+        assert np.array_equal(f.pixels, s), f"page {f.index} differs"
+        assert f.text == t
+    firsts = [t.split("\n")[0] for t in texts]
+    labels = [r for r in firsts if CONT_LABEL.fullmatch(r)]
+    assert {" #0 user (cont.) ", " #1 tool (cont.) ", " #2 tool (cont.) "} <= set(labels)
+    assert all(r.startswith(" #") for r in firsts[1:] if "header" not in r)
+    assert sum(p.chars for p in fast) == sum(len(s.text) for s in d.segments)  # a label is no source character
+    marks: list = []
+    again = list(iter_pages(d, profile=small, cell=(6, 12), mode=mode, marks=marks))
+    for k in range(1, len(again)):  # laid out again from a page's mark: the same pages, labels and all
+        assert [p.png for p in iter_pages(d, profile=small, cell=(6, 12), mode=mode, resume=(k, marks[k]))] == [
+            p.png for p in again[k:]]

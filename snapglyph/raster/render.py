@@ -43,6 +43,7 @@ from . import native
 from ._codes import KMAX, N_STATE, S_CELLS, S_ROWS_USED, new_page_state
 from .atlas import CELLS, CONT_MARK, MARKER, REPL_NARROW, REPL_WIDE, Atlas, atlas
 from .page import PNG_DEPTH, Page  # noqa: F401 - Page is part of this module's interface
+from .page_label import draw_label
 from .stream import Chunk, ahead, chunks
 
 __all__ = ["MODES", "STYLE_LUT", "Mark", "Page", "iter_pages", "render", "render_document", "resolve_cell"]
@@ -288,6 +289,7 @@ class _Pager:
                 self.unmarked = False
             drawn = self.drawn(self.index)
             ink = full if drawn else none
+            draw_label(self, ck, i, ink, drawn, STYLE_LUT, MARKER)  # a fresh page opening inside a message: its label
             j = self.layout(ck.codes, ck.styles, i, n, self.state, self.buf, at.glyphs, at.width, STYLE_LUT,
                             at.cell_w, at.cell_h, self.cols, self.rows, self.dense, MARKER, *ink, out_line, out_col,
                             self.line_flag, self.cont)

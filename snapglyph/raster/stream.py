@@ -15,7 +15,6 @@ A module of its own because it is a stage of the pipeline with its own inputs an
 
 from __future__ import annotations
 
-import itertools
 import queue
 import threading
 from collections.abc import Iterable, Iterator
@@ -29,6 +28,7 @@ from ._codes import CODE_BLOCK, CODE_BLOCK_END, CODE_NEWLINE, CODE_NOP, CODE_ROW
 from .atlas import Atlas
 from .blocks import plan_with_newlines
 from .flow import flow_stream
+from .page_label import label_glyphs
 from .text import normalize, normalize_codes
 
 __all__ = ["Chunk", "ahead", "chunks", "encode_segment", "insert_blocks", "segments", "split_point"]
@@ -271,6 +271,12 @@ class Chunk:
     first : int
         Index of the piece :func:`chunks` started this chunk at (``chunks(..., first=first)`` gives this chunk
         again, then the same ones after it: how a layout is taken up again at a page, :mod:`snapglyph.raster.lazy`).
+    heads : list of str or None
+        Per segment: the header text of the message it belongs to (the last header piece before it with its message
+        id, itself for a header), None where it has none: what a page that opens inside the message is labeled by
+        (:func:`snapglyph.raster.page_label.cont_label`).
+    header : list of bool
+        Per segment: whether it is a message's header (``STYLE_HEADER``, not a continued piece).
 
     Examples
     --------
@@ -279,10 +285,14 @@ class Chunk:
     ([0, 0], [0], [3], [1], [0], 0)
     """
 
-    def __init__(self, parts: list, first: int = 0, pieces: list[int] | None = None) -> None:
-        """``parts``: one ``(codes, srcw, style, message_id, zero_width, removed)`` tuple per segment; ``first``
-        and ``pieces`` (default: the parts' positions from ``first`` on): see the class."""
+    def __init__(self, parts: list, first: int = 0, pieces: list[int] | None = None,
+                 heads: list | None = None, header: list | None = None) -> None:
+        """``parts``: one ``(codes, srcw, style, message_id, zero_width, removed)`` tuple per segment; ``first``,
+        ``pieces`` (default: the parts' positions from ``first`` on), ``heads`` and ``header`` (default: none and
+        False): see the class."""
         self.first = first
+        self.heads = heads if heads is not None else [None] * len(parts)
+        self.header = header if header is not None else [False] * len(parts)
         self.pieces = pieces if pieces is not None else list(range(first, first + len(parts)))
         if len(parts) == 1:
             self.codes, self.srcw = parts[0][0], parts[0][1]
@@ -314,19 +324,30 @@ def chunks(document: Document, at: Atlas, fast: bool = False, cols: int = 0,
     """
     parts: list[tuple] = []
     pieces: list[int] = []
+    heads: list = []
+    header: list[bool] = []
     size, start = 0, first
-    for k, (text, style, mid, continued) in enumerate(itertools.islice(segments(document), first, None), first):
+    head, head_mid = None, None  # the last header piece and its message id (the pieces before first read too)
+    for k, (text, style, mid, continued) in enumerate(segments(document)):
+        is_header = style == STYLE_HEADER and not continued
+        if is_header:
+            head, head_mid = text, mid
+            label_glyphs(at, [text])  # the glyphs of the label a page opening inside the message takes
+        if k < first:
+            continue
         codes, srcw, zw, rm = encode_segment(text, style, at, continued, fast, cols, encoded)
         if len(codes) == 0:
             continue
         parts.append((codes, srcw, style if 0 <= style <= 3 else 0, mid, zw, rm))
         pieces.append(k)
+        heads.append(head if head_mid == mid else None)
+        header.append(is_header)
         size += len(codes)
         if size >= CHUNK:
-            yield Chunk(parts, start, pieces)
-            parts, pieces, size, start = [], [], 0, k + 1
+            yield Chunk(parts, start, pieces, heads, header)
+            parts, pieces, heads, header, size, start = [], [], [], [], 0, k + 1
     if parts:
-        yield Chunk(parts, start, pieces)
+        yield Chunk(parts, start, pieces, heads, header)
 
 
 _DONE = object()
