@@ -39,6 +39,7 @@ import io
 import math
 import os
 import platform
+import re
 import shutil
 import subprocess
 import sys
@@ -68,6 +69,8 @@ TESS_PX, RAPID_PX = 24, 12
 BINARIZE = 200  # tesseract gets every pixel darker than this black, the rest white (see the module docstring)
 GROUPS = {"0/O": set("0Oo"), "1/l/I": set("1lI|"), "5/S": set("5Ss"), "8/B": set("8B")}
 MARKS = str.maketrans({"\u21b5": " ", "\u21aa": " "})
+LABEL_ROW = re.compile(r"^ #\d+ \S+ \(cont\.\) (?:\n|$)")  # a page's label where it opens inside a message
+LABEL_READ = re.compile(r"#?\s*\d+\s+[A-Za-z]+\s*\(\s*cont\s*\.?\s*\)?")  # the label as OCR reads it
 PROXY_NOTE = """\
 **What this proxy can tell.** Whether a cell, font and layout leave enough pixels per glyph for a generic reader
 to tell characters apart (0/O, 1/l/I, 5/S, 8/B are counted), how that degrades from prose to code to random
@@ -214,10 +217,10 @@ def score_ids(pages: list[tuple[str, list[str]]], ids: list[tuple[str, str]]) ->
     """Identifiers shown on ``pages`` (reference, OCR lines) and read back verbatim, per kind, plus confusions."""
     refs, hyps = [], []
     conf = {k: 0 for k in GROUPS}
-    for ref, lines in pages:
-        refs.append(ref)
+    for ref, lines in pages:  # a page's label is left out where the pages are joined (an id may span two pages)
+        refs.append(LABEL_ROW.sub("", ref, count=1))
         _, _, hyp = score_page(ref, lines)
-        hyps.append((hyp, " ".join(lines)))
+        hyps.append((LABEL_READ.sub(" ", hyp, count=1), LABEL_READ.sub(" ", " ".join(lines), count=1)))
         for k, v in confusions(ref, hyp).items():
             conf[k] += v
     squash = "".join(norm(r).replace(" ", "") for r in refs)
