@@ -78,19 +78,25 @@ def test_build_checks_its_array_arguments(build):
 def test_build_releases_the_gil(build):
     """Another thread runs while one is inside a kernel call: it sees the output buffer part written (the first
     row's filter byte set, the last row's last byte not yet), a state that only exists inside the call. With the GIL
-    held the watching thread could look only before the call or after it. No clock is read."""
+    held the watching thread could look only before the call or after it, in every one of the calls tried. No clock
+    is read."""
     made, _ = build
     rows, width = 30000, 4000
     page = np.full((rows, width), 255, np.uint8)
-    out = np.full(rows * (1 + width // 4), 0x55, np.uint8)
-    worker = threading.Thread(target=made.pack_rows, args=(page, rows, 2, out))
-    partial = False
-    worker.start()
-    while worker.is_alive() and not partial:
-        partial = out[0] != 0x55 and out[-1] == 0x55
-    worker.join()
-    assert out[0] == 0 and out[-1] == 0xFF   # the call finished: every row written (filter 0, white at depth 2)
-    assert partial, "the watching thread never ran while the kernel was running"
+    seen = []
+    for _ in range(20):  # one sighting proves it; a loaded machine may not run the watcher in every call
+        out = np.full(rows * (1 + width // 4), 0x55, np.uint8)
+        worker = threading.Thread(target=made.pack_rows, args=(page, rows, 2, out))
+        partial = False
+        worker.start()
+        while worker.is_alive() and not partial:
+            partial = out[0] != 0x55 and out[-1] == 0x55
+        worker.join()
+        assert out[0] == 0 and out[-1] == 0xFF   # the call finished: every row written (filter 0, white at depth 2)
+        seen.append(partial)
+        if partial:
+            break
+    assert any(seen), "the watching thread never ran while the kernel was running, in 20 calls"
 
 
 def _fresh(code: str, **env) -> str:
