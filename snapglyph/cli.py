@@ -122,6 +122,34 @@ def _default_store(args: argparse.Namespace) -> tuple[Path | None, Path]:
     return read, store_beside(Path(args.input).name if args.input != "-" else "stdin")
 
 
+def _same_file(a: str | Path, b: str | Path) -> bool:
+    """Whether two paths name one file (the same inode where both exist, else the same resolved path)."""
+    a, b = Path(a), Path(b)
+    try:
+        if a.exists() and b.exists():
+            return a.samefile(b)
+    except OSError:
+        pass
+    return a.resolve() == b.resolve()
+
+
+def _check_outputs(source: str, out: str | None, store: Path) -> None:
+    """Refuse, before any work, a request or store that would be written over the input or over each other.
+
+    Raises
+    ------
+    InputError
+        ``--out`` is the input (the session would be replaced by the request), or ``--out`` is the store.
+    """
+    if out and out != "-":
+        if source != "-" and _same_file(out, source):
+            raise InputError(f"--out {out} is the input: the request would replace it; give another path")
+        if _same_file(out, store):
+            raise InputError(f"--out {out} is the source store too: the request and its store must be two files")
+    if source != "-" and _same_file(store, source):
+        raise InputError(f"--store {store} is the input: the store would replace it; give another path")
+
+
 @contextlib.contextmanager
 def _progress(desc: str):
     """A progress bar of pages drawn on standard error: shown after one second, and only on a terminal (tqdm is
@@ -158,6 +186,7 @@ def cmd_compact(args: argparse.Namespace) -> int:
     read, write = _default_store(args)
     if args.out and args.out != "-" and Path(args.out).is_dir():
         raise InputError(f"--out {args.out} is a folder; give the request file's path")
+    _check_outputs(args.input, args.out, write)
     store = SourceStore(read)  # None: a store in memory only
     kw = dict(profile=prof, dialect=args.dialect, budget=args.budget, store=store, max_tokens=args.max_tokens,
               model=args.request_model or args.model, cell=args.cell, mode=args.mode, family=args.family,

@@ -234,3 +234,22 @@ def test_serve_simulate_and_cost_refuse_bad_addresses_in_one_line():
     assert "query" in _one_line_error(run("serve", "--upstream", "http://127.0.0.1:9/?x=1", "--port", "0"))
     r = run("cost", str(TRAJ), "--scheduler", "garbage")
     assert "scheduler garbage" in _one_line_error(r)
+
+
+def test_compact_never_writes_over_its_input_or_its_store(tmp_path):
+    # --out naming the session (even read-only: a rename ignores the target's mode) or the store is refused before
+    # any work, and the session is left byte for byte.
+    import shutil
+    import stat
+
+    src = tmp_path / "s.traj"
+    shutil.copy(TRAJ, src)
+    src.chmod(stat.S_IRUSR | stat.S_IRGRP | stat.S_IROTH)
+    before = src.read_bytes()
+    err = _one_line_error(run("compact", str(src), "-o", str(src)))
+    assert err.strip() == f"snapglyph: error: --out {src} is the input: the request would replace it; give another path"
+    err = _one_line_error(run("compact", str(src), "--out", str(tmp_path / "q.req"), "--store",
+                              str(tmp_path / "q.req")))
+    assert err.strip() == (f"snapglyph: error: --out {tmp_path / 'q.req'} is the source store too: the request and its "
+                           "store must be two files")
+    assert src.read_bytes() == before and sorted(p.name for p in tmp_path.iterdir()) == ["s.traj"]

@@ -189,7 +189,8 @@ class SourceStore:
             except (json.JSONDecodeError, KeyError, TypeError, ValueError, AttributeError, RecursionError) as e:
                 if skip_bad:
                     continue
-                raise StoreError(f"{path}:{n}: not a source-store line ({type(e).__name__}: {e})") from None
+                why = f"no field {e}" if isinstance(e, KeyError) else str(e).split("\n")[0]
+                raise StoreError(f"{path}:{n}: not a source-store line ({why})") from None
             messages[m.id] = m
 
     def _bind_read(self, conversation: str, path: Path) -> None:
