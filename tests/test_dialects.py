@@ -131,3 +131,22 @@ def test_an_uploaded_file_image_is_kept_for_anthropic_and_named_elsewhere():
             in json.dumps(res.request)
         assert dict(res.rewrites) == {f"images of uploaded files the {dialect} dialect cannot carry sent as text "
                                       "naming them": 1} and validate(res.request, dialect) == []
+
+
+def test_a_freeform_tool_call_goes_back_to_responses_as_one():
+    # Codex's apply_patch is a custom (freeform) tool: its call's input is patch text, not JSON. Sent to Responses it
+    # stays a custom_tool_call with its custom_tool_call_output and a custom tool definition, never a function_call
+    # whose "arguments" are not JSON.
+    from snapglyph.readers.responses import read_responses
+
+    patch = "*** Begin Patch\n*** Add File: a.py\n+x = 1\n*** End Patch"
+    items = [{"type": "message", "role": "user", "content": [{"type": "input_text", "text": "add a.py"}]},
+             {"type": "custom_tool_call", "call_id": "c1", "name": "apply_patch", "input": patch},
+             {"type": "custom_tool_call_output", "call_id": "c1", "output": "Success."}]
+    msgs = read_responses(items, "rollout")[0]
+    out, _ = normalize(msgs, dialect="responses")
+    req = to_request(out, dialect="responses", model="gpt-5.1-codex", max_tokens=100)
+    assert req["input"][1:] == [{"type": "custom_tool_call", "call_id": "c1", "name": "apply_patch", "input": patch},
+                                {"type": "custom_tool_call_output", "call_id": "c1", "output": "Success."}]
+    assert req["tools"] == [{"type": "custom", "name": "apply_patch", "description": "The apply_patch tool."}]
+    assert validate(req, "responses") == []

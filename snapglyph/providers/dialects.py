@@ -165,6 +165,7 @@ def _reasoning_item(p: Part) -> dict:
 
 def _responses_items(messages: Sequence[Message]) -> list[dict]:
     items: list[dict] = []
+    custom: set[str] = set()  # call ids of freeform tools' calls (their outputs are custom_tool_call_output)
 
     def user_content(parts: list[Part]) -> list[dict]:
         c = []
@@ -188,6 +189,11 @@ def _responses_items(messages: Sequence[Message]) -> list[dict]:
             if text:  # string content: an input message (an output_text part wants the output item's id)
                 items.append({"type": "message", "role": "assistant", "content": text})
             for c in m.tool_calls():
+                if c.meta.get("custom"):  # a freeform (custom) tool's call: its input is raw text, not JSON
+                    custom.add(c.call_id)
+                    items.append({"type": "custom_tool_call", "call_id": c.call_id, "name": c.name,
+                                  "input": c.arguments})
+                    continue
                 items.append({"type": "function_call", "call_id": c.call_id, "name": c.name,
                               "arguments": c.arguments or "{}"})
         else:
@@ -196,7 +202,8 @@ def _responses_items(messages: Sequence[Message]) -> list[dict]:
                     output: Any = user_content(p.content)
                 else:
                     output = p.result_text()
-                items.append({"type": "function_call_output", "call_id": p.call_id, "output": output})
+                kind = "custom_tool_call_output" if p.call_id in custom else "function_call_output"
+                items.append({"type": kind, "call_id": p.call_id, "output": output})
             rest = [p for p in m.parts if p.kind in ("text", "image")]
             if rest:
                 items.append({"type": "message", "role": "user", "content": user_content(rest)})
@@ -254,8 +261,10 @@ def _all_defs(tools: Sequence[dict], messages: Sequence[Message]) -> list[dict]:
     """The source's neutral definitions, plus an open one for each tool called but not defined (sorted by name)."""
     defs = [dict(t) for t in tools if t.get("name")]
     known = {t["name"] for t in defs}
-    called = sorted({p.name for m in messages for p in m.parts if p.kind == "tool_call" and p.name} - known)
-    return defs + [{"name": n, "description": f"The {n} tool.", "parameters": {"type": "object"}} for n in called]
+    calls = [p for m in messages for p in m.parts if p.kind == "tool_call" and p.name and p.name not in known]
+    custom = {p.name for p in calls if p.meta.get("custom")}
+    return defs + [{"name": n, "description": f"The {n} tool.", "parameters": {"type": "object"}}
+                   | ({"custom": True} if n in custom else {}) for n in sorted({p.name for p in calls})]
 
 
 def tool_definitions(tools: Sequence[dict], messages: Sequence[Message], *, dialect: str) -> list[dict]:
@@ -298,6 +307,8 @@ def tool_definitions(tools: Sequence[dict], messages: Sequence[Message], *, dial
         desc = t.get("description") or ""
         if dialect == "anthropic":
             out.append({"name": t["name"], "description": desc, "input_schema": params})
+        elif dialect == "responses" and t.get("custom"):  # a freeform tool (Codex's apply_patch): text input
+            out.append({"type": "custom", "name": t["name"], "description": desc})
         elif dialect == "responses":
             # strict stated: the SDK's FunctionToolParam requires it, and the API's default (true) refuses
             # schemas that are not strict-compatible
