@@ -5,8 +5,9 @@ are removed, so the folder never holds a page its manifest does not list. Only f
 are touched; anything else in the folder stays.
 
 Files are whole or absent: the pages and the manifest are first written into a temporary folder inside the output
-folder (``.snapglyph-render-PID-*``, same file system; each file through :func:`snapglyph._files.write_atomic`), and
-moved in place only once every page is written: the earlier manifest goes first, then the pages, the earlier run's
+folder (``.snapglyph-render-PID-*``, same file system; each file through :func:`snapglyph._files.write_atomic`, the
+pages without an fsync each, since no reader looks into that folder: 1,386 fsyncs were 0.37 s of a 10 M character
+render, measured 2026-12-08), and moved in place only once every page is written: the earlier manifest goes first, then the pages, the earlier run's
 stale pages, and the new manifest last. A render that fails while writing (a full disk, a drawing error) removes
 its temporary folder and leaves the earlier run as it was; one that fails while moving leaves neither pages nor
 manifest. A temporary folder a killed run left behind is removed by the next render.
@@ -141,8 +142,8 @@ def write_pages(folder: str | Path, pages: Iterable, profile_name: str,
     _remove_orphans(out)
     tmp = Path(tempfile.mkdtemp(prefix=f"{_TMP_PREFIX}{os.getpid()}-", dir=out))
 
-    def write(page) -> None:
-        write_atomic(tmp / page_name(page.index), page.png)
+    def write(page) -> None:  # no fsync: the folder is seen by no one until every file in it is whole
+        write_atomic(tmp / page_name(page.index), page.png, fsync=False)
         if buffers is not None:
             buffers.give(page.pixels)
 
