@@ -21,7 +21,7 @@ try:  # POSIX
 except ImportError:  # pragma: no cover - Windows: a lock file (the filelock library) instead
     fcntl = None  # type: ignore[assignment]
 
-__all__ = ["atomic_writer", "folder_lock", "write_atomic"]
+__all__ = ["atomic_writer", "folder_lock", "same_file", "write_atomic"]
 
 
 def _fsync_dir(folder: Path) -> None:
@@ -169,3 +169,24 @@ def folder_lock(path: "str | os.PathLike", *, timeout: float = 60.0) -> Iterator
         yield
     finally:
         os.close(fd)  # closing the descriptor releases the lock
+
+
+def same_file(a: "str | os.PathLike", b: "str | os.PathLike") -> bool:
+    """Whether two paths name one file: the same inode where both exist (a hard link, ``./x`` and ``x``), else the
+    same resolved path.
+
+    Examples
+    --------
+    >>> import tempfile, pathlib
+    >>> d = pathlib.Path(tempfile.mkdtemp()); (d / "a").write_text("x"); (d / "b").hardlink_to(d / "a")
+    1
+    >>> same_file(d / "a", d / "." / "a"), same_file(d / "a", d / "b"), same_file(d / "a", d / "new")
+    (True, True, False)
+    """
+    a, b = Path(a), Path(b)
+    try:
+        if a.exists() and b.exists():
+            return a.samefile(b)
+    except OSError:
+        pass
+    return a.resolve() == b.resolve()

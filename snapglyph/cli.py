@@ -13,7 +13,7 @@ import sys
 from pathlib import Path
 from typing import Sequence
 
-from ._files import write_atomic
+from ._files import same_file, write_atomic
 from .errors import InputError, SnapglyphError
 
 __all__ = ["main"]
@@ -122,17 +122,6 @@ def _default_store(args: argparse.Namespace) -> tuple[Path | None, Path]:
     return read, store_beside(Path(args.input).name if args.input != "-" else "stdin")
 
 
-def _same_file(a: str | Path, b: str | Path) -> bool:
-    """Whether two paths name one file (the same inode where both exist, else the same resolved path)."""
-    a, b = Path(a), Path(b)
-    try:
-        if a.exists() and b.exists():
-            return a.samefile(b)
-    except OSError:
-        pass
-    return a.resolve() == b.resolve()
-
-
 def _check_outputs(source: str, out: str | None, store: Path) -> None:
     """Refuse, before any work, a request or store that would be written over the input or over each other.
 
@@ -142,11 +131,11 @@ def _check_outputs(source: str, out: str | None, store: Path) -> None:
         ``--out`` is the input (the session would be replaced by the request), or ``--out`` is the store.
     """
     if out and out != "-":
-        if source != "-" and _same_file(out, source):
+        if source != "-" and same_file(out, source):
             raise InputError(f"--out {out} is the input: the request would replace it; give another path")
-        if _same_file(out, store):
+        if same_file(out, store):
             raise InputError(f"--out {out} is the source store too: the request and its store must be two files")
-    if source != "-" and _same_file(store, source):
+    if source != "-" and same_file(store, source):
         raise InputError(f"--store {store} is the input: the store would replace it; give another path")
 
 
