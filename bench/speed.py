@@ -286,9 +286,11 @@ def measure(sizes=(1_000_000, 10_000_000, 40_000_000), e2e_chars: int = 10_000_0
         comp = [PY, "-m", "snapglyph.cli", "compact", str(hist), "--out", str(work / "req.json"),
                 "--store", str(work / f"store-{k}.jsonl")]
         progress(f"compact of the history x{k} ({hist.stat().st_size / 1e6:.0f} MB)")
+        (work / f"store-{k}.jsonl").unlink(missing_ok=True)  # a first compaction: no store of an earlier run read
         mem = peak_rss_mb(comp)
         (work / f"store-{k}.jsonl").unlink(missing_ok=True)
         wall, cpu = run_timed(comp)
+        (work / f"store-{k}.jsonl").unlink(missing_ok=True)
         res["compact"][str(k)] = {"mb": hist.stat().st_size / 2**20, "memory": mem, "wall": wall, "cpu": cpu}
     res["history"] = "the aider history of ../shared/data" if inputs.AIDER.is_file() else \
         "a synthetic aider history of 4.2 M characters (../shared/data is absent)"
