@@ -129,7 +129,7 @@ def _post(c: httpx.Client, url: str, body: dict, caller: str) -> httpx.Response:
 
 def test_a_request_of_a_caller_with_nothing_compacted_is_sent_before_it_is_read(tmp_path):
     small = {"model": "claude-sonnet-4-5", "max_tokens": 20, "messages": [{"role": "user", "content": "hi"}]}
-    with Simulator([answer("ok")] * 8, provider="anthropic", context_window=6000) as sim, \
+    with Simulator([answer("ok")] * 8, provider="anthropic", context_window=9000) as sim, \
             Background(ServeConfig(sim.base_url, state=tmp_path / "state")).start() as bg, httpx.Client() as c:
         early = bg.app.state.proxy.early
         assert _post(c, bg.url, small, "a").status_code == 200 and early.sent == 0      # under MIN_BYTES: read first
