@@ -31,7 +31,8 @@ from __future__ import annotations
 
 import json
 import os
-from typing import Any
+from collections.abc import Generator
+from typing import Any, NamedTuple
 
 import litellm
 from litellm.exceptions import ContextWindowExceededError
@@ -252,6 +253,48 @@ def _follow_up(hook: SnapglyphHook, data: dict, sent: dict, reply: Any, calls: l
     return with_answers(texts)
 
 
+class _Done(NamedTuple):
+    """The end of :func:`_steps`: the reply the caller gets."""
+
+    reply: Any
+
+
+def _next(step: Any, value: Any) -> Any:
+    """The next request :func:`_steps` wants sent, or :class:`_Done` with its reply."""
+    try:
+        return step(value)
+    except StopIteration as end:
+        return _Done(end.value)
+
+
+def _steps(hook: "SnapglyphHook", kwargs: dict) -> Generator[dict, Any, Any]:
+    """The one recovery of :func:`completion_with_recovery` and its async twin, as a generator: it yields each
+    request to send and is sent the reply (or thrown the call's exception); it returns the caller's reply.
+    Compacted as needed; an overflow learned and retried once (a second overflow lowers the conversation's next
+    budget and is raised); then up to :data:`RECALL_ROUNDS` rounds of ``recall_messages`` answered."""
+    recall = hook.answers_recall(kwargs)
+    sent = hook.compact_data(kwargs, recall=recall)
+    try:
+        reply = yield sent
+    except Exception as exc:  # a foreign error: only a recognized overflow is handled
+        if not hook.learn(kwargs, exc, sent):
+            raise
+        sent = hook.compact_data(kwargs, recall=recall)
+        try:
+            reply = yield sent
+        except Exception as again:  # the retry overflowed too: the conversation's next call starts lower
+            hook.learn(kwargs, again, sent)
+            raise
+    hook.answered(kwargs, sent)
+    for _ in range(RECALL_ROUNDS if recall and sent is not kwargs else 0):
+        calls = _recall_calls(reply)
+        if calls is None:
+            break
+        sent = _follow_up(hook, kwargs, sent, reply, calls)
+        reply = yield sent
+    return reply
+
+
 def completion_with_recovery(hook: SnapglyphHook, **kwargs: Any) -> Any:
     """``litellm.completion(**kwargs)`` with the messages compacted to the conversation's budget; on a context
     overflow the budget is learned from the request that overflowed and the call made once more, compacted. A
@@ -283,27 +326,17 @@ def completion_with_recovery(hook: SnapglyphHook, **kwargs: Any) -> Any:
     ...     print(conv.budget < 12_000, conv.budget < conv.last.tokens_after)   # the failed retry lowered it again
     True True
     """
-    recall = hook.answers_recall(kwargs)
-    sent = hook.compact_data(kwargs, recall=recall)
-    try:
-        reply = litellm.completion(**sent)
-    except Exception as exc:  # a foreign error: only a recognized overflow is handled
-        if not hook.learn(kwargs, exc, sent):
-            raise
-        sent = hook.compact_data(kwargs, recall=recall)
+    steps = _steps(hook, kwargs)
+    sent = next(steps)
+    while True:
         try:
             reply = litellm.completion(**sent)
-        except Exception as again:  # the retry overflowed too: the conversation's next call starts lower
-            hook.learn(kwargs, again, sent)
-            raise
-    hook.answered(kwargs, sent)
-    for _ in range(RECALL_ROUNDS if recall and sent is not kwargs else 0):
-        calls = _recall_calls(reply)
-        if calls is None:
-            break
-        sent = _follow_up(hook, kwargs, sent, reply, calls)
-        reply = litellm.completion(**sent)
-    return reply
+        except Exception as exc:
+            sent = _next(steps.throw, exc)
+        else:
+            sent = _next(steps.send, reply)
+        if isinstance(sent, _Done):
+            return sent.reply
 
 
 async def acompletion_with_recovery(hook: SnapglyphHook, **kwargs: Any) -> Any:
@@ -317,24 +350,14 @@ async def acompletion_with_recovery(hook: SnapglyphHook, **kwargs: Any) -> Any:
     >>> reply.choices[0].message.content
     'hello'
     """
-    recall = hook.answers_recall(kwargs)
-    sent = hook.compact_data(kwargs, recall=recall)
-    try:
-        reply = await litellm.acompletion(**sent)
-    except Exception as exc:  # a foreign error: only a recognized overflow is handled
-        if not hook.learn(kwargs, exc, sent):
-            raise
-        sent = hook.compact_data(kwargs, recall=recall)
+    steps = _steps(hook, kwargs)
+    sent = next(steps)
+    while True:
         try:
             reply = await litellm.acompletion(**sent)
-        except Exception as again:  # the retry overflowed too: the conversation's next call starts lower
-            hook.learn(kwargs, again, sent)
-            raise
-    hook.answered(kwargs, sent)
-    for _ in range(RECALL_ROUNDS if recall and sent is not kwargs else 0):
-        calls = _recall_calls(reply)
-        if calls is None:
-            break
-        sent = _follow_up(hook, kwargs, sent, reply, calls)
-        reply = await litellm.acompletion(**sent)
-    return reply
+        except Exception as exc:
+            sent = _next(steps.throw, exc)
+        else:
+            sent = _next(steps.send, reply)
+        if isinstance(sent, _Done):
+            return sent.reply
