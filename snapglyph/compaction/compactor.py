@@ -214,9 +214,10 @@ def _shrink(conv: Conversation, cache: CachedDraw, allowance: Allowance, *, cut,
     plan, drops = (plan_at(conv, cut), None) if cut is not None else (
         plan_after(conv, budget, earlier, user_bound=user_bound, ledger_share=ledger) if earlier is not None
         else (plan_cut(conv, budget, user_bound=user_bound, ledger_share=ledger), None))
-    notes = snapshot_notes(plan.middle, user_cap=allowance.user_words, ledger_share=ledger,
+    frozen = cut is not None and cut.user >= 0          # a kept cut writes its user's words as it did
+    notes = snapshot_notes(plan.middle, user_cap=cut.user if frozen else allowance.user_words, ledger_share=ledger,
                            recall_tool=conv.recall_tool, count=count, head=conv.norm[:plan.head_end],
-                           page_tokens=planned_page_tokens(conv, plan, budget))
+                           page_tokens=None if frozen else planned_page_tokens(conv, plan, budget))
     fit = fit_budget(conv, plan, budget, notes, drops) if cut is None else refit(conv, plan, budget, notes, cut)
     if summarize is not None and len(fit.kept) < len(plan.pages):
         fit = add_summary(fit, plan, budget, summarize, conv.costs.text)
@@ -245,7 +246,8 @@ def _shrink(conv: Conversation, cache: CachedDraw, allowance: Allowance, *, cut,
                    head_ids=[m.id for m in conv.norm[:plan.head_end]], middle_ids=plan.middle_ids,
                    tail_ids=[m.id for m in conv.norm[plan.cut:]], dropped_ids=out.dropped, tokens_after=final,
                    cache_break=_cache_break(conv, out), middle_text_tokens=_shown_text_tokens(conv, plan, out),
-                   paged=[(p.message_id, p.kind, p.ordinal) for p in fit.paged])
+                   paged=[(p.message_id, p.kind, p.ordinal) for p in fit.paged],
+                   user_cap=fit.notes.user_cap if fit.notes is not None else -1)
 
 
 class _Middles:
@@ -303,7 +305,7 @@ def _shown_text_tokens(conv: Conversation, plan: Plan, out: Assembly) -> int:
 
 
 def _finish(conv: Conversation, msgs: list[Message], req: dict, pages: list, *, rewrites: Counter | None = None,
-            notes: Sequence[str] = (), **kw: Any) -> CompactResult:
+            notes: Sequence[str] = (), user_cap: int = -1, **kw: Any) -> CompactResult:
     """Check the request as the provider would, keep every message's source, and build the result: its rewrites
     and notes are the conversation's (the reading) joined with those the later steps returned.
 
@@ -318,7 +320,7 @@ def _finish(conv: Conversation, msgs: list[Message], req: dict, pages: list, *, 
         raise InternalError(f"the compacted request would be rejected: {faults[0]}"
                             + (f" (and {len(faults) - 1} more)" if len(faults) > 1 else ""), faults=faults)
     conv.store.put(conv.source)
-    cut = cut_of(conv, kw["tail_ids"], -1 if kw.get("paged") or kw.get("passthrough") else len(pages))
+    cut = cut_of(conv, kw["tail_ids"], -1 if kw.get("paged") or kw.get("passthrough") else len(pages), user_cap)
     return CompactResult(request=req, store=conv.store, pages=pages, rewrites=join_counts(conv.rewrites, rewrites or Counter()),
                          profile=conv.prof.name, dialect=conv.dialect, tokens_before=conv.before,
                          notes=[*conv.notes, *notes], renamed_tools=dict(conv.renamed_tools),

@@ -68,20 +68,25 @@ class Cut:
     kept : int
         Pages of the middle that were sent (the last ``kept`` in the drop order); ``-1`` when the cut cannot be
         reused (the tail had oversized outputs shown as pages, or nothing was compacted).
+    user : int
+        Tokens the snapshot's section of the user's words was written within (its cap, gap included): a reuse of
+        the cut writes that section again within the same cap, byte for byte, or is a new cut; ``-1``: not recorded
+        (a cut saved before 2026-12-08), the section fitted to the room left as for a new cut.
 
     Examples
     --------
-    >>> Cut(12, "0123456789abcdef", 3).to_json()
-    {'first_tail': 12, 'prefix': '0123456789abcdef', 'kept': 3}
+    >>> Cut(12, "0123456789abcdef", 3, 250).to_json()
+    {'first_tail': 12, 'prefix': '0123456789abcdef', 'kept': 3, 'user': 250}
     """
 
     first_tail: int
     prefix: str
     kept: int
+    user: int = -1
 
     def to_json(self) -> dict:
         """Plain data (for a state file)."""
-        return {"first_tail": self.first_tail, "prefix": self.prefix, "kept": self.kept}
+        return {"first_tail": self.first_tail, "prefix": self.prefix, "kept": self.kept, "user": self.user}
 
 
 def prefix_fingerprint(messages: list, first_tail: int, digests: MessageDigests | None = None) -> str:
@@ -110,11 +115,12 @@ def prefix_fingerprint(messages: list, first_tail: int, digests: MessageDigests 
     return digests.run(m for m in messages[opening:] if m.id < first_tail)[:16]
 
 
-def cut_of(conv: Conversation, tail_ids: list[int], kept: int) -> Cut:
-    """The :class:`Cut` a finished compaction of ``conv`` made: its tail's ids and the pages it sent (``kept=-1``
-    when the cut cannot be reused: outputs of the tail shown as pages, or a passthrough)."""
+def cut_of(conv: Conversation, tail_ids: list[int], kept: int, user: int = -1) -> Cut:
+    """The :class:`Cut` a finished compaction of ``conv`` made: its tail's ids, the pages it sent (``kept=-1``
+    when the cut cannot be reused: outputs of the tail shown as pages, or a passthrough) and the cap its user's
+    words were written within (``user``)."""
     first = tail_ids[0] if tail_ids else 0
-    return Cut(first, prefix_fingerprint(conv.source, first, conv.digests), kept)
+    return Cut(first, prefix_fingerprint(conv.source, first, conv.digests), kept, user)
 
 
 def plan_at(conv: Conversation, cut: Cut) -> Plan:
@@ -158,12 +164,14 @@ def plan_at(conv: Conversation, cut: Cut) -> Plan:
 
 
 def refit(conv: Conversation, plan: Plan, budget: int, notes: Notes | None, cut: Cut) -> Fit:
-    """Fit the budget with the pages the earlier ``cut`` kept, no fewer and no more.
+    """Fit the budget with the pages the earlier ``cut`` kept, no fewer and no more; ``notes``, where the cut
+    recorded its user's-words cap (``cut.user``), written within that cap: the section must come out as the cut
+    wrote it (a section that changed while the cut is kept would change the request's bytes after the pages).
 
     Raises
     ------
     CutNoLongerFits
-        The tail no longer fits beside those pages (or would need its outputs shown as pages).
+        The tail no longer fits beside those pages and that section (or would need its outputs shown as pages).
 
     Examples
     --------
@@ -188,6 +196,9 @@ def refit(conv: Conversation, plan: Plan, budget: int, notes: Notes | None, cut:
     except BudgetError as e:
         raise CutNoLongerFits(f"the tail from #{cut.first_tail} no longer fits: {e}", needed=e.needed,
                               budget=budget) from None
+    if notes is not None and cut.user >= 0 and fit.notes is not None and fit.notes.user_text != notes.user_text:
+        raise CutNoLongerFits(f"the tail from #{cut.first_tail} leaves no room for the snapshot's user's words as "
+                              "the cut wrote them")
     if fit.paged:
         raise CutNoLongerFits(f"the tail from #{cut.first_tail} would need its outputs shown as pages")
     fit = replace(fit, kept=fit.kept_after(len(plan.pages) - cut.kept))

@@ -300,7 +300,7 @@ class Planner:
     def _sticky(self, conv: ConversationRecord, dialect: str, body: dict, profile: str, *,
                 save: bool, model: str | None = None) -> Outcome | None:
         """The earlier cut, when its tail still fits the budget and the messages before it are unchanged."""
-        cut = Cut(conv.cut, conv.prefix, conv.kept) if conv.cut is not None else None
+        cut = Cut(conv.cut, conv.prefix, conv.kept, conv.cut_user) if conv.cut is not None else None
         try:
             budget = Budget(conv.budget, conv.window, conv.ratio)
             new_body, res, _ = compact_body(body, dialect, profile=conv.profile or profile, budget=budget,
@@ -325,7 +325,7 @@ class Planner:
         fixed = cut_target(ceiling.tokens, mt, 0.0, share=self.config.target)  # where the growth's target cannot fit
         store = self._store(key) if not dry else None
         known = self.states.get(key)                        # its cut before: the new one keeps its pages first
-        earlier = Cut(known.cut, known.prefix, known.kept) if known is not None and known.cut is not None else None
+        earlier = Cut(known.cut, known.prefix, known.kept, known.cut_user) if known is not None and known.cut is not None else None
         last: Exception | None = None
         for budget in dict.fromkeys((target, max(target, fixed), ceiling.tokens)):
             most = ceiling.most if budget == ceiling.tokens else None     # the smallest compaction: the last try
@@ -349,7 +349,8 @@ class Planner:
             with self._lock:
                 conv = self._conv(key, dialect, body, profile, model)
                 conv.window, conv.ratio, conv.budget = ceiling.window, ceiling.ratio, ceiling.tokens
-                conv.cut, conv.prefix, conv.kept, conv.pending = cut.first_tail, cut.prefix, cut.kept, False
+                conv.cut, conv.prefix, conv.kept, conv.cut_user, conv.pending = (cut.first_tail, cut.prefix, cut.kept,
+                                                                    cut.user, False)
                 conv.cuts += 1
                 record_cut(conv)
                 conv.history = (conv.history + [{"cut": cut.first_tail, "tokens_before": res.tokens_before,

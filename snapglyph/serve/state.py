@@ -67,6 +67,8 @@ class ConversationRecord:
         Fingerprint of the messages before the cut, so a history edited by the client is never given old pages.
     kept : int
         Pages of the cut's middle that are sent (the same while the cut is reused; -1: the cut is not reused).
+    cut_user : int
+        The cap the cut's user's words were written within (:attr:`snapglyph.compaction.sticky.Cut.user`).
     pending : bool
         Compact the next request before sending it (set by an overflow inside a stream that had started).
     no_images : str
@@ -106,6 +108,7 @@ class ConversationRecord:
     cut: int | None = None
     prefix: str = ""
     kept: int = 0
+    cut_user: int = -1
     pending: bool = False
     no_images: str = ""
     requests: int = 0
