@@ -12,6 +12,7 @@ so generic handlers keep working::
     ├── FontError (OSError)              a bundled font is missing or unreadable
     ├── RenderError (RuntimeError)       the rasterizer could not lay out or draw the text
     ├── BudgetError (ValueError)         the head, pages and newest round cannot fit the token budget
+    ├── CompactionStormError (RuntimeError)  a conversation needs a new cut too often to be kept under its window
     ├── LimitError (ValueError)          a provider limit (images, bytes) cannot be met
     ├── StoreError (RuntimeError)        the source store lacks a covered id, or cannot be read/written
     ├── InternalError (RuntimeError)     snapglyph built something it must never build (a bug: please report it)
@@ -25,6 +26,7 @@ from __future__ import annotations
 
 __all__ = [
     "BudgetError",
+    "CompactionStormError",
     "FontError",
     "FormatError",
     "InputError",
@@ -153,6 +155,34 @@ class BudgetError(SnapglyphError, ValueError):
         super().__init__(message)
         self.needed = needed
         self.budget = budget
+
+
+class CompactionStormError(SnapglyphError, RuntimeError):
+    """A conversation needs a new cut too often to be kept under its window: more than
+    :data:`~snapglyph._config.STORM_CUTS` new cuts within :data:`~snapglyph._config.STORM_REQUESTS` of its requests
+    (:func:`snapglyph.compaction.storms.storm`). Raised instead of another rewrite, each of which re-bills the
+    prompt cache; the message names the conversation's largest message.
+
+    Attributes
+    ----------
+    cuts, requests : int
+        The new cuts counted, and the requests they were counted in.
+    largest : tuple of (int, str, int) or None
+        ``(index, role, estimated tokens)`` of the request's largest message (item), when it has one.
+
+    Examples
+    --------
+    >>> e = CompactionStormError("cannot be kept under the window", cuts=5, requests=10, largest=(3, "tool", 4200))
+    >>> isinstance(e, RuntimeError), e.cuts, e.largest[1]
+    (True, 5, 'tool')
+    """
+
+    def __init__(self, message: str, *, cuts: int = 0, requests: int = 0,
+                 largest: "tuple[int, str, int] | None" = None) -> None:
+        super().__init__(message)
+        self.cuts = cuts
+        self.requests = requests
+        self.largest = largest
 
 
 class LimitError(SnapglyphError, ValueError):

@@ -8,16 +8,16 @@ Two rules, one owner each, for every door:
 - :func:`cut_target`: the budget a new cut aims at is the ceiling less the room the next
   :data:`~snapglyph._config.GROWTH_TURNS` turns take at the conversation's growth per turn (:func:`grown`), not a
   fixed share; never below :data:`~snapglyph._config.CUT_FLOOR` of the room above the reserve;
-- :func:`storm`: more than :data:`~snapglyph._config.STORM_CUTS` new cuts within the last
-  :data:`~snapglyph._config.STORM_REQUESTS` requests of a conversation is a storm: the door answers the client with
-  one error naming the largest message instead of another rewrite.
+- :func:`storm` (owned by :mod:`snapglyph.compaction.storms`, with the counting and the one error): more than
+  :data:`~snapglyph._config.STORM_CUTS` new cuts within the last :data:`~snapglyph._config.STORM_REQUESTS`
+  requests of a conversation is a storm: the door answers the client with one error naming the largest message
+  instead of another rewrite.
 """
 
 from __future__ import annotations
 
-from typing import Sequence
-
-from .._config import CUT_FLOOR, GROWTH_TURNS, STORM_CUTS, STORM_REQUESTS
+from .._config import CUT_FLOOR, GROWTH_TURNS
+from .storms import storm      # the storm rule's owner is compaction.storms (re-exported here)
 
 __all__ = ["cut_target", "grown", "storm"]
 
@@ -83,15 +83,3 @@ def cut_target(ceiling: int, reserve: int, growth: float, *, share: float, turns
     if growth <= 0:
         return reserve + max(1, int(room * share))
     return max(reserve + max(1, int(room * floor)), min(ceiling, int(ceiling - growth * turns)))
-
-
-def storm(cuts: Sequence[int], request: int, *, limit: int = STORM_CUTS, window: int = STORM_REQUESTS) -> bool:
-    """Whether one more new cut at request number ``request`` would be a storm: ``limit`` cuts already made in the
-    last ``window`` requests (``cuts``: the request numbers of the conversation's new cuts).
-
-    Examples
-    --------
-    >>> storm([3, 11, 19], 27), storm([20, 21, 22, 23, 24], 25), storm([2, 21, 22, 23, 24], 25)
-    (False, True, False)
-    """
-    return sum(1 for n in cuts if request - n < window) >= limit

@@ -43,7 +43,7 @@ from ..providers.overflow import OverflowResult, detect
 from .answers import error_read, relayable, watch
 from .early import EarlySend, compacted_first
 from .guards import host_allowed, read_json, read_raw
-from .storms import storm_response
+from .storms import arrive, storm_response
 from .recall_loop import RecallJob, RecallRelay
 from .recall_shapes import offers_recall
 from .relay import Relay
@@ -84,6 +84,7 @@ class _Ctx:
     text_only: bool = False                 # sent once more without pages after a refusal (serve.answers)
     first_event_retried: bool = False
     image_capped: bool = False
+    byte_capped: bool = False               # sent once more under a body byte cap (serve.answers)
     storm: str = ""                         # the one-line error of a compaction storm (serve.storms)
     exact: bool = False
 
@@ -157,6 +158,8 @@ class Proxy:
         early = await self.early.send(self, ctx)            # nothing to compact: sent before it is read
         if ctx.dialect is not None:
             await self._read(ctx)
+        if ctx.key is not None:
+            arrive(self.states, ctx.key)                    # its cuts count at this number (serve.storms)
         if ctx.key is not None and early is None:
             await self._before(ctx)
             if ctx.storm:
@@ -222,7 +225,7 @@ class Proxy:
         """Compact before sending: a compacted or marked conversation, or ``compact_at`` passed."""
         conv = self.states.get(ctx.key)
         wants = compacted_first(conv)
-        if not wants and self.config.compact_at is None:
+        if not wants and self.config.compact_at is None and not self.planner.learned(ctx.model):
             return
         why = self._images_refused(ctx, conv)
         if why:

@@ -1,5 +1,6 @@
-"""``serve``'s side of the storm rule (:mod:`snapglyph.compaction.growth`): the answer a client gets instead of
-another rewrite, naming the message that keeps the conversation over its window.
+"""``serve``'s side of the storm rule (:mod:`snapglyph.compaction.storms` owns the counting, the rule and the
+one-line error): the answer a client gets instead of another rewrite, naming the message that keeps the
+conversation over its window.
 
 The answer is a 400 in the dialect's own error shape (Anthropic's ``{"type": "error", "error": {...}}``, OpenAI's
 ``{"error": {...}}``, Gemini's ``{"error": {"code", "message", "status"}}``) with the code
@@ -8,62 +9,35 @@ The answer is a 400 in the dialect's own error shape (Anthropic's ``{"type": "er
 
 from __future__ import annotations
 
-import copy
+import contextvars
 from typing import Any
 
 from .._config import STORM_CUTS, STORM_REQUESTS
-from ..compaction.budget import estimate
-from ..compaction.growth import storm
-from ..errors import SnapglyphError
+from ..compaction.storms import largest_message, note_cut, storm, storm_error, storm_text
 
-__all__ = ["growth_of", "largest_message", "record_cut", "storm_answer", "storm_check", "storm_response",
+__all__ = ["arrive", "growth_of", "largest_message", "record_cut", "storm_answer", "storm_check", "storm_response",
            "storm_text"]
 
-_ITEMS = {"anthropic": "messages", "openai": "messages", "responses": "input", "gemini": "contents"}
+
+# the conversation's requests answered when the request being handled arrived (set in its task, read in the worker
+# threads the planner runs in: anyio copies the context into them)
+_ARRIVED: contextvars.ContextVar[tuple[str, int] | None] = contextvars.ContextVar("snapglyph_serve_arrived",
+                                                                                  default=None)
 
 
-def largest_message(dialect: str, body: dict, profile: str) -> tuple[int, str, int] | None:
-    """``(index, role, estimated tokens)`` of the request's largest message (item), or ``None`` when it has none.
-
-    Examples
-    --------
-    >>> body = {"model": "m", "max_tokens": 10, "messages": [{"role": "user", "content": "hi"},
-    ...         {"role": "assistant", "content": "word " * 500}]}
-    >>> i, role, tokens = largest_message("anthropic", body, "claude"); (i, role, tokens > 400)
-    (1, 'assistant', True)
-    """
-    key = _ITEMS.get(dialect, "messages")
-    items = body.get(key)
-    if not isinstance(items, list) or not items:
-        return None
-    base = copy.copy(body)
-    best: tuple[int, str, int] | None = None
-    for i, item in enumerate(items):
-        base[key] = [item]
-        try:
-            n = estimate(base, profile)
-        except SnapglyphError:
-            continue
-        if best is None or n > best[2]:
-            role = (item.get("role") or item.get("type") or "item") if isinstance(item, dict) else "item"
-            best = (i, str(role), n)
-    return best
+def arrive(states: Any, key: str) -> None:
+    """Note, for the request being handled (its task), how many requests of conversation ``key`` were answered when
+    it arrived: its cuts are counted at that number (:func:`record_cut`), so requests of one conversation sent at
+    once count as one new cut, however their recoveries are ordered."""
+    conv = states.get(key)
+    _ARRIVED.set((key, conv.requests if conv is not None else 0))
 
 
-def storm_text(dialect: str, body: dict, profile: str, cuts: int, requests: int) -> str:
-    """The one-line error of a storm.
-
-    Examples
-    --------
-    >>> storm_text("openai", {"model": "m", "messages": [{"role": "tool", "content": "x " * 900}]}, "openai", 5, 10)[:95]
-    'snapglyph serve: this conversation cannot be kept under the window: 5 new cuts in its last 10 r'
-    """
-    big = largest_message(dialect, body, profile)
-    which = (f"; its largest message is {_ITEMS.get(dialect, 'messages')}[{big[0]}] ({big[1]}, about {big[2]:,} "
-             f"tokens)" if big is not None else "")
-    return (f"snapglyph serve: this conversation cannot be kept under the window: {cuts} new cuts in its last "
-            f"{requests} requests, each rewrite re-billing the prompt cache{which}; shorten or drop that message, or "
-            f"start a new conversation")
+def _number(conv: Any) -> int:
+    """The request number a cut of ``conv`` is counted at: the requests answered when this request arrived (its
+    current count where no arrival was noted)."""
+    now = _ARRIVED.get()
+    return min(now[1], conv.requests) if now is not None and now[0] == conv.key else conv.requests
 
 
 def storm_answer(dialect: str, message: str) -> tuple[int, dict]:
@@ -96,16 +70,18 @@ def storm_check(planner: Any, key: str, dialect: str, body: dict, profile: str) 
         return None
     cfg = planner.config
     limit, window = getattr(cfg, "storm_cuts", STORM_CUTS), getattr(cfg, "storm_requests", STORM_REQUESTS)
-    if not limit or not storm(conv.cut_requests, conv.requests, limit=limit, window=window):
+    if not limit or not storm(conv.cut_requests, _number(conv), limit=limit, window=window):
         return None
-    out = planner._outcome_error(storm_text(dialect, body, profile, limit, window))
+    out = planner._outcome_error(str(storm_error(dialect, body, profile, limit=limit, window=window,
+                                                 door="snapglyph serve")))
     out.storm = True
     return out
 
 
 def record_cut(conv: Any) -> None:
-    """Note a new cut at the conversation's current request number (the newest few kept)."""
-    conv.cut_requests = (list(conv.cut_requests) + [conv.requests])[-4 * STORM_CUTS:]
+    """Note a new cut at the request number of the request being handled (the conversation's requests answered
+    when it arrived, :func:`arrive`), by the core's rule (:func:`snapglyph.compaction.storms.note_cut`: a cut for the same number is not counted again)."""
+    conv.cut_requests = note_cut(conv.cut_requests, _number(conv))
 
 
 def storm_response(proxy: Any, ctx: Any) -> Any:
