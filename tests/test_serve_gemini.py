@@ -132,7 +132,8 @@ def test_two_conversations_with_the_same_opening_are_kept_apart_by_the_header(tm
             for tag, client in clients.items():
                 assert _turn(client, hists[tag], tag, n, n % 2 == 1, config).startswith("noted")
         status = httpx.get(bg.url + "/snapglyph/status").json()
-    assert [e["kind"] for e in sim.log].count("overflow") == 2       # each conversation overflowed once
+    # the first to overflow taught the model's window; the other was compacted before it was sent (issue 35 item 3)
+    assert [e["kind"] for e in sim.log].count("overflow") == 1
     for e in sim.log:                                       # never one conversation's text in the other's request
         raw = e["raw"].decode()
         assert ("worker[alpha-" in raw) != ("worker[beta-" in raw), raw[:200]

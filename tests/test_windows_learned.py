@@ -1,7 +1,7 @@
 """Windows learned per upstream and model (issue 35 item 3; snapglyph.compaction.windows): serve keeps them in its
 state folder and shows them on /snapglyph/status, and a second, larger conversation to the same model, refused with a
-body that names no number, is aimed at what the first one's refusal proved (a third of it), not at a third of
-itself."""
+body that names no number, is compacted before it is sent (it is over what the first one's refusal proved; issue 35
+item 3) and aimed at a third of that refusal, not at a third of itself."""
 from __future__ import annotations
 
 import json
@@ -38,11 +38,12 @@ def test_serve_learns_the_window_of_a_model_and_shows_it(tmp_path):
         kinds = [e["kind"] for e in sim.log]
         sizes = [e.get("prompt_tokens") for e in sim.log]
         base = sim.base_url
-    assert first.status_code == second.status_code == 200 and kinds == ["overflow", "ok", "overflow", "ok"]
+    assert first.status_code == second.status_code == 200 and kinds == ["overflow", "ok", "ok"]
     (learned,) = status["windows"]
     assert (learned["upstream"], learned["model"], learned["window"]) == (base, MODEL, None)
     assert 0 < learned["accepted"] < WINDOW < learned["refused"]       # the retry answered, the request refused
-    assert sizes[2] > sizes[0]                                          # the second conversation is larger
+    tokens_before = sorted(c["tokens_before"] for c in after["conversations"])
+    assert sizes[2] < sizes[0] and tokens_before[1] > learned["refused"]   # larger, compacted before it was sent
     (again,) = after["windows"]
     assert again["refused"] == learned["refused"] and again["accepted"] >= learned["accepted"]
     windows = [c["window"] for c in after["conversations"]]

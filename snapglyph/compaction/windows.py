@@ -10,6 +10,13 @@ are in the provider's tokens, reserved output included, as :func:`snapglyph.comp
 them. :func:`recovery_budget` is the next-budget rule (:func:`~snapglyph.compaction.budget.next_budget`) fed with
 what the book knows, and records the refusal; every door calls it after an overflow and :meth:`WindowBook.answered`
 after an answer.
+
+The book keeps the caps the answers teach too (issue 35, item 3): an image-count cap (``images``, from an
+image-count refusal such as "request contains 52 images, exceeding the maximum of 50") and a body byte cap
+(``body_bytes``, the size a 413 "request body exceeds the configured payload limit" / "Payload Too Large: ...
+exceeds N bytes" answer names, can1357/oh-my-pi#9235 and lidge-jun/opencodex#3573, read 2026-12-08; where the
+answer names no size, ``refused_bytes``: the refused body's size, an upper bound). :func:`learned_budget` applies the
+window and caps to a request of a conversation not compacted yet, before the provider refuses again.
 """
 
 from __future__ import annotations
@@ -21,15 +28,21 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from .._config import SERVE_MARGIN
+from .._config import OVERFLOW_UNKNOWN_SHARE, SERVE_MARGIN
 from .._files import write_atomic
 from ..errors import StoreError
 from ..providers.overflow import OverflowResult
 from ..providers.params import output_reserve
 from ..providers.profiles import Profile
-from .budget import Budget, counted_size, estimate, next_budget
+from .budget import Budget, budget_for, clamp_ratio, counted_size, estimate, next_budget
 
-__all__ = ["FILE", "WINDOWS_KEPT", "Learned", "WindowBook", "recovery_budget"]
+__all__ = ["BYTE_SHARE", "FILE", "WINDOWS_KEPT", "Learned", "WindowBook", "learned_budget", "recovery_budget"]
+
+BYTE_SHARE = 0.9
+"""Share of a named body byte cap a compacted request is made to take (the JSON serve splices differs by a few
+percent from the rebuild the compaction measures): a bound chosen, not a measurement."""
+
+_FIELDS = ("window", "accepted", "refused", "images", "body_bytes", "refused_bytes", "ratio")
 
 FILE = "windows.json"
 """The book's file name in a door's folder."""
@@ -38,7 +51,7 @@ WINDOWS_KEPT = 512
 """Upstream and model pairs a book keeps (the least recently updated dropped past it): a bound, not a measurement."""
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)
 class Learned:
     """What one upstream and model showed of its window, in provider tokens (reserved output included).
 
@@ -50,16 +63,53 @@ class Learned:
         The largest request it answered since its last refusal at or below that size: the window is at least this.
     refused : int or None
         The smallest request it refused as too long since an answer at or above that size: the window is below it.
+    images : int or None
+        Images one request may carry, the client's own counted, as an image-count refusal named it.
+    body_bytes : int or None
+        The body byte cap a 413-style answer named, in bytes of the JSON body.
+    refused_bytes : int or None
+        The smallest body (bytes) refused as too large by an answer naming no size: the cap is below it.
+    ratio : float or None
+        Provider tokens per estimated token its last overflow taught (``None``: not learned).
 
     Examples
     --------
-    >>> Learned(accepted=7_000, refused=28_000).refused
-    28000
+    >>> Learned(accepted=7_000, refused=28_000).refused, Learned(window=65_536, refused=70_000).bound
+    (28000, 65536)
+    >>> Learned(body_bytes=600_000).byte_aim, Learned(refused_bytes=90_000).byte_aim
+    (540000, 30000)
     """
 
     window: int | None = None
     accepted: int | None = None
     refused: int | None = None
+    images: int | None = None
+    body_bytes: int | None = None
+    refused_bytes: int | None = None
+    ratio: float | None = None
+
+    def __repr__(self) -> str:
+        """The window fields always, a cap or ratio only where learned."""
+        shown = [f"{f}={getattr(self, f)!r}" for f in _FIELDS if f in ("window", "accepted", "refused")
+                 or getattr(self, f) is not None]
+        return f"Learned({', '.join(shown)})"
+
+    @property
+    def bound(self) -> int | None:
+        """The window to keep a request under: the one named, else the smallest refused (``None``: neither)."""
+        return self.window or self.refused
+
+    @property
+    def byte_aim(self) -> int | None:
+        """The bytes a request body is made to take: :data:`BYTE_SHARE` of a named cap, else
+        :data:`~snapglyph._config.OVERFLOW_UNKNOWN_SHARE` of the smallest body refused (``None``: no cap learned)."""
+        if self.body_bytes:
+            return int(self.body_bytes * BYTE_SHARE)
+        return int(self.refused_bytes * OVERFLOW_UNKNOWN_SHARE) if self.refused_bytes else None
+
+    def limits(self) -> bool:
+        """Whether anything here limits a request (a window, a refusal or a cap; an answered size alone does not)."""
+        return any((self.bound, self.images, self.byte_aim))
 
 
 class WindowBook:
@@ -114,14 +164,37 @@ class WindowBook:
         """What is known of ``(upstream, model)`` (nothing: every field ``None``)."""
         with self._lock:
             e = self._entries.get(self.key(upstream, model), {})
-        return Learned(*(e.get(f) if isinstance(e.get(f), int) else None for f in ("window", "accepted", "refused")))
+        return Learned(*(e.get(f) if isinstance(e.get(f), (int, float)) and not isinstance(e.get(f), bool)
+                         else None for f in _FIELDS))
 
     def all(self) -> list[dict]:
-        """Every pair known, as plain data (``upstream``, ``model``, ``window``, ``accepted``, ``refused``)."""
+        """Every pair known, as plain data (``upstream``, ``model``, ``window``, ``accepted``, ``refused``,
+        ``images``, ``body_bytes``, ``refused_bytes``, ``ratio``): ``/snapglyph/status`` lists it."""
         with self._lock:
             items = sorted(self._entries.items())
         return [{"upstream": k.split(" ", 1)[0], "model": k.split(" ", 1)[-1],
-                 **{f: e.get(f) for f in ("window", "accepted", "refused")}} for k, e in items]
+                 **{f: e.get(f) for f in _FIELDS}} for k, e in items]
+
+    def limits_known(self) -> bool:
+        """Whether any pair has a window, a refusal or a cap learned (``serve`` then reads every request before it
+        is sent, :mod:`snapglyph.serve.early`)."""
+        with self._lock:
+            return any(e.get(f) for e in self._entries.values()
+                       for f in ("window", "refused", "images", "body_bytes", "refused_bytes"))
+
+    def capped(self, upstream: str, model: str, *, images: int | None = None, body_bytes: int | None = None,
+               refused_bytes: int | None = None) -> None:
+        """``(upstream, model)`` refused a request for its image count (``images``: the cap named) or its body size
+        (``body_bytes``: the cap named; ``refused_bytes``: the size of a body refused by an answer naming none);
+        the smallest of each is kept."""
+        new = {f: int(v) for f, v in (("images", images), ("body_bytes", body_bytes),
+                                      ("refused_bytes", refused_bytes)) if v}
+
+        def change(e: dict) -> None:
+            for f, v in new.items():
+                e[f] = min(v, e.get(f) or v)
+        known = self.get(upstream, model)
+        self._update(upstream, model, change, grows=any(v < (getattr(known, f) or v + 1) for f, v in new.items()))
 
     def answered(self, upstream: str, model: str, tokens: int) -> None:
         """``(upstream, model)`` answered a request of ``tokens``: the window holds it (a refusal at or below it is
@@ -136,9 +209,11 @@ class WindowBook:
                 e.pop("window")
         self._update(upstream, model, change, grows=tokens > (self.get(upstream, model).accepted or 0))
 
-    def refused(self, upstream: str, model: str, tokens: int, window: int | None = None) -> None:
+    def refused(self, upstream: str, model: str, tokens: int, window: int | None = None,
+                ratio: float | None = None) -> None:
         """``(upstream, model)`` refused a request of ``tokens`` as too long, naming ``window`` where it did (an
-        answer at or above ``tokens`` is older than the window now served, and forgotten)."""
+        answer at or above ``tokens`` is older than the window now served, and forgotten); ``ratio``: provider
+        tokens per estimated token the refusal taught."""
         tokens = int(tokens)
 
         def change(e: dict) -> None:
@@ -147,6 +222,8 @@ class WindowBook:
                 e.pop("accepted")
             if window:
                 e["window"] = int(window)
+            if ratio:
+                e["ratio"] = round(float(ratio), 4)
         self._update(upstream, model, change, grows=True)
 
     def _update(self, upstream: str, model: str, change, *, grows: bool) -> None:
@@ -212,5 +289,67 @@ def recovery_budget(book: WindowBook | None, upstream: str, model: str, overflow
                     max_tokens=reserve, sent_estimate=est, accepted=known.accepted, refused=known.refused)
     if book is not None:
         named = overflow.limit if overflow is not None and overflow.limit else None
-        book.refused(upstream, model, counted_size(est, reserve, overflow=overflow, ratio=b.ratio), window=named)
+        book.refused(upstream, model, counted_size(est, reserve, overflow=overflow, ratio=b.ratio), window=named,
+                     ratio=b.ratio if overflow is not None and (overflow.prompt_tokens or overflow.limit) else None)
     return b
+
+
+def learned_budget(known: Learned, request: dict, profile: "str | Profile", *, nbytes: int | None = None,
+                   margin: float = SERVE_MARGIN, max_tokens: int | None = None) -> Budget | None:
+    """The budget a request not compacted yet is compacted to before it is sent, from what ``known`` (one
+    :meth:`WindowBook.get`) learned of its upstream and model; ``None`` where it fits what was learned.
+
+    The request is over the learned window where its size as the provider counts it (:func:`~snapglyph.compaction.
+    budget.counted_size` at the learned ratio) passes :attr:`Learned.bound` less ``margin``: its budget is then
+    :func:`~snapglyph.compaction.budget.budget_for` with what the book knows (the window named, else the sizes
+    answered and refused: the aim a recovery would take, :func:`~snapglyph.compaction.budget.window_guess`). It is
+    over the byte cap where ``nbytes`` passes :attr:`Learned.byte_aim`, which is then a window of the same share of
+    the request's tokens. The smaller budget is returned (the one rule, never re-derived).
+
+    Parameters
+    ----------
+    known : Learned
+    request : dict
+        The body (any dialect :func:`~snapglyph.compaction.budget.estimate` reads).
+    profile : str or Profile
+    nbytes : int, optional
+        The body's size in bytes (JSON, UTF-8); ``None``: the byte cap is not checked.
+    margin : float
+        Share of the window kept free (:data:`~snapglyph._config.SERVE_MARGIN`).
+    max_tokens : int, optional
+        The output reserve (default :func:`~snapglyph.providers.params.output_reserve` of the request).
+
+    Returns
+    -------
+    Budget or None
+
+    Raises
+    ------
+    FormatError
+        If ``request`` is not a conversation snapglyph can read.
+
+    Examples
+    --------
+    >>> body = {"model": "m", "max_tokens": 500, "messages": [{"role": "user", "content": "word " * 4000}]}
+    >>> learned_budget(Learned(window=3_000), body, "openai")
+    Budget(tokens=2760, window=3000, ratio=1.0, most=3000)
+    >>> learned_budget(Learned(window=30_000), body, "openai") is None       # under the learned window
+    True
+    >>> learned_budget(Learned(accepted=1_000, refused=4_000), body, "openai").window   # a third of the refusal
+    1333
+    >>> learned_budget(Learned(body_bytes=10_000), body, "openai", nbytes=20_000).window   # 0.9 x 10,000 of 20,000 bytes
+    2027
+    """
+    reserve = output_reserve(max_tokens, request)
+    est = estimate(request, profile, max_tokens=reserve)
+    ratio = clamp_ratio(known.ratio or 1.0)
+    size = counted_size(est, reserve, ratio=ratio)
+    budgets = []
+    if known.bound and size > known.bound * (1 - margin):      # a named window, or sure to be refused again
+        budgets.append(budget_for(est, reserve, window=known.window, ratio=ratio, margin=margin,
+                                  accepted=known.accepted, refused=known.refused))
+    aim = known.byte_aim
+    if aim and nbytes and nbytes > aim:
+        budgets.append(budget_for(est, reserve, window=max(1, int(size * aim / nbytes)), ratio=ratio,
+                                  margin=margin))
+    return min(budgets, key=lambda b: b.tokens) if budgets else None

@@ -10,8 +10,11 @@
   :func:`~snapglyph.serve.error_rules.read_error` calls an overflow is recovered like an overflow answer (compact,
   retry, relay the retried stream); of a request already compacted it teaches the smaller window and is relayed.
 
-:func:`image_capped` retries a request refused for its image count under that cap. Nothing held is ever changed:
-the client gets the held bytes, then the rest, exactly as they came.
+:func:`image_capped` retries a request refused for its image count under that cap, :func:`byte_capped` one refused
+for its body size under that byte cap (once each); both caps are kept per upstream and model
+(:class:`~snapglyph.compaction.windows.WindowBook`), so later conversations to that model are fitted under them
+before they are sent. Nothing held is ever changed: the client gets the held bytes, then the rest, exactly as they
+came.
 """
 
 from __future__ import annotations
@@ -28,7 +31,7 @@ from .error_rules import read_error
 from .first_event import HeldResponse, hold
 from .refusal import cap_images, text_only
 
-__all__ = ["error_read", "image_capped", "relayable", "watch"]
+__all__ = ["byte_capped", "error_read", "image_capped", "relayable", "watch"]
 
 
 
@@ -138,6 +141,8 @@ async def image_capped(proxy: Any, ctx: Any, limit: Any) -> Any:
     if ctx.image_capped or ctx.body is None:
         return None
     ctx.image_capped = True
+    await anyio.to_thread.run_sync(lambda: proxy.planner.book.capped(
+        proxy.config.upstream, ctx.model or "", images=limit.limit))       # for every conversation to this model
     try:
         out = await anyio.to_thread.run_sync(
             lambda: cap_images(proxy.planner, ctx.key, ctx.dialect, proxy._exact(ctx), ctx.profile, limit.limit,
@@ -153,14 +158,37 @@ async def image_capped(proxy: Any, ctx: Any, limit: Any) -> Any:
     return await proxy._resend(ctx)
 
 
+async def byte_capped(proxy: Any, ctx: Any, cap: Any) -> Any:
+    """The request again under a body byte cap (``cap``: a :class:`~snapglyph.serve.error_rules.BodyCap`, kept in
+    the book first), once; ``None`` where it cannot be made (the answer is relayed as it came)."""
+    if getattr(ctx, "byte_capped", False) or ctx.body is None:
+        return None
+    ctx.byte_capped = True
+    said = f"body byte cap: {len(ctx.sent)} bytes refused" + (f", {cap.limit} allowed" if cap.limit else "")
+    out = await anyio.to_thread.run_sync(
+        lambda: proxy.planner.cap_bytes(ctx.key, ctx.dialect, proxy._exact(ctx), ctx.profile, cap,
+                                        model=ctx.model or None))
+    if out is None or out.error or proxy.config.dry_run:
+        ctx.note = f"{said}: relayed: {out.error if out is not None and out.error else 'nothing to send'}"
+        return None
+    ctx.outcome, ctx.sent, ctx.action = out, out.data, "recovered"
+    ctx.note = f"{said}; sent again compacted to {len(out.data)} bytes"
+    return await proxy._resend(ctx)
+
+
 async def error_read(proxy: Any, ctx: Any, status: int, text: bytes) -> Any:
     """An error answer read by :func:`~snapglyph.serve.error_rules.read_error`: its overflow, or the retry under an
-    image-count cap (an ASGI response), or ``None`` (the log line's note says why where it is relayed)."""
+    image-count cap or a body byte cap (an ASGI response), or ``None`` (the log line's note says why where it is
+    relayed)."""
     window = _window(proxy, ctx)
     read = await anyio.to_thread.run_sync(lambda: read_error(status, text, ctx.body, ctx.profile, window,
-                                                             margin=proxy.config.margin))
+                                                             margin=proxy.config.margin, sent_bytes=len(ctx.sent)))
     if read.images is not None:
         return await image_capped(proxy, ctx, read.images)
+    if read.body is not None:
+        retried = await byte_capped(proxy, ctx, read.body)
+        if retried is not None:
+            return retried
     if read.note:
         ctx.note = "; ".join(n for n in (ctx.note, read.note) if n)
     return read.overflow

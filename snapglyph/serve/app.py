@@ -84,6 +84,7 @@ class _Ctx:
     text_only: bool = False                 # sent once more without pages after a refusal (serve.answers)
     first_event_retried: bool = False
     image_capped: bool = False
+    byte_capped: bool = False               # sent once more under a body byte cap (serve.answers)
     storm: str = ""                         # the one-line error of a compaction storm (serve.storms)
     exact: bool = False
 
@@ -224,7 +225,7 @@ class Proxy:
         """Compact before sending: a compacted or marked conversation, or ``compact_at`` passed."""
         conv = self.states.get(ctx.key)
         wants = compacted_first(conv)
-        if not wants and self.config.compact_at is None:
+        if not wants and self.config.compact_at is None and not self.planner.learned(ctx.model):
             return
         why = self._images_refused(ctx, conv)
         if why:

@@ -98,9 +98,11 @@ class EarlySend:
 
     async def send(self, proxy: Any, ctx: Any) -> "asyncio.Task | None":
         """For a conversation request (``ctx.dialect``) of at least :attr:`min_bytes` that :meth:`may` go before it
-        is read, without ``compact_at`` (which estimates every request): :meth:`start` it and return the task; else
-        ``None``."""
-        if ctx.dialect is None or len(ctx.raw) < self.min_bytes or proxy.config.compact_at is not None or not self.may(
+        is read, without ``compact_at`` (which estimates every request) and with no window or cap learned for any
+        upstream and model (:meth:`snapglyph.compaction.windows.WindowBook.limits_known`: a new conversation to that
+        model may be compacted first): :meth:`start` it and return the task; else ``None``."""
+        if ctx.dialect is None or len(ctx.raw) < self.min_bytes or proxy.config.compact_at is not None or \
+                proxy.planner.book.limits_known() or not self.may(
                 ctx.caller, lambda key: compacted_first(proxy.states.get(key))):
             return None
         return await self.start(proxy.upstream, ctx.method, ctx.path, ctx.query, ctx.headers, ctx.raw)

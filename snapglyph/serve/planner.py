@@ -6,6 +6,10 @@
 - Later requests of a compacted conversation keep that cut while its tail fits the budget (sticky: the same head
   and byte-identical pages; :func:`snapglyph.compaction.compactor.compact_sticky`); then a new cut is made.
 - A second overflow (of a request already compacted) teaches a smaller window and forgets the cut.
+- A conversation not compacted yet whose request is over what its upstream and model taught before (a window, an
+  image-count cap, a body byte cap: :class:`~snapglyph.compaction.windows.WindowBook`, shared by every conversation)
+  is compacted before it is sent (:func:`~snapglyph.compaction.windows.learned_budget`), and every compacted request
+  is fitted under the learned caps.
 
 Methods run in worker threads (rendering is CPU work); each conversation is handled by one thread at a time.
 """
@@ -22,7 +26,7 @@ from ..compaction.sticky import Cut, CutNoLongerFits
 from ..errors import BudgetError, SnapglyphError
 from ..providers.overflow import OverflowResult
 from ..compaction.budget import Budget, budget_for, clamp_ratio, estimate
-from ..compaction.windows import WindowBook, recovery_budget
+from ..compaction.windows import WindowBook, learned_budget, recovery_budget
 from ..providers.params import output_reserve
 from ..providers.tokens import counted_once
 from .refusal import RefusedPages, page_limits
@@ -166,6 +170,49 @@ class Planner:
             out.append((self._stores.pop(key), lock))
         return out
 
+    def learned(self, model: str | None) -> bool:
+        """Whether the upstream and ``model`` taught a window or a cap (then a new conversation's request is read
+        and estimated before it is sent, :meth:`before`)."""
+        return self.book.get(self.config.upstream, model or "").limits()
+
+    def _limits(self, model: Any, conv: Any) -> dict:
+        """:func:`~snapglyph.serve.refusal.page_limits` with the caps the book learned for the upstream and model:
+        the smaller image cap, and the byte cap's aim (:attr:`~snapglyph.compaction.windows.Learned.byte_aim`)."""
+        out = page_limits(self, model, conv)
+        known = self.book.get(self.config.upstream, model if isinstance(model, str) else "")
+        caps = [c for c in (out["max_images"], known.images) if c is not None]
+        return {**out, "max_images": min(caps) if caps else None, "max_bytes": known.byte_aim}
+
+    def _learned(self, body: dict, profile: str, model: str | None) -> Budget | None:
+        """The budget a request not compacted yet is compacted to, from what the book learned (``None``: it fits)."""
+        named = model or (body.get("model") if isinstance(body.get("model"), str) else "")
+        known = self.book.get(self.config.upstream, named)
+        if not known.limits():
+            return None
+        try:
+            return learned_budget(known, body, profile, nbytes=len(_dumps(body)) if known.byte_aim else None,
+                                  margin=self.config.margin)
+        except SnapglyphError:
+            return None
+
+    def cap_bytes(self, key: str, dialect: str, body: dict, profile: str, cap: Any, *,
+                  model: str | None = None) -> Outcome | None:
+        """The request again after a body byte cap (``cap``: a :class:`~snapglyph.serve.error_rules.BodyCap`): the
+        cap kept in the book, then compacted under it (a conversation compacted before gets a new cut); ``None``
+        where nothing was learned to compact by."""
+        named = model or (body.get("model") if isinstance(body.get("model"), str) else "")
+        self.book.capped(self.config.upstream, named, body_bytes=cap.limit,
+                         refused_bytes=None if cap.limit else cap.refused)
+        with self._lock:
+            conv = self.states.get(key)
+            if conv is not None and conv.compacted:
+                conv.cut, conv.pending = None, True
+                self.states.save(conv)
+        out = self.before(key, dialect, body, profile, model=model)
+        if out is not None and not out.error:
+            out.action = "recovered"
+        return out
+
     def _conv(self, key: str, dialect: str, body: dict, profile: str, model: str | None) -> ConversationRecord:
         conv = self.states.get(key, create=True)
         conv.dialect = dialect
@@ -193,6 +240,9 @@ class Planner:
                 ceiling = Budget(conv.budget, window, conv.ratio) if conv.budget else budget_for(
                     est, output_reserve(None, body), window=window, ratio=conv.ratio, margin=self.config.margin)
                 return self._new_cut(key, dialect, body, profile, ceiling, "compacted", dry=dry, model=model)
+            learned = self._learned(body, profile, model)
+            if learned is not None:                      # over what this upstream and model taught before
+                return self._new_cut(key, dialect, body, profile, learned, "compacted", dry=dry, model=model)
             window = (conv.window if conv is not None else None) or self.config.window
             if self.config.compact_at is None or not window:
                 return None
@@ -306,7 +356,7 @@ class Planner:
             new_body, res, _ = compact_body(body, dialect, profile=conv.profile or profile, budget=budget,
                                             store=self._store(conv.key), cut=cut, model=model,
                                             recall_tool=self.config.recall_rounds > 0,
-                                            **page_limits(self, model or conv.model, conv))
+                                            **self._limits(model or conv.model, conv))
         except CutNoLongerFits:
             return None
         except SnapglyphError:
@@ -333,7 +383,8 @@ class Planner:
                 new_body, res, cut = compact_body(body, dialect, profile=profile, store=store,
                                                   budget=Budget(budget, ceiling.window, ceiling.ratio, most),
                                                   model=model, recall_tool=self.config.recall_rounds > 0,
-                                                  earlier=earlier, **page_limits(self, model or body.get("model"), key))
+                                                  earlier=earlier,
+                                                  **self._limits(model or body.get("model"), key))
             except BudgetError as e:
                 last = e
                 continue

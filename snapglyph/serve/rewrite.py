@@ -112,7 +112,8 @@ def pick_profile(model: str, dialect: str, override: str | None = None) -> str:
 
 def compact_body(body: dict, dialect: str, *, profile: str, budget: int, store: Any = None,
                  cut: Any = None, recall_tool: bool = False, model: str | None = None, pages: bool = True,
-                 max_images: int | None = None, earlier: Any = None) -> tuple[dict, Any, Any]:
+                 max_images: int | None = None, earlier: Any = None,
+                 max_bytes: int | None = None) -> tuple[dict, Any, Any]:
     """Compact a request body and put the client's other fields back.
 
     Parameters
@@ -143,6 +144,10 @@ def compact_body(body: dict, dialect: str, *, profile: str, budget: int, store: 
     earlier : snapglyph.compaction.sticky.Cut, optional
         With ``cut=None``: the conversation's cut before, whose pages the new cut keeps as its start where it can
         (``compact(..., earlier=)``).
+    max_bytes : int, optional
+        Bytes the request body may take (a body byte cap learned from a 413, :mod:`snapglyph.compaction.windows`):
+        the profile's ``max_request_bytes`` lowered to it, so the compaction drops pages and fits the own images
+        under it (:mod:`snapglyph.compaction.image_fit`, :mod:`snapglyph.compaction.assemble`).
 
     Returns
     -------
@@ -173,7 +178,7 @@ def compact_body(body: dict, dialect: str, *, profile: str, budget: int, store: 
     """
     from ..compaction.compactor import compact
     offered = recall_tool and dialect in RECALL_DIALECTS
-    profile = _capped(profile, pages, max_images)
+    profile = _capped(profile, pages, max_images, max_bytes)
     # allow_empty_middle where recall is answered (serve/recall_loop.py): the newest messages and a middle the model
     # can recall by id recover the session; without recall such a request would lose the middle, so it is refused
     kw = dict(profile=profile, dialect=dialect, budget=budget, store=store, max_tokens=output_reserve(None, body),
@@ -181,7 +186,7 @@ def compact_body(body: dict, dialect: str, *, profile: str, budget: int, store: 
               model=model or (body.get("model") if isinstance(body.get("model"), str) else None))
     res = compact(body, cut=cut, earlier=earlier, **kw)
     if res.passthrough:                        # it fits; under an image cap its oldest images may be placeholders
-        if max_images is None or not res.rewrites:
+        if (max_images is None and max_bytes is None) or not res.rewrites:
             return dict(body), res, res.cut
         return _client_spelling(_rebuilt(body, dialect, res.request), body, dialect), res, res.cut
     if recall_tool and not offered:
@@ -199,15 +204,17 @@ def compact_body(body: dict, dialect: str, *, profile: str, budget: int, store: 
     return _client_spelling(_rebuilt(body, dialect, res.request), body, dialect), res, res.cut
 
 
-def _capped(profile: Any, pages: bool, max_images: int | None) -> Any:
-    """The profile with no pages (``pages`` False) or at most ``max_images`` images; the name when neither."""
-    if pages and max_images is None:
+def _capped(profile: Any, pages: bool, max_images: int | None, max_bytes: int | None = None) -> Any:
+    """The profile with no pages (``pages`` False), at most ``max_images`` images or at most ``max_bytes`` bytes of
+    request body; the name when none."""
+    if pages and max_images is None and max_bytes is None:
         return profile
     import dataclasses
     from ..providers.profiles import profile as get_profile
     prof = get_profile(profile)
     cap = prof.max_images if max_images is None else max(0, min(prof.max_images, max_images))
-    return dataclasses.replace(prof, max_images=cap, max_pages=None if pages else 0)
+    size = prof.max_request_bytes if max_bytes is None else max(1, min(prof.max_request_bytes, int(max_bytes)))
+    return dataclasses.replace(prof, max_images=cap, max_pages=None if pages else 0, max_request_bytes=size)
 
 
 _SNAKE_PARTS = ("inline_data", "file_data", "function_call", "function_response")

@@ -54,7 +54,8 @@ def describe(entry: dict, window: int) -> str:
 
 def run(*, window: int, port: int = 8788, host: str = "127.0.0.1", provider: str = "native", delay: float = 0.0,
         out: Callable[[str], None] = lambda s: print(s, flush=True), stop: threading.Event | None = None,
-        refuse_images: bool = False, max_images: int | None = None, overflow_after_200: bool = False) -> int:
+        refuse_images: bool = False, max_images: int | None = None, overflow_after_200: bool = False,
+        max_body_bytes: int | None = None, model_windows: dict | None = None) -> int:
     """Serve the simulator on ``host:port`` until Ctrl-C, SIGTERM or ``stop`` is set; returns 0.
 
     Parameters
@@ -75,6 +76,9 @@ def run(*, window: int, port: int = 8788, host: str = "127.0.0.1", provider: str
         The simulator's :attr:`~snapglyph.testing.Simulator.refuse_images` (a request carrying images gets a
         successful refusal), ``max_images`` (more images in one request: the image-count refusal) and
         ``overflow_after_200`` (a streamed overflow: a 200 whose first event is the error).
+    max_body_bytes, model_windows
+        The simulator's :attr:`~snapglyph.testing.Simulator.max_body_bytes` (a longer body: a gateway's 413) and
+        ``model_windows`` (a model served at a smaller window, ``{model: tokens}``).
 
     Raises
     ------
@@ -102,10 +106,13 @@ def run(*, window: int, port: int = 8788, host: str = "127.0.0.1", provider: str
         raise ServeError(f"cannot listen on {host}:{port}: {e.strerror or e}"
                          + (" (pick another with --port)" if e.errno in (98, 48, 10048) else "")) from None
     sim.refuse_images, sim.max_images, sim.overflow_after_200 = refuse_images, max_images, overflow_after_200
+    sim.max_body_bytes, sim.model_windows = max_body_bytes, dict(model_windows or {})
     url = sim.base_url
     extras = [w for w, on in (("requests with images refused", refuse_images),
                               (f"at most {max_images} images a request", max_images is not None),
-                              ("streamed overflows sent after a 200", overflow_after_200)) if on]
+                              ("streamed overflows sent after a 200", overflow_after_200),
+                              (f"bodies over {max_body_bytes} bytes refused (413)", max_body_bytes is not None),
+                              (f"smaller windows {model_windows}", bool(model_windows))) if on]
     out(f"snapglyph simulate: {url} (window {window:,} tokens, {provider} overflow bodies"
         + (f", answers held {delay:g} s" if delay else "") + "".join(f", {w}" for w in extras) + "; Ctrl-C stops it)")
     out(f"  OpenAI chat and Responses: {url}/v1   Anthropic messages: {url}   "

@@ -161,6 +161,25 @@ def image_count_body(dialect: str, images: int, limit: int, request_id: str = "r
                             f"{limit} allowed per request")
 
 
+def payload_too_large_body(limit: int, *, named: bool = True) -> tuple[int, dict]:
+    """The 413 a hosted endpoint (a gateway in front of the model) answers a request body of more than ``limit``
+    bytes, before the model sees it: ``413 request body exceeds the configured payload limit
+    (type=invalid_request_error param=request_too_large)`` (can1357/oh-my-pi#9235, no size named), with ``named``
+    the size added as ``Payload Too Large: ... exceeds 268435456 bytes`` names it (lidge-jun/opencodex#3573); both
+    read 2026-12-08. The same body in every dialect: the gateway answers, not the provider.
+
+    Examples
+    --------
+    >>> payload_too_large_body(40_000)
+    (413, {'error': {'message': 'request body exceeds the configured payload limit of 40000 bytes', 'type': 'invalid_request_error', 'param': 'request_too_large'}})
+    >>> payload_too_large_body(40_000, named=False)[1]["error"]["message"]
+    'request body exceeds the configured payload limit'
+    """
+    said = f" of {int(limit)} bytes" if named else ""
+    return 413, {"error": {"message": f"request body exceeds the configured payload limit{said}",
+                           "type": "invalid_request_error", "param": "request_too_large"}}
+
+
 #: Providers :func:`overflow_body` knows, plus ``"ollama"`` (which truncates silently instead of failing).
 PROVIDERS = ("anthropic", "anthropic-max-tokens", "bedrock", "deepseek", "gemini", "llamacpp", "lmstudio",
              "mistral", "ollama", "ollama-no-user", "openai", "openai-responses", "openrouter", "sglang", "vllm",

@@ -17,7 +17,12 @@ Tests can queue canned answers (:meth:`Simulator.inject`: a rate limit, an overl
 the next streams fail after their first event (:attr:`Simulator.fail_mid_stream`), answer a streamed overflow with
 a 200 whose first event is the error (:attr:`Simulator.overflow_after_200`, sglang's way), refuse every request
 carrying images with a successful refusal (:attr:`Simulator.refuse_images`, :mod:`snapglyph.testing.refusals`),
-refuse a request of more than :attr:`Simulator.max_images` images (an image-count cap), and hold every answer back
+refuse a request of more than :attr:`Simulator.max_images` images (an image-count cap), answer a body of more than
+:attr:`Simulator.max_body_bytes` bytes with a gateway's HTTP 413 (:func:`~snapglyph.testing.provider_errors.
+payload_too_large_body`; :attr:`Simulator.body_cap_named`: whether it names the size), serve a model at a smaller
+window than ``context_window`` (:attr:`Simulator.model_windows`: a region's window, e.g. Gemini 2.5 Pro answering
+"The input token count (218152) exceeds the maximum number of tokens allowed (65536)." in google-gemini/gemini-cli
+#11916, read 2026-12-08; the overflow body names the smaller number), and hold every answer back
 (``delay``, to try a client's or a proxy's read timeout). The raw bytes and headers of every request, and the
 body bytes of every answer (``sent``), are kept in :attr:`Simulator.log`: the recording of what it received
 (``arrived``: :func:`time.monotonic` once a request's body was read, for HTTP requests).
@@ -36,7 +41,7 @@ from .gemini import (gemini_count_items, gemini_grammar_error, gemini_reply, max
                      tools_disabled)
 from .provider_errors import (AMBIGUOUS, OUTPUT_COUNTS, PROVIDERS, anthropic_grammar_error, bad_request, dumps,
                               openai_grammar_error, overflow_body)
-from .provider_errors import image_count_body
+from .provider_errors import image_count_body, payload_too_large_body
 from .refusals import refusal_reply
 from .replies import Step, anthropic_reply, answer, openai_reply
 from .responses import responses_count_items, responses_grammar_error, responses_reply
@@ -121,6 +126,9 @@ class Simulator:
         self.overflow_after_200 = False                   # a streamed overflow: 200, then the error as first event
         self.refuse_images = False                        # a request carrying images: a successful refusal
         self.max_images: int | None = None                # more images in one request: the image-count refusal
+        self.max_body_bytes: int | None = None            # a longer body: a gateway's HTTP 413
+        self.body_cap_named = True                        # the 413 names the cap (else only that it was passed)
+        self.model_windows: dict[str, int] = {}           # a model served at a smaller window (a region's)
         self._script = script
         self._step = 0
         self._ids = itertools.count(1)
@@ -286,6 +294,11 @@ class Simulator:
             provider = NATIVE[dialect] if self.provider == "native" else self.provider
             entry.update(n=n, dialect=dialect, provider=provider)
             self._record(entry)
+            size = len(entry["raw"]) if isinstance(entry.get("raw"), (bytes, bytearray)) else len(dumps(body))
+            if self.max_body_bytes is not None and size > self.max_body_bytes:     # the gateway, before the model
+                status, refused = payload_too_large_body(self.max_body_bytes, named=self.body_cap_named)
+                entry.update(kind="body_cap", status=status, error=refused, body_bytes=size)
+                return status, refused
             refused = self._refusal(dialect, body, rid, entry)
             if refused is not None:
                 return 400, refused
@@ -301,14 +314,15 @@ class Simulator:
             out = max_output_tokens(body) if dialect == "gemini" else int(
                 body.get("max_tokens") or body.get("max_completion_tokens") or body.get("max_output_tokens") or 0)
             reported = prompt
-            if prompt + (out if provider in OUTPUT_COUNTS else 0) > self.context_window:
+            window = self.model_windows.get(model or str(body.get("model", "")), self.context_window)
+            if prompt + (out if provider in OUTPUT_COUNTS else 0) > window:
                 if provider != "ollama":
                     tools = count_text(json.dumps(body["tools"])) if body.get("tools") else 0
-                    status, ebody = overflow_body(provider, prompt=prompt, output=out, window=self.context_window,
+                    status, ebody = overflow_body(provider, prompt=prompt, output=out, window=window,
                                                   request_id=rid, tool_input=min(tools, prompt))
                     entry.update(kind="overflow", status=status, error=ebody)
                     return status, ebody
-                reported = self.context_window                  # Ollama: front of the prompt silently dropped
+                reported = window                               # Ollama: front of the prompt silently dropped
                 entry["truncated"] = True
             if self.refuse_images and cnt.images:            # no step consumed: the retry gets the scripted one
                 reply = self._answer(dialect, n, body, reported, entry, model, step=answer(""))

@@ -1,0 +1,160 @@
+"""Windows and caps learned per upstream and model (issue 35, item 3), through the simulator and ``serve`` in every
+dialect: a gateway's body byte cap (HTTP 413) and a region's smaller window are recovered on the first retry, kept in
+the state folder (read again by a restarted ``serve``), listed on ``/snapglyph/status``, and a second, new
+conversation to the same model is compacted before it is sent: the simulator sees no refusal for it."""
+
+from __future__ import annotations
+
+import json
+
+import httpx
+import pytest
+
+from snapglyph.compaction.windows import Learned, WindowBook, learned_budget
+from snapglyph.serve.error_rules import BodyCap, body_cap, read_error
+from snapglyph.testing import Simulator, answer
+from snapglyph.testing.provider_errors import payload_too_large_body
+
+DIALECTS = ["anthropic", "openai", "responses", "gemini"]
+MODELS = {"openai": "gpt-4.1", "responses": "gpt-4.1", "anthropic": "claude-sonnet-4-5", "gemini": "gemini-2.5-pro"}
+PATHS = {"openai": "/v1/chat/completions", "anthropic": "/v1/messages", "responses": "/v1/responses",
+         "gemini": "/v1beta/models/gemini-2.5-pro:generateContent"}
+HEADERS = {"authorization": "Bearer x", "x-api-key": "x", "anthropic-version": "2023-06-01"}
+REGION_WINDOW = 6_000          # the model as one region serves it (google-gemini/gemini-cli#11916: 65,536)
+DOCUMENTED = 200_000           # the window the simulator serves every other model at
+BODY_CAP = 40_000              # bytes (can1357/oh-my-pi#9235's gateway, scaled down)
+
+
+def _text(tag: str, i: int) -> str:
+    return f"{tag} turn {i}\n" + "".join(f"{tag} step {i} line {j}: test_mod_{j % 9}.py::case_{j} status=ok "
+                                         f"elapsed={j * 7 % 1000}ms\n" for j in range(40))
+
+
+def _body(dialect: str, tag: str, turns: int) -> dict:
+    """A conversation of ``turns`` turns in ``dialect``, every message naming ``tag`` (another tag: another
+    conversation)."""
+    roles = ["user" if i % 2 == 0 else "assistant" for i in range(turns)]
+    if dialect == "gemini":
+        return {"generationConfig": {"maxOutputTokens": 512}, "contents": [
+            {"role": "model" if r == "assistant" else "user", "parts": [{"text": _text(tag, i)}]}
+            for i, r in enumerate(roles)]}
+    if dialect == "responses":
+        return {"model": MODELS[dialect], "max_output_tokens": 512, "input": [
+            {"type": "message", "role": r, "content": [
+                {"type": "input_text" if r == "user" else "output_text", "text": _text(tag, i)}]}
+            for i, r in enumerate(roles)]}
+    return {"model": MODELS[dialect], "max_tokens": 512,
+            "messages": [{"role": r, "content": _text(tag, i)} for i, r in enumerate(roles)]}
+
+
+def _over(dialect: str, tag: str, window: int) -> dict:
+    """The first odd number of turns whose request the simulator counts over ``window`` tokens."""
+    sim = Simulator(context_window=DOCUMENTED)
+    turns = 1
+    while sim.count_request(dialect, _body(dialect, tag, turns)).text <= window:
+        turns += 2
+    return _body(dialect, tag, turns)
+
+
+def _proxy(sim: Simulator, state):
+    pytest.importorskip("uvicorn", reason="snapglyph serve needs the `serve` extra")
+    from snapglyph.serve.app import ServeConfig
+    from snapglyph.serve.run import Background
+    return Background(ServeConfig(sim.base_url, state=state)).start()
+
+
+def _learned(status: dict) -> list[dict]:
+    return [{k: v for k, v in e.items() if v is not None and k not in ("accepted", "refused", "ratio")}
+            for e in status["windows"]]
+
+
+# -- the rules -------------------------------------------------------------------------------------------------------
+def test_body_caps_are_read_with_the_size_they_name():
+    _, named = payload_too_large_body(40_000)
+    _, bare = payload_too_large_body(40_000, named=False)
+    assert body_cap(413, json.dumps(named), 61_234) == BodyCap(40_000, 61_234)
+    assert body_cap(413, json.dumps(bare), 61_234) == BodyCap(None, 61_234)
+    assert body_cap(413, "413 Payload Too Large: Decompressed request body exceeds 268435456 bytes", 3 * 2**28) \
+        == BodyCap(268_435_456, 3 * 2**28)
+    assert body_cap(400, '{"error": {"message": "request body exceeds the maximum size of 600 KB"}}', 812_000) \
+        == BodyCap(600_000, 812_000)
+    assert body_cap(429, '{"error": {"message": "rate limit reached"}}', 10) is None
+    r = read_error(413, json.dumps(named), {"model": "m", "messages": [{"role": "user", "content": "hi"}]}, "openai",
+                   None, margin=0.08, sent_bytes=61_234)
+    assert r.overflow is None and r.body == BodyCap(40_000, 61_234)
+    assert r.note == "body byte cap: 61234 bytes refused, 40000 allowed"
+
+
+def test_the_book_keeps_caps_and_the_learned_budget_uses_them(tmp_path):
+    book = WindowBook(tmp_path)
+    book.capped("http://up", "m", images=50)
+    book.capped("http://up", "m", images=80, body_bytes=600_000)       # a larger cap proves less
+    book.capped("http://up", "n", refused_bytes=90_000)
+    assert WindowBook(tmp_path).get("http://up", "m") == Learned(images=50, body_bytes=600_000)
+    assert WindowBook(tmp_path).get("http://up", "n").byte_aim == 30_000   # a third of a refusal naming no size
+    assert WindowBook(tmp_path).limits_known() and not WindowBook(tmp_path / "none").limits_known()
+    body = {"model": "m", "max_tokens": 500, "messages": [{"role": "user", "content": "word " * 4000}]}
+    assert learned_budget(Learned(window=3_000), body, "openai").tokens == 2760
+    assert learned_budget(Learned(window=3_000, ratio=2.0), body, "openai").ratio == 2.0
+    assert learned_budget(Learned(window=4_505), body, "openai").window == 4_505     # 4,505 > 92% of the window
+    assert learned_budget(Learned(window=5_000), body, "openai") is None
+    assert learned_budget(Learned(body_bytes=30_000), body, "openai", nbytes=20_000) is None
+
+
+def test_the_simulator_caps_bodies_and_serves_a_region_window():
+    sim = Simulator(provider="native", context_window=DOCUMENTED)
+    sim.max_body_bytes, sim.model_windows = 100, {"gemini-2.5-pro": 50}
+    status, err = sim.handle("openai", {"model": "m", "messages": [{"role": "user", "content": "x" * 200}]})
+    assert (status, err["error"]["param"], sim.log[-1]["kind"]) == (413, "request_too_large", "body_cap")
+    sim.max_body_bytes = None
+    status, err = sim.handle("gemini", {"contents": [{"role": "user", "parts": [{"text": "word " * 60}]}]},
+                             model="gemini-2.5-pro")
+    assert status == 400 and err["error"]["message"].endswith("exceeds the maximum number of tokens allowed (50).")
+    status, _ = sim.handle("gemini", {"contents": [{"role": "user", "parts": [{"text": "word " * 60}]}]},
+                           model="gemini-2.5-flash")
+    assert status == 200
+
+
+# -- serve -----------------------------------------------------------------------------------------------------------
+@pytest.mark.parametrize("dialect", DIALECTS)
+def test_serve_learns_a_region_window_and_compacts_the_next_conversation_first(dialect, tmp_path):
+    first, second = _over(dialect, "alpha", REGION_WINDOW), _over(dialect, "beta", REGION_WINDOW)
+    with Simulator([answer("one"), answer("two")], provider="native", context_window=DOCUMENTED) as sim:
+        sim.model_windows = {MODELS[dialect]: REGION_WINDOW}
+        with _proxy(sim, tmp_path / "state") as bg:
+            r1 = httpx.post(bg.url + PATHS[dialect], json=first, headers=HEADERS, timeout=120)
+        with _proxy(sim, tmp_path / "state") as bg:                # a restart: the book is read from the folder
+            r2 = httpx.post(bg.url + PATHS[dialect], json=second, headers=HEADERS, timeout=120)
+            status = httpx.get(bg.url + "/snapglyph/status").json()
+        kinds = [e["kind"] for e in sim.log]
+        sizes = [e.get("prompt_tokens") for e in sim.log]
+        base = sim.base_url
+    assert r1.status_code == r2.status_code == 200, (r1.text, r2.text)
+    assert kinds == ["overflow", "ok", "ok"]                          # the second conversation: no refusal
+    assert sizes[2] <= REGION_WINDOW < sim.count_request(dialect, second).text
+    named = None if dialect == "responses" else REGION_WINDOW          # Responses' body names no number
+    (entry,) = status["windows"]
+    assert (entry["upstream"], entry["model"], entry["window"]) == (base, MODELS[dialect], named)
+    assert sorted(c["compactions"] for c in status["conversations"]) == [1, 1]
+
+
+@pytest.mark.parametrize("dialect", DIALECTS)
+def test_serve_learns_a_body_cap_and_fits_the_next_conversation_under_it(dialect, tmp_path):
+    first, second = _body(dialect, "alpha", 15), _body(dialect, "beta", 15)
+    assert len(json.dumps(first)) > BODY_CAP
+    with Simulator([answer("one"), answer("two")], provider="native", context_window=DOCUMENTED) as sim:
+        sim.max_body_bytes = BODY_CAP
+        with _proxy(sim, tmp_path / "state") as bg:
+            r1 = httpx.post(bg.url + PATHS[dialect], json=first, headers=HEADERS, timeout=120)
+        with _proxy(sim, tmp_path / "state") as bg:
+            r2 = httpx.post(bg.url + PATHS[dialect], json=second, headers=HEADERS, timeout=120)
+            status = httpx.get(bg.url + "/snapglyph/status").json()
+        kinds = [e["kind"] for e in sim.log]
+        sent = [len(e["raw"]) for e in sim.log]
+        base = sim.base_url
+    assert r1.status_code == r2.status_code == 200, (r1.text, r2.text)
+    assert kinds == ["body_cap", "ok", "ok"]                          # the second conversation: no 413
+    assert sent[0] > BODY_CAP and max(sent[1:]) <= BODY_CAP * 0.9
+    assert _learned(status) == [{"upstream": base, "model": MODELS[dialect], "body_bytes": BODY_CAP}]
+    saved = json.loads((tmp_path / "state" / "windows.json").read_text())
+    assert saved[f"{base} {MODELS[dialect]}"]["body_bytes"] == BODY_CAP
