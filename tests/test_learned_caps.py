@@ -158,3 +158,39 @@ def test_serve_learns_a_body_cap_and_fits_the_next_conversation_under_it(dialect
     assert _learned(status) == [{"upstream": base, "model": MODELS[dialect], "body_bytes": BODY_CAP}]
     saved = json.loads((tmp_path / "state" / "windows.json").read_text())
     assert saved[f"{base} {MODELS[dialect]}"]["body_bytes"] == BODY_CAP
+
+
+# -- an adapter ------------------------------------------------------------------------------------------------------
+def test_langchain_compacts_a_new_thread_under_the_window_another_thread_taught(tmp_path):
+    pytest.importorskip("langchain.agents", reason="langchain>=1 not installed (the `integrations` extra)")
+    pytest.importorskip("langchain_openai", reason="langchain-openai not installed (the `integrations` extra)")
+    from langchain.agents import create_agent
+    from langchain_core.tools import tool
+    from langchain_openai import ChatOpenAI
+
+    from snapglyph.integrations.langchain import SnapglyphMiddleware
+    from snapglyph.testing import call
+    files = {f"f{i}.txt": "".join(f"line {j} of file {i}: value={j * i}\n" for j in range(80)) for i in range(6)}
+
+    @tool
+    def read_file(path: str) -> str:
+        """Read a file."""
+        return files[path]
+    run = [call(("read_file", {"path": p})) for p in files] + [answer("final answer")]
+    mw = SnapglyphMiddleware(tmp_path, budget=100_000, max_tokens=200)
+    with Simulator(run + run, provider="openai", context_window=DOCUMENTED) as sim:
+        sim.model_windows = {"gpt-4o": 4_000}                            # a region's smaller window
+        model = ChatOpenAI(model="gpt-4o", base_url=sim.base_url + "/v1", api_key="x", max_retries=0,
+                           max_tokens=200)
+        agent = create_agent(model, tools=[read_file], system_prompt="Read files.", middleware=[mw])
+        one = agent.invoke({"messages": [{"role": "user", "content": "Read all files."}]})
+        first = [e["kind"] for e in sim.log]
+        two = agent.invoke({"messages": [{"role": "user", "content": "Read every file, please."}]})
+        second = [e["kind"] for e in sim.log][len(first):]
+        sizes = [e.get("prompt_tokens") for e in sim.log][len(first):]
+    assert one["messages"][-1].content == two["messages"][-1].content == "final answer"
+    assert first == ["ok"] * 5 + ["overflow"] + ["ok"] * 2               # the 6th call overflowed, then recovered
+    assert second == ["ok"] * 7 and max(sizes) <= 4_000                  # the new thread: compacted before it went
+    learned = WindowBook(tmp_path).get("", "openai")        # the middleware's body names no model: its profile
+    assert (learned.window, learned.refused) == (4_000, 4_163)           # the numbers the overflow body named
+    assert len(mw.conversations.held()) == 2

@@ -21,6 +21,7 @@ window and caps to a request of a conversation not compacted yet, before the pro
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import threading
@@ -33,10 +34,11 @@ from .._files import write_atomic
 from ..errors import StoreError
 from ..providers.overflow import OverflowResult
 from ..providers.params import output_reserve
-from ..providers.profiles import Profile
+from ..providers.profiles import Profile, profile as get_profile
 from .budget import Budget, budget_for, clamp_ratio, counted_size, estimate, next_budget
 
-__all__ = ["BYTE_SHARE", "FILE", "WINDOWS_KEPT", "Learned", "WindowBook", "learned_budget", "recovery_budget"]
+__all__ = ["BYTE_SHARE", "FILE", "WINDOWS_KEPT", "Learned", "WindowBook", "capped_profile", "learned_budget",
+           "recovery_budget"]
 
 BYTE_SHARE = 0.9
 """Share of a named body byte cap a compacted request is made to take (the JSON serve splices differs by a few
@@ -353,3 +355,31 @@ def learned_budget(known: Learned, request: dict, profile: "str | Profile", *, n
         budgets.append(budget_for(est, reserve, window=max(1, int(size * aim / nbytes)), ratio=ratio,
                                   margin=margin))
     return min(budgets, key=lambda b: b.tokens) if budgets else None
+
+
+def capped_profile(profile: "str | Profile", *, images: int | None = None, body_bytes: int | None = None,
+                   pages: bool = True) -> "str | Profile":
+    """``profile`` with at most ``images`` images a request (the client's own counted), at most ``body_bytes`` bytes
+    of request body (its ``max_request_bytes`` lowered: the compaction then drops pages and fits the own images
+    under it) and no pages where ``pages`` is false; the profile as given when nothing is capped.
+
+    Raises
+    ------
+    UnknownProfileError
+        If ``profile`` names no profile.
+
+    Examples
+    --------
+    >>> capped_profile("claude")
+    'claude'
+    >>> p = capped_profile("claude", images=50, body_bytes=540_000)
+    >>> p.max_images, p.max_request_bytes, p.max_pages
+    (50, 540000, None)
+    """
+    if pages and images is None and body_bytes is None:
+        return profile
+    prof = get_profile(profile) if isinstance(profile, str) else profile
+    cap = prof.max_images if images is None else max(0, min(prof.max_images, images))
+    size = prof.max_request_bytes if body_bytes is None else max(1, min(prof.max_request_bytes, int(body_bytes)))
+    return dataclasses.replace(prof, max_images=cap, max_pages=prof.max_pages if pages else 0,
+                               max_request_bytes=size)

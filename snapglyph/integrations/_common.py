@@ -24,8 +24,9 @@ from snapglyph._config import CONVERSATIONS_IN_MEMORY
 from snapglyph._files import write_atomic
 from snapglyph.compaction.budget import Budget, estimate
 from snapglyph.compaction.keys import conversation_id
-from snapglyph.compaction.windows import WindowBook, recovery_budget
+from snapglyph.compaction.windows import WindowBook, capped_profile, learned_budget, recovery_budget
 from snapglyph.errors import InputError, SnapglyphError, StoreError
+from snapglyph.providers.limits import request_bytes
 from snapglyph.providers.overflow import OverflowResult, detect
 
 __all__ = ["ConversationCompactor", "Conversations", "overflow_of", "recall_spec"]
@@ -180,8 +181,9 @@ class ConversationCompactor:
         """
         recall = self.recall if recall is None else recall
         with self.lock:
-            res = compact(body, profile=self.profile, dialect=dialect, budget=Budget(max(1, self.budget - room),
-                                                                                    self.window, self.ratio, self.most),
+            budget, profile = self._learned(body, Budget(max(1, self.budget - room), self.window, self.ratio,
+                                                         self.most), room)
+            res = compact(body, profile=profile, dialect=dialect, budget=budget,
                           store=self.store, model=self.model, max_tokens=self.max_tokens, recall_tool=recall,
                           allow_empty_middle=recall,   # a middle on no page only where recall is answered
                           earlier=self.last.cut if self.last is not None else None)  # its pages kept first
@@ -194,6 +196,19 @@ class ConversationCompactor:
             if self.store.path is not None:
                 self.store.save()
             return res.request, res
+
+    def _learned(self, body: dict, budget: Budget, room: int) -> tuple[Budget, Any]:
+        """The budget and profile after what the book learned of the body's model (default :meth:`_where`): a
+        smaller window's budget (:func:`snapglyph.compaction.windows.learned_budget`), the image and byte caps
+        (:func:`~snapglyph.compaction.windows.capped_profile`); as given where nothing was learned."""
+        known = self.book.get(*self._where(body, None)) if self.book is not None else None
+        if known is None or not known.limits():
+            return budget, self.profile
+        nbytes = request_bytes(body) if known.byte_aim else None
+        b = learned_budget(known, body, self.profile, nbytes=nbytes, max_tokens=self.max_tokens)
+        if b is not None and b.tokens - room < budget.tokens:
+            budget = Budget(max(1, b.tokens - room), b.window, b.ratio, b.most)
+        return budget, capped_profile(self.profile, images=known.images, body_bytes=known.byte_aim)
 
     def _where(self, sent: dict, where: "tuple[str, str] | None") -> tuple[str, str]:
         model = sent.get("model") if isinstance(sent.get("model"), str) else None

@@ -206,15 +206,9 @@ def compact_body(body: dict, dialect: str, *, profile: str, budget: int, store: 
 
 def _capped(profile: Any, pages: bool, max_images: int | None, max_bytes: int | None = None) -> Any:
     """The profile with no pages (``pages`` False), at most ``max_images`` images or at most ``max_bytes`` bytes of
-    request body; the name when none."""
-    if pages and max_images is None and max_bytes is None:
-        return profile
-    import dataclasses
-    from ..providers.profiles import profile as get_profile
-    prof = get_profile(profile)
-    cap = prof.max_images if max_images is None else max(0, min(prof.max_images, max_images))
-    size = prof.max_request_bytes if max_bytes is None else max(1, min(prof.max_request_bytes, int(max_bytes)))
-    return dataclasses.replace(prof, max_images=cap, max_pages=None if pages else 0, max_request_bytes=size)
+    request body (:func:`snapglyph.compaction.windows.capped_profile`); the name when none."""
+    from ..compaction.windows import capped_profile
+    return capped_profile(profile, images=max_images, body_bytes=max_bytes, pages=pages)
 
 
 _SNAKE_PARTS = ("inline_data", "file_data", "function_call", "function_response")
