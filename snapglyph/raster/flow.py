@@ -12,7 +12,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._codes import BLANK, CODE_NEWLINE, CODE_NOP, CODE_ROW_START
+from . import native
+from ._codes import BLANK, CODE_NEWLINE, CODE_NOP
 
 __all__ = ["band_rows", "flow_rows", "flow_stream"]
 
@@ -116,40 +117,18 @@ def flow_stream(codes: np.ndarray, srcw: np.ndarray, cols: int, gwidth: np.ndarr
     >>> flow_stream(c, np.ones(14, np.uint8), 6, np.ones(8, np.uint8))[0].tolist()
     [-2, -3, -3, 5, 6, -1, -3, -3, 0, -3, 5, -1, -2, -3, -3, 7]
     """
-    nl = np.flatnonzero(codes == CODE_NEWLINE)
-    starts = np.concatenate([[0], nl + 1])
-    starts = starts[starts < len(codes)]
-    line = np.cumsum(codes == CODE_NEWLINE) - (codes == CODE_NEWLINE)  # each element's line
-    pos = np.arange(len(codes)) - starts[line]
-    far = np.full(len(starts), len(codes), np.int64)  # where each line's first element but a blank or newline is
-    held = np.flatnonzero((codes != BLANK) & (codes != CODE_NEWLINE))
-    first = held[np.flatnonzero(np.diff(line[held], prepend=-1))]  # in order: the first of each line's run
-    far[line[first]] = pos[first]
-    strip = int(far.min()) if len(held) else 0
-    out = codes.copy()
-    keep = strip + (np.where(far < len(codes), far, strip) - strip + 1) // 2  # a blank line keeps none
-    out[(codes == BLANK) & (pos < far[line]) & ((pos < strip) | (pos >= keep[line]))] = CODE_NOP
+    k = native.kernels()  # the rule's one implementation: raster/_flow_kernels.py
+    n = len(codes)
+    out = np.empty(n, np.int32)
+    starts, far = np.empty(n + 1, np.int64), np.empty(n + 1, np.int64)
+    lines, _ = k.flow_indent(codes, out, starts, far)
+    starts, far = starts[:lines], far[:lines]
     if gutter is not None:
+        line = np.cumsum(codes == CODE_NEWLINE) - (codes == CODE_NEWLINE)  # each element's line
         _halve_after_gutters(codes, out, starts + np.minimum(far, len(codes) - 1), line, *gutter)
-    cells = np.where(out >= 0, gwidth[np.maximum(out, 0)], 0) + (out == CODE_NEWLINE)
-    at = [0]
-    col = 0
-    ends = np.append(starts[1:], len(codes)).tolist()
-    for s, e, c in zip(starts.tolist(), ends, np.add.reduceat(cells, starts).tolist()):
-        if col > 0 and col + c > cols:
-            at.append(s)
-            col = 0
-        col = _wrapped_col(cells[s:e], cols) if c > cols else col + c
-    return np.insert(out, at, CODE_ROW_START), np.insert(srcw, at, 0)
-
-
-def _wrapped_col(cells: np.ndarray, cols: int) -> int:
-    """The column after a line wider than a row, laid out from a row's start as the prose layout wraps it: a glyph
-    that would cross the row's end starts the next row (``cells``: each element's cells, 0 for a no-op)."""
-    col = 0
-    for w in cells[cells > 0].tolist():
-        col = w if col + w > cols else col + w
-    return col
+    new_codes, new_srcw = np.empty(n + lines + 1, np.int32), np.empty(n + lines + 1, np.uint8)
+    m = k.flow_breaks(out, srcw, gwidth, starts, lines, cols, new_codes, new_srcw)
+    return new_codes[:m], new_srcw[:m]
 
 
 def _halve_after_gutters(codes: np.ndarray, out: np.ndarray, text_at: np.ndarray, line: np.ndarray,

@@ -1,9 +1,9 @@
 """The compiled kernels the renderer calls: a build made ahead of time where one matches the sources, else numba's JIT.
 
-The seven kernels on the render path (:data:`KERNELS`: layout and blit, a page's counts, row packing, the two of the
-compiled normalization and the two of the block planner) are numba functions in :mod:`snapglyph.raster._kernels`,
-:mod:`snapglyph.raster._pack_kernels`, :mod:`snapglyph.raster._text_kernels` and
-:mod:`snapglyph.raster._line_kernels`. Called through numba's
+The nine kernels on the render path (:data:`KERNELS`: layout and blit, a page's counts, row packing, the two of the
+compiled normalization, the two of the block planner and the two of a flow block's stream) are numba functions in
+:mod:`snapglyph.raster._kernels`, :mod:`snapglyph.raster._pack_kernels`, :mod:`snapglyph.raster._text_kernels`,
+:mod:`snapglyph.raster._line_kernels` and :mod:`snapglyph.raster._flow_kernels`. Called through numba's
 dispatcher, a fresh process pays for numba itself before its first page: importing numba and initializing its
 compiler for the first cached kernel (about half a second: bench/RESULTS.md, section "Kernel design choices").
 :func:`build` compiles the same Python functions with the same numba
@@ -39,14 +39,15 @@ import numpy as np
 
 __all__ = ["KERNELS", "build", "build_dir", "build_key", "kernels", "ready"]
 
-KERNELS = ("layout_blit", "count_span", "pack_rows", "text_flags", "expand_codes", "line_kinds", "choose_band")
+KERNELS = ("layout_blit", "count_span", "pack_rows", "text_flags", "expand_codes", "line_kinds", "choose_band",
+           "flow_indent", "flow_breaks")
 """The kernels :func:`kernels` provides, by name."""
 
 _MODULE = "_snapglyph_kernels"
 _RECORD = "build.json"
 _CHOICES = ("auto", "jit")
-_SOURCES = ("_kernels.py", "_pack_kernels.py", "_text_kernels.py", "_line_kernels.py", "_codes.py", "_line_rule.py",
-            "native.py")
+_SOURCES = ("_kernels.py", "_pack_kernels.py", "_text_kernels.py", "_line_kernels.py", "_flow_kernels.py", "_codes.py",
+            "_line_rule.py", "native.py")
 """The files whose text the build's machine code depends on (its name hashes them)."""
 _loaded: SimpleNamespace | None = None
 _searched = False
@@ -166,8 +167,8 @@ def _load_build() -> SimpleNamespace | None:
 
 
 def _jit_modules() -> tuple:
-    from . import _kernels, _line_kernels, _pack_kernels, _text_kernels
-    return _kernels, _pack_kernels, _text_kernels, _line_kernels
+    from . import _flow_kernels, _kernels, _line_kernels, _pack_kernels, _text_kernels
+    return _kernels, _pack_kernels, _text_kernels, _line_kernels, _flow_kernels
 
 
 def _jit() -> SimpleNamespace:
@@ -259,6 +260,8 @@ _SIGNATURES = {
     "expand_codes": ("i8x3", ("u4:1r", "i8:2", "i1:1", "i4:1", "i4:1", "u1:1", "i8", "i8", "i8", "u1:1")),
     "line_kinds": ("none", ("u4:1r", "b1", "u1:1", "i8", "i8", "u1:1", "i4:1", "i4:1")),
     "choose_band": ("i8x2", ("i4:1", "i4:1", "i8", "i8", "i8", "i8", "i8", "i8", "f8")),
+    "flow_indent": ("i8x2", ("i4:1r", "i4:1", "i8:1", "i8:1")),
+    "flow_breaks": ("i8", ("i4:1", "u1:1r", "u1:1", "i8:1", "i8", "i8", "i4:1", "u1:1")),
 }
 """The one signature each kernel is called with: what numba's JIT compiles for the renderer's calls."""
 

@@ -70,6 +70,10 @@ def warm() -> None:
         raise RenderError("kernel warm-up counted a span wrongly")
     if page[0, 0] != 0:
         raise RenderError("kernel warm-up drew a wrong pixel")
+    from .flow import flow_stream
+    fc, fw = flow_stream(np.array([0, 0, 1, -1, 0, 0, 0, 0, 1], np.int32), np.ones(9, np.uint8), 3, gwidth)
+    if fc.tolist() != [-2, -3, -3, 1, -1, -2, -3, -3, 0, -3, 1] or fw.tolist() != [0] + [1] * 4 + [0] + [1] * 5:
+        raise RenderError("kernel warm-up laid out a flow block wrongly")
     from .blocks import plan_blocks
     if plan_blocks("Run it:\n$ make\n\tok\n  done;\nThat is all.", 0, 100) != [(1, 4, 0, 100)]:  # both line kernels, flow
         raise RenderError("kernel warm-up planned a wrong block")
