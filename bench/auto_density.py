@@ -92,16 +92,29 @@ def block_lines(doc, cols: int) -> tuple[int, int, list[str]]:
             strip = min(leads, default=0) if after else 0
             n += len(leads)
             if k == 0:
-                flow += [" " * ((len(x) - len(x.lstrip(" ")) - strip + 1) // 2) + _gutter_half(x.lstrip(" "))
-                         + (NL if a + i + 1 < len(lines) else "") for i, x in enumerate(part) if x.strip()]
+                flow += [_flow_text(x, strip) + (NL if a + i + 1 < len(lines) else "")
+                         for i, x in enumerate(part) if x.strip()]
                 continue
             whole += sum((ld - strip <= colw // 2) if after else (ld < colw) for ld in leads)
     return n, whole, flow
 
 
+_GUTTER = re.compile("([0-9]+\u2192)( *)")  # a line-number gutter
+
+
+def _flow_text(x: str, strip: int) -> str:
+    """A flow line as the pages show it: the indentation past ``strip`` at half, none before a line-number gutter
+    (where the package measured draws none: ``flow.GUTTER_PAD`` False), the blanks after the gutter at half."""
+    from snapglyph.raster import flow
+
+    body = x.lstrip(" ")
+    pad = getattr(flow, "GUTTER_PAD", True) or not _GUTTER.match(body)
+    return " " * ((len(x) - len(body) - strip + 1) // 2 if pad else 0) + _gutter_half(body)
+
+
 def _gutter_half(body: str) -> str:
     """A flow line's text with the blanks after its line-number gutter (digits, then an arrow) at half."""
-    m = re.match("([0-9]+\u2192)( *)", body)
+    m = _GUTTER.match(body)
     return m[1] + " " * ((len(m[2]) + 1) // 2) + body[m.end():] if m else body
 
 

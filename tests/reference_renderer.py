@@ -19,6 +19,7 @@ from reference_blocks import plan_blocks
 
 from snapglyph.model.document import STYLE_HEADER, Document
 from snapglyph.providers.profiles import profile as get_profile
+from snapglyph.raster import flow as flow_rules
 from snapglyph.raster.atlas import MARKER, SYMBOL_LABELS, atlas
 from snapglyph.raster.text import normalize
 
@@ -93,14 +94,15 @@ class _Pages:
         self.at.ensure([ord(ch_)])
         return int(self.at.width[int(self.at.table[ord(ch_)])])
 
-    def prose(self, text, style, mode):
-        for c in text:
+    def prose(self, text, style, mode, light=0, dark=0):
+        """Draw ``text`` along the rows; its characters from ``dark`` to ``light`` in the marker's light ink."""
+        for i, c in enumerate(text):
             if c == "\n" and mode == "lines":
                 if self.row < self.rows:
                     self.lines.setdefault((self.row, 0, 0), "")
                 self.row, self.col = self.row + 1, 0
                 continue
-            ink = MARKER_INK if c == "\n" else INK.get(style, INK[0])
+            ink = MARKER_INK if c == "\n" or dark <= i < light else INK.get(style, INK[0])
             w = 1 if c == "\n" else self.width_of(c)
             if self.col + w > self.cols:
                 self.row, self.col = self.row + 1, 0
@@ -113,7 +115,9 @@ class _Pages:
     def flow(self, lines, ended, style):
         """Lay out the lines of a flow block as dense prose from a row's start, without the block's common
         indentation and with the rest of a line's indentation at half its width (rounded up), and the blanks after
-        a line-number gutter (digits, then an arrow) too: a line that, with
+        a line-number gutter (digits, then an arrow) too, the gutter's digits and arrow in light ink where
+        ``GUTTER_LIGHT`` says so and no blank before them where ``GUTTER_PAD`` says so (the two switches of
+        snapglyph.raster.flow, read as the tuning constants of blocks are): a line that, with
         its newline's mark, does not fit the rest of the row starts the next row (after a line wider than a row, the
         rest of that line's last row)."""
         strip = min((len(x) - len(x.lstrip(" ")) for x in lines if x.strip(" ")), default=0)
@@ -126,11 +130,13 @@ class _Pages:
             gutter = re.match("([0-9]+\u2192)( *)", body)  # a line-number gutter: the blanks after it at half
             if gutter:
                 body = gutter[1] + " " * ((len(gutter[2]) + 1) // 2) + body[gutter.end():]
+                half = half if flow_rules.GUTTER_PAD else ""
             text = half + body + ("\n" if nl else "")
             cells = sum(1 if c == "\n" else self.width_of(c) for c in text)
             if self.col > 0 and self.col + cells > self.cols:
                 self.row, self.col = self.row + 1, 0
-            self.prose(text, style, "dense")
+            light = len(half) + len(gutter[1]) if gutter and flow_rules.GUTTER_LIGHT else 0
+            self.prose(text, style, "dense", light, len(half))
 
     def block(self, lines, ended, style, k, colw):
         """Lay out the lines of one block in bands of k columns of colw cells (see the kernel's docstring).

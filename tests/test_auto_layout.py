@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 from reference_renderer import reference_render
 
 import snapglyph.raster.blocks as blocks_mod
+import snapglyph.raster.flow as flow_mod
 from conftest import shared_path
 from snapglyph import Document, build_document, load, profile
 from snapglyph.model.document import STYLE_DIM, STYLE_HEADER, STYLE_TEXT, Segment
@@ -57,8 +58,9 @@ def shown_lines(seg: Segment, cols: int, at) -> list[tuple[str, int, bool]]:
                 if body:
                     half = " " * ((len(x) - len(body) - strip + 1) // 2)  # the rest of the indentation at half
                     gutter = re.match("([0-9]+\u2192)( *)", body)  # and the blanks after a line-number gutter
-                    if gutter:
+                    if gutter:  # no blank before its digits unless GUTTER_PAD
                         body = gutter[1] + " " * ((len(gutter[2]) + 1) // 2) + body[gutter.end():]
+                        half = half if flow_mod.GUTTER_PAD else ""
                     out.append((half + body + (NL if a + i + 1 < len(lines) else ""), colw, True))
                 continue
             out.append((" " * min(max(len(x) - len(body) - strip, 0), colw // 2) + body, colw, False))
@@ -214,9 +216,13 @@ def test_flow_matches_reference(gain, min_colw, share, kinds, monkeypatch):
     assert n == len(want) > 150 and (broken == wide if not any(kinds) else broken > wide)
 
 
-def test_flow_halves_the_blanks_after_a_line_number_gutter(monkeypatch):
+@pytest.mark.parametrize("pad,light", [(True, False), (False, False), (True, True), (False, True)])
+def test_flow_halves_the_blanks_after_a_line_number_gutter(monkeypatch, pad, light):
     """Claude Code's Read output (``    12→code``): the blanks after the gutter's arrow are the code's indentation,
-    drawn at half as a flow's leading blanks are; the kernel's pages equal the reference renderer's."""
+    drawn at half as a flow's leading blanks are; the kernel's pages equal the reference renderer's, with the
+    blanks before the digits drawn or not and the gutter dark or light (flow.GUTTER_PAD, flow.GUTTER_LIGHT)."""
+    monkeypatch.setattr(flow_mod, "GUTTER_PAD", pad)
+    monkeypatch.setattr(flow_mod, "GUTTER_LIGHT", light)
     lines = [f"{i + 1:>6}\u2192{' ' * (4 * (i % 4))}{'x' * (i % 7)}{'漢' * (i % 3)} = f({i});" for i in range(80)]
     lines[5] = "     6\u2192"  # an empty line of the file
     lines[9] = "    10\u2192\t\tdeep"  # tabs after the arrow are not indentation: stops of 8 from the line's start
@@ -237,6 +243,11 @@ def test_flow_halves_the_blanks_after_a_line_number_gutter(monkeypatch):
     assert "12 \u2192    not a gutter" in joined
     want = [line for s in d.segments for line in shown_lines(s, 37, atlas((6, 12)))]
     assert check_rows([p.text for p in fast], want, 37)[0] == len(want) == 81
+    monkeypatch.setattr(flow_mod, "GUTTER_LIGHT", not light)  # the same text, other pixels on every page
+    other = list(iter_pages(d, profile=small, cell=(6, 12), mode="auto"))
+    assert [p.text for p in other] == [p.text for p in fast]
+    gutters = [re.search("[0-9]\u2192", p.text) is None for p in fast]  # a page with no gutter: the same pixels
+    assert [np.array_equal(a.pixels, b.pixels) for a, b in zip(fast, other)] == gutters and not all(gutters)
 
 
 _KINDS_OF_TEXT = {  # issue 30 item 4: what the lines are decides, not their indentation

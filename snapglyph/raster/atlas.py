@@ -150,6 +150,7 @@ class Atlas:
         self._label_range = (0x7FFFFFFF, 0)  # the labelled glyph indices lie in [lo, hi)
         self._ink: dict[int, tuple] = {}  # page width -> (n glyphs, ink lists)
         self._chars: np.ndarray | None = None  # glyph index -> code point (glyph_chars)
+        self._light: dict[int, int] = {}  # glyph index -> its light variant's (light)
         self._box(REPL_NARROW, 1)
         self._box(REPL_WIDE, 2)
         self.width[REPL_WIDE] = 2
@@ -221,10 +222,7 @@ class Atlas:
                 if got is None and label is None:
                     self.table[cp] = REPL_WIDE if wide else REPL_NARROW
                     continue
-                if self.n == len(self.glyphs):
-                    self.glyphs = np.concatenate([self.glyphs, np.zeros_like(self.glyphs)])
-                    self.width = np.concatenate([self.width, np.ones_like(self.width)])
-                    self.label_len = np.concatenate([self.label_len, np.zeros_like(self.label_len)])
+                self._grow()
                 if label is not None:  # no glyph: a box of its own, drawn as the label (expand_labels)
                     self.glyphs[self.n] = self.glyphs[REPL_WIDE if wide else REPL_NARROW]
                     self._label_codes[self.n] = self.table[[ord(c) for c in label]].astype(np.int32)
@@ -237,6 +235,51 @@ class Atlas:
                 self.width[self.n] = cells
                 self.table[cp] = self.n
                 self.n += 1
+
+    def _grow(self) -> None:
+        """Double the glyph arrays where they are full (under the lock)."""
+        if self.n == len(self.glyphs):
+            self.glyphs = np.concatenate([self.glyphs, np.zeros_like(self.glyphs)])
+            self.width = np.concatenate([self.width, np.ones_like(self.width)])
+            self.label_len = np.concatenate([self.label_len, np.zeros_like(self.label_len)])
+
+    def light(self, idx) -> np.ndarray:
+        """Glyph indices of light variants of the glyphs ``idx``: each ink pixel at level 1, so that every text
+        style draws it in light grey (170, as :data:`snapglyph.raster.render.STYLE_LUT` maps level 1), the width
+        and the character (:meth:`glyph_chars`) of the glyph it varies. Made on first use; not in ``table``.
+
+        Parameters
+        ----------
+        idx : array-like of int
+            Glyph indices below ``n``.
+
+        Returns
+        -------
+        numpy.ndarray
+            int32 ``(len(idx),)``.
+
+        Examples
+        --------
+        >>> at = atlas((6, 12))
+        >>> g = int(at.table[ord("7")])
+        >>> v, = at.light([g]).tolist()
+        >>> int(at.glyphs[v].max()), bool(((at.glyphs[v] > 0) == (at.glyphs[g] > 0)).all())
+        (1, True)
+        >>> chr(at.glyph_chars()[v]), at.light([g]).tolist() == [v]
+        ('7', True)
+        """
+        out = []
+        with self._lock:
+            for g in np.asarray(idx, np.int64).tolist():
+                v = self._light.get(g)
+                if v is None:
+                    self._grow()
+                    v = self._light[g] = self.n
+                    self.glyphs[v] = np.minimum(self.glyphs[g], 1)
+                    self.width[v] = self.width[g]
+                    self.n += 1
+                out.append(v)
+        return np.array(out, np.int32)
 
     def glyph_chars(self) -> np.ndarray:
         """Return the code point each glyph index stands for, to write the text a page shows.
@@ -263,6 +306,8 @@ class Atlas:
             out[BLANK] = 0x20
             out[REPL_NARROW] = out[REPL_WIDE] = 0xFFFD
             out[MARKER] = self.marker_cp
+            for g, v in self._light.items():
+                out[v] = out[g]
             self._chars = out
             return out
 

@@ -15,7 +15,17 @@ import numpy as np
 from . import native
 from ._codes import BLANK, CODE_NEWLINE, CODE_NOP
 
-__all__ = ["band_rows", "flow_rows", "flow_stream"]
+__all__ = ["GUTTER_LIGHT", "GUTTER_PAD", "band_rows", "flow_rows", "flow_stream"]
+
+GUTTER_LIGHT = False
+"""Draw a flow line's line-number gutter's digits and arrow (Claude Code's ``    12→code``) in light grey, as the
+newline's mark is? Off: measured on the Claude Code session of ../shared/data, RapidOCR read 57% of the gutters'
+numbers light against 68% dark, at the same characters per token and the same CER on the rest (bench/gutter.py,
+bench/RESULTS.md section "Line-number gutter", 2026-12-08)."""
+GUTTER_PAD = True
+"""Draw the blanks before a flow line's gutter digits (its right alignment) as other indentation is (the block's
+common part off, the rest at half)? On: leaving them out saved 0.2% of the session's image tokens and cost 3% of
+the gutters' numbers read (the number then follows the newline's mark with no blank; bench/gutter.py)."""
 
 
 def band_rows(widths, leads, k: int, colw: int) -> int:
@@ -91,8 +101,9 @@ def flow_stream(codes: np.ndarray, srcw: np.ndarray, cols: int, gwidth: np.ndarr
     that line's last row where it fits whole (its last row's cells counted at the glyphs' widths, as the prose
     layout wraps). A line whose text starts with a line-number gutter
     (ASCII digits, then U+2192: Claude Code's ``    12→code``) has the blanks after the arrow, its code's
-    indentation, drawn at half their width the same way. The prose layout wraps at glyph widths, so the rows fall
-    where counted.
+    indentation, drawn at half their width the same way, none of the blanks before its digits
+    (:data:`GUTTER_PAD`), and its digits and arrow in their light variants where ``gutter`` holds them
+    (:data:`GUTTER_LIGHT`). The prose layout wraps at glyph widths, so the rows fall where counted.
 
     Parameters
     ----------
@@ -103,8 +114,8 @@ def flow_stream(codes: np.ndarray, srcw: np.ndarray, cols: int, gwidth: np.ndarr
     gwidth : uint8 array
         Cells of each glyph index.
     gutter : tuple or None
-        ``(digits, arrow)`` glyph indices (see :func:`snapglyph.raster.stream.insert_blocks`); None: no line has
-        a gutter.
+        ``(digits, arrow)`` glyph indices, or ``(digits, arrow, light)`` with ``light`` the light variants of the
+        digits then the arrow (see :func:`snapglyph.raster.stream.insert_blocks`); None: no line has a gutter.
 
     Returns
     -------
@@ -125,17 +136,21 @@ def flow_stream(codes: np.ndarray, srcw: np.ndarray, cols: int, gwidth: np.ndarr
     starts, far = starts[:lines], far[:lines]
     if gutter is not None:
         line = np.cumsum(codes == CODE_NEWLINE) - (codes == CODE_NEWLINE)  # each element's line
-        _halve_after_gutters(codes, out, starts + np.minimum(far, len(codes) - 1), line, *gutter)
+        _gutters(codes, out, starts, starts + np.minimum(far, len(codes) - 1), line, gutter)
     new_codes, new_srcw = np.empty(n + lines + 1, np.int32), np.empty(n + lines + 1, np.uint8)
     m = k.flow_breaks(out, srcw, gwidth, starts, lines, cols, new_codes, new_srcw)
     return new_codes[:m], new_srcw[:m]
 
 
-def _halve_after_gutters(codes: np.ndarray, out: np.ndarray, text_at: np.ndarray, line: np.ndarray,
-                         digits: np.ndarray, arrow: int) -> None:
-    """Make ``CODE_NOP`` in ``out``, in place, the second half (rounded down) of the blanks after each line's gutter:
-    an arrow whose line's text (from ``text_at[line]``) is ASCII digits up to it."""
+def _gutters(codes: np.ndarray, out: np.ndarray, starts: np.ndarray, text_at: np.ndarray, line: np.ndarray,
+             gutter: tuple) -> None:
+    """Of each line whose text (from ``text_at[line]``) is ASCII digits up to an arrow, in ``out``, in place: the
+    second half (rounded down) of the blanks after the arrow and (:data:`GUTTER_PAD` False) the blanks before the
+    digits become ``CODE_NOP``; the digits and the arrow their light variants (:data:`GUTTER_LIGHT`, where
+    ``gutter`` holds them)."""
+    digits, arrow = gutter[0], gutter[1]
     is_digit = np.isin(codes, digits)
+    lit = []
     for p in np.flatnonzero(codes == arrow).tolist():
         a = int(text_at[line[p]])
         if a >= p or not is_digit[a:p].all():
@@ -144,3 +159,11 @@ def _halve_after_gutters(codes: np.ndarray, out: np.ndarray, text_at: np.ndarray
         while q < len(codes) and codes[q] == BLANK:
             q += 1
         out[p + 1 + (q - p) // 2:q] = CODE_NOP  # of r blanks, (r + 1) // 2 kept
+        if not GUTTER_PAD:
+            out[starts[line[p]]:a] = CODE_NOP
+        lit.append(np.arange(a, p + 1))
+    if GUTTER_LIGHT and len(gutter) > 2 and lit:
+        at = np.concatenate(lit)
+        base = np.append(digits, arrow)
+        order = np.argsort(base)
+        out[at] = gutter[2][order[np.searchsorted(base, codes[at], sorter=order)]]

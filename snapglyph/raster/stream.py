@@ -24,6 +24,7 @@ import numpy as np
 from .._config import CHUNK, SPLIT
 from ..errors import InputError
 from ..model.document import STYLE_HEADER, Document
+from . import flow
 from ._codes import CODE_BLOCK, CODE_BLOCK_END, CODE_NEWLINE, CODE_NOP, CODE_ROW_START, CODE_UNSEEN
 from .atlas import Atlas
 from .blocks import plan_with_newlines
@@ -103,8 +104,9 @@ def insert_blocks(codes: np.ndarray, srcw: np.ndarray, head: int, plan: list, gw
     gwidth : uint8 array or None
         Cells of each glyph index (:attr:`snapglyph.raster.atlas.Atlas.width`); needed for a flow block only.
     gutter : tuple or None
-        ``(digits, arrow)``: the glyph indices of ``0``-``9`` (int32 array) and of U+2192, where a flow block's
-        lines may carry a tool's line-number gutter (:func:`snapglyph.raster.flow.flow_stream`); None: none.
+        ``(digits, arrow)`` or ``(digits, arrow, light)``: the glyph indices of ``0``-``9`` (int32 array) and of
+        U+2192, and their light variants, where a flow block's lines may carry a tool's line-number gutter
+        (:func:`snapglyph.raster.flow.flow_stream`); None: none.
 
     Returns
     -------
@@ -142,12 +144,15 @@ _ZEROS3 = np.zeros(3, np.uint8)
 
 
 def _gutter(text: str, at: Atlas) -> tuple | None:
-    """The glyph indices of a line-number gutter's digits and arrow where ``text`` holds the arrow, drawn as a glyph
-    of its own (not as a symbol's label); else None."""
+    """The glyph indices of a line-number gutter's digits and arrow, then (where
+    :data:`snapglyph.raster.flow.GUTTER_LIGHT`) their light variants (:meth:`snapglyph.raster.atlas.Atlas.light`),
+    where ``text`` holds the arrow, drawn as a glyph of its own (not
+    as a symbol's label); else None."""
     if "\u2192" not in text or "\u2192" in at.label_cells:
         return None
     digits = at.table[np.arange(0x30, 0x3A)]
-    return digits[digits >= 0], int(at.table[0x2192])  # a digit the text lacks has no glyph index yet
+    digits, arrow = digits[digits >= 0], int(at.table[0x2192])  # a digit the text lacks has no glyph index yet
+    return (digits, arrow, at.light(np.append(digits, arrow))) if flow.GUTTER_LIGHT else (digits, arrow)
 
 
 def _fast_codes(text: str, head: int, at: Atlas, cps: np.ndarray) -> tuple[np.ndarray, np.ndarray, int, int]:
@@ -248,7 +253,8 @@ def _encode(text: str, style: int, at: Atlas, continued: bool, fast: bool,
     if cols > 0:
         plan, newlines = plan_with_newlines(text, style, cols, cps)
         if plan:
-            codes, srcw = insert_blocks(codes, srcw, head, plan + [(newlines,)], at.width, _gutter(text, at))
+            gutter = _gutter(text, at)  # first: its light glyphs may grow the atlas' width array
+            codes, srcw = insert_blocks(codes, srcw, head, plan + [(newlines,)], at.width, gutter)
     if len(codes) == head and (zw or rm):
         codes = np.append(codes, np.int32(CODE_NOP))
         srcw = np.append(srcw, np.uint8(0))
