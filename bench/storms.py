@@ -92,7 +92,7 @@ def run(turns: int) -> dict:
     counted = sim.count_request("anthropic", {"messages": [{"role": "user", "content": _turn_text(0, GROWTH)}]}).text
     per = max(1, int(GROWTH * GROWTH / max(1, counted)))             # about GROWTH simulator tokens a turn
     msgs: list = []
-    out = {"turns": [], "cuts": [], "overflows": 0, "seconds": 0.0, "made": [], "text_dips": 0,
+    out = {"turns": [], "cuts": [], "pages": [], "overflows": 0, "seconds": 0.0, "made": [], "text_dips": 0,
            "per": sim.count_request("anthropic", {"messages": [{"role": "user", "content": _turn_text(0, per)}]}).text}
     t0 = time.monotonic()
     with tempfile.TemporaryDirectory() as state, \
@@ -115,6 +115,8 @@ def run(turns: int) -> dict:
             sent = json.loads([e for e in sim.log[n0:] if e["kind"] == "ok"][-1]["raw"])
             convs = c.get(bg.url + "/snapglyph/status").json()["conversations"]
             now = convs[0]["cuts"] if convs else 0
+            if now:
+                out["pages"].append(len(_images(sent)))
             if prev is not None and cuts:
                 out["turns"].append((now != cuts, cache_share(prev, sent)[0]))
                 if now == cuts and out["turns"][-1][1] < 0.9 and _snapshot_text_changed(prev, sent):
@@ -162,6 +164,10 @@ def section(res: dict, turns: int) -> str:
         f"90 % each | {'met' if ok_share else 'missed'} |",
         f"| the same, turns that kept the cut | {spread(kept)} | | |",
         f"| the same, turns that made a new cut | {spread(made)} | | |",
+        f"| page images sent a request, after the first cut | median {statistics.median(res['pages']) if res['pages'] else '-'}, "
+        f"min {min(res['pages'], default='-')}, max {max(res['pages'], default='-')} | - | - |",
+        f"| bytes unchanged, the mean over every turn after the first cut | {100 * statistics.mean(every):.1f} % | "
+        f"- | - |" if every else "| bytes unchanged, the mean | - | - | - |",
         f"| new cuts whose pages start with the earlier request's (all but its last) | {starts} of {len(res['made'])} "
         f"| - | - |",
         f"| the most a new cut could leave unchanged (every earlier page but the last kept) | {spread(best)} | | |",
@@ -182,16 +188,19 @@ def _read(res: dict, best: list, under: list) -> str:
             f"of {pages:.0f}), so even a new cut that kept every earlier page but the last would leave at "
             f"most {100 * max(best, default=0):.1f} % of its bytes unchanged (median "
             f"{100 * statistics.median(best) if best else 0:.1f} %): the 90 % goal cannot be met on {impossible} "
-            f"of the {len(made)} new-cut turns by any cut that shows the new pages. A new cut keeps the earlier "
-            f"cut's pages as its start where the budget allows (compact(..., earlier=): the pages the earlier cut "
-            f"dropped are dropped again); where more must be dropped it drops down to a low-water mark that leaves "
-            f"room for the next cut's new pages (sticky.LOW_WATER_CUTS), so that the cut after it can keep its "
-            f"pages; here {sum(1 for k, *_ in made if k)} of {len(made)} new cuts did (the next cut's new pages "
-            f"seldom fit beside the earlier ones at this window). "
-            f"Of the {len(under) - sum(1 for new, _ in under if new)} turns that kept the cut and are under 90 %, "
-            f"{res['text_dips']} changed first in the snapshot message's text after the pages (where looked at: "
-            f"its section of the user's own messages appeared or went while the cut was kept; cause not found), "
-            f"not in the pages.")
+            f"of the {len(made)} new-cut turns by any cut that shows the moved turns as pages. A new cut keeps the "
+            f"earlier cut's pages as its start where the budget allows (compact(..., earlier=): the pages the earlier "
+            f"cut dropped are dropped again; here {sum(1 for k, *_ in made if k)} of {len(made)} new cuts did); where "
+            f"more must be dropped it drops only what the budget needs (sticky.LOW_WATER_CUTS = "
+            f"{_low_water()}: room kept for the next cut's pages is room the model does not read now). While a "
+            f"cut is kept, its snapshot text is the cut's byte for byte (sticky.Cut.user); of the "
+            f"{len(under) - sum(1 for new, _ in under if new)} turns that kept the cut and are under 90 %, "
+            f"{res['text_dips']} changed first in the snapshot message's text.")
+
+
+def _low_water() -> int:
+    from snapglyph.compaction.sticky import LOW_WATER_CUTS
+    return LOW_WATER_CUTS
 
 
 def write(text: str) -> None:

@@ -32,7 +32,19 @@ def test_new_cut_keeps_the_earlier_pages_but_the_last_byte_for_byte():
     assert grown.tokens_after <= 6000
 
 
-def test_dropping_goes_to_a_low_water_mark_and_the_next_cut_keeps_its_pages():
+def test_by_default_a_cut_that_must_drop_drops_only_what_the_budget_needs():
+    """The default low-water mark is none (sticky.LOW_WATER_CUTS = 0): the cut that must drop pages sends the most
+    pages that fit, as a compaction with no earlier cut does."""
+    a = compact(_conv(20), **KW)
+    b = compact(_conv(24), earlier=a.cut, **KW)
+    c = compact(_conv(28), earlier=b.cut, **KW)
+    least = compact(_conv(28), **KW)
+    assert len(c.pages) == len(least.pages) == 3 and c.tokens_after <= 6000
+
+
+def test_dropping_goes_to_a_low_water_mark_and_the_next_cut_keeps_its_pages(monkeypatch):
+    from snapglyph.compaction import sticky
+    monkeypatch.setattr(sticky, "LOW_WATER_CUTS", 1)
     a = compact(_conv(20), **KW)
     b = compact(_conv(24), earlier=a.cut, **KW)
     c = compact(_conv(28), earlier=b.cut, **KW)           # must drop: down to the low-water mark

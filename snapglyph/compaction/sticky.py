@@ -13,9 +13,9 @@ checks of the request.
 A new cut that follows an earlier one (``compact(..., earlier=cut)``, :func:`plan_after`) keeps the earlier cut's
 pages as its start where it can: the new middle begins with the old one and its layout is continuous, so every
 page of the old middle but its last is byte-identical in the new one; the pages the earlier cut dropped are
-dropped again (and no more of them while the budget allows). When more must be dropped, it drops down to a
-low-water mark that leaves room for :data:`LOW_WATER_CUTS` more cuts' new pages (the pages this cut added: the
-conversation's growth since the earlier cut), so the next cut can keep this one's pages in turn.
+dropped again (and no more of them while the budget allows). When more must be dropped, it may drop down to a
+low-water mark that leaves room for ``low_water`` more cuts' new pages (the pages this cut added), so the next cut
+could keep this one's pages in turn; the default is none (:data:`LOW_WATER_CUTS`).
 
 This module holds the planning step of a reused cut (:func:`plan_at`, :func:`refit`) and of a cut after an
 earlier one (:func:`plan_after`) that :func:`snapglyph.compaction.compactor.compact` calls; it imports nothing of
@@ -40,8 +40,11 @@ if TYPE_CHECKING:  # pragma: no cover
 __all__ = ["Cut", "CutNoLongerFits", "LOW_WATER_CUTS", "cut_of", "plan_after", "plan_at", "prefix_fingerprint",
            "refit"]
 
-#: Cuts whose new pages a new cut that must drop pages leaves room for (:func:`plan_after`).
-LOW_WATER_CUTS = 1
+#: Cuts whose new pages a new cut that must drop pages leaves room for (:func:`plan_after`). Measured with
+#: bench/storms.py (200 turns growing 1,500 tokens a turn at a 32,768-token window, 2026-12-08, bench/RESULTS.md
+#: "Compaction storms"): 0 sends a median of 6 pages a request, 1 sends 2 and 2 sends 1, at the same mean share of
+#: bytes cached (89.8 %, 90.2 %, 89.8 %): room kept for the next cut's pages is room the model does not read now.
+LOW_WATER_CUTS = 0
 
 
 class CutNoLongerFits(BudgetError):
@@ -214,7 +217,7 @@ def _same_span(a, b) -> bool:
 
 
 def plan_after(conv: Conversation, budget: int, earlier: Cut, *, user_bound=None, ledger_share: float = 0.0,
-               low_water: int = LOW_WATER_CUTS) -> tuple[Plan, Drops]:
+               low_water: int | None = None) -> tuple[Plan, Drops]:
     """The plan of a new cut of a conversation an earlier compaction cut at ``earlier`` (its tail no longer fits),
     and how its pages are dropped (:class:`~snapglyph.compaction.dropping.Drops`, for
     :func:`~snapglyph.compaction.dropping.fit_budget`).
@@ -234,8 +237,8 @@ def plan_after(conv: Conversation, budget: int, earlier: Cut, *, user_bound=None
         The cut of the compaction before.
     user_bound, ledger_share
         As for :func:`~snapglyph.compaction.plan.plan_cut`.
-    low_water : int
-        Cuts whose new pages the low-water mark leaves room for (:data:`LOW_WATER_CUTS`).
+    low_water : int, optional
+        Cuts whose new pages the low-water mark leaves room for (default :data:`LOW_WATER_CUTS`, read at the call).
 
     Raises
     ------
@@ -254,9 +257,9 @@ def plan_after(conv: Conversation, budget: int, earlier: Cut, *, user_bound=None
     >>> c = compact(conv(28), earlier=b.cut, **kw)                 # this one had to drop pages
     >>> grown = prepare(conv(32), prof=profile("claude"), dialect="anthropic", store=None, model=None,
     ...                 max_tokens=100, tools=None, recall_tool=False, draw=render)
-    >>> plan, drops = plan_after(grown, 6000, c.cut)
+    >>> plan, drops = plan_after(grown, 6000, c.cut, low_water=1)
     >>> len(c.pages), len(plan.pages), drops.least, drops.room > 0    # c's dropped pages are dropped again
-    (2, 4, 2, True)
+    (3, 4, 1, True)
     """
     def ordinary(b: int) -> Plan:
         return plan_cut(conv, b, user_bound=user_bound, ledger_share=ledger_share)
@@ -279,4 +282,5 @@ def plan_after(conv: Conversation, budget: int, earlier: Cut, *, user_bound=None
     order = drop_order(plan.pages, plan.middle)
     least = max((order.index(i) + 1 for i in gone), default=0)
     added = conv.costs.pages(plan.pages[n - 1:]) if len(plan.pages) >= n else 0
-    return plan, Drops(least, int(max(0, low_water) * added))
+    water = LOW_WATER_CUTS if low_water is None else low_water
+    return plan, Drops(least, int(max(0, water) * added))
