@@ -129,3 +129,17 @@ def test_every_flow_block_of_the_shared_transcripts(monkeypatch):
         for _ in iter_pages(doc, reuse_buffer=True, draw=False):
             pass
     assert len(paths) >= 7 and len(seen) > 100 and any(seen), (len(paths), len(seen))
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_block_rows_both_is_band_rows_and_flow_rows(seed):
+    from snapglyph.raster import native
+    both = native.kernels().block_rows_both
+    rnd = random.Random(seed)
+    for _ in range(2000):
+        n = rnd.randint(1, 30)
+        widths = np.array([rnd.choice([0, 0, 3, 20, 60, 150, 400]) for _ in range(n)], np.int32)
+        leads = np.array([min(int(w) or 99, rnd.choice([0, 2, 4, 8, 13])) for w in widths], np.int32)
+        k, colw, cols = rnd.randint(1, 6), rnd.choice([6, 7, 29, 60, 182]), rnd.choice([6, 91, 182])
+        assert both(widths, leads, k, colw, cols) == (flow.band_rows(widths, leads, k, colw),
+                                                       flow.flow_rows(widths, leads, cols))

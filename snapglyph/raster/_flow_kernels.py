@@ -4,7 +4,8 @@ codes out.
 A module of kernels like :mod:`snapglyph.raster._kernels` (compiled through its one :data:`~._kernels.jit`), kept
 apart because it is a stage of its own: it rewrites a block's stream before layout, where the layout kernel draws
 it. :func:`flow_indent` marks the indentation drawn at half its width, :func:`flow_breaks` puts the row starts
-where a line would not fit whole. Together they were 0.49 s of plain Python and numpy, holding the GIL, for the
+where a line would not fit whole; :func:`block_rows_both` is the planner's comparison of a block's rows in a band and
+as flow (:func:`snapglyph.raster.flow.band_rows` and :func:`snapglyph.raster.flow.flow_rows`, the reference). Together they were 0.49 s of plain Python and numpy, holding the GIL, for the
 6.8 M elements of flow blocks in the 10 M-character bench text (1,756 blocks; measured 2026-12-08); the tests hold
 them equal to that plain-Python reference (tests/test_flow_kernels.py).
 """
@@ -16,7 +17,7 @@ import numpy as np
 from ._codes import BLANK, CODE_NEWLINE, CODE_NOP, CODE_ROW_START
 from ._kernels import jit
 
-__all__ = ["flow_breaks", "flow_indent"]
+__all__ = ["block_rows_both", "flow_breaks", "flow_indent"]
 
 
 @jit
@@ -146,3 +147,51 @@ def _cells(code, gwidth):
     if code >= 0:
         return np.int64(gwidth[code])
     return np.int64(1) if code == CODE_NEWLINE else np.int64(0)
+
+
+@jit
+def block_rows_both(widths, leads, k, colw, cols):
+    """Rows of a block in a band of ``k`` columns of ``colw`` cells and laid out as flow on rows of ``cols`` cells:
+    :func:`snapglyph.raster.flow.band_rows` and :func:`snapglyph.raster.flow.flow_rows` in one pass (the same
+    integers; tested against them).
+
+    Parameters
+    ----------
+    widths, leads : int32 arrays (lines,)
+        The block's line widths and indentations in cells (:func:`snapglyph.raster.blocks.line_kinds`).
+    k, colw, cols : int
+
+    Returns
+    -------
+    (int, int)
+        The band's rows and the flow's rows.
+
+    Examples
+    --------
+    >>> block_rows_both(np.array([10, 0, 70], np.int32), np.zeros(3, np.int32), 1, 60, 100)
+    (4, 1)
+    """
+    n = len(widths)
+    strip = -1
+    for i in range(n):
+        if widths[i] > 0 and (strip < 0 or leads[i] < strip):
+            strip = np.int64(leads[i])
+    if strip < 0:
+        strip = 0
+    half = colw // 2
+    extra = 0
+    rows, col = 1, 0
+    for i in range(n):
+        w, ld = np.int64(widths[i]), np.int64(leads[i])
+        c = 1
+        if w > 0:
+            hang = min(ld - strip, half)
+            drawn = w - ld + hang
+            if drawn > colw:
+                extra += -(-(drawn - colw) // max(colw - hang - 1, 1))
+            c = w - ld + (ld - strip + 1) // 2 + 1
+        if col > 0 and col + c > cols:
+            rows, col = rows + 1, 0
+        rows += (col + c - 1) // cols
+        col = (col + c - 1) % cols + 1
+    return -(-(n + extra) // max(k, 1)), rows

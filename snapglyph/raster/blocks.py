@@ -53,7 +53,6 @@ import numpy as np
 from . import native
 from ._codes import INDENT_TAB_STOP, TAB_STOP
 from ._codes import KMAX as _KMAX
-from .flow import band_rows, flow_rows
 from ._line_rule import CLASS_DIGIT, CLASS_SPACE, CLASS_WORD, CODE_END, CODE_KEYWORDS, LOG_LEVELS
 
 __all__ = ["CLASS_DIGIT", "CLASS_SPACE", "CLASS_WORD", "CODE_END", "CODE_KEYWORDS", "LOG_LEVELS", "MAX_PROSE_RUN",
@@ -405,5 +404,9 @@ def plan_with_newlines(text: str, style: int, cols: int, cps: np.ndarray | None 
 def _flows(widths: np.ndarray, leads: np.ndarray, cols: int, k: int, colw: int) -> bool:
     """Whether a block is laid out as flow: its band of ``k`` columns of ``colw`` cells would take more than
     :data:`FLOW_GAIN` times the rows of its lines one after another along the rows
-    (:func:`snapglyph.raster.flow.flow_rows`)."""
-    return FLOW_GAIN > 0 and band_rows(widths, leads, k, colw) > FLOW_GAIN * flow_rows(widths, leads, cols)
+    (:func:`snapglyph.raster.flow.flow_rows`; both counted by the compiled
+    :func:`snapglyph.raster._flow_kernels.block_rows_both`, the same integers)."""
+    if FLOW_GAIN <= 0:
+        return False
+    band, flow = native.kernels().block_rows_both(widths, leads, k, colw, cols)
+    return band > FLOW_GAIN * flow

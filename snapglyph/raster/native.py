@@ -1,7 +1,7 @@
 """The compiled kernels the renderer calls: a build made ahead of time where one matches the sources, else numba's JIT.
 
-The nine kernels on the render path (:data:`KERNELS`: layout and blit, a page's counts, row packing, the two of the
-compiled normalization, the two of the block planner and the two of a flow block's stream) are numba functions in
+The ten kernels on the render path (:data:`KERNELS`: layout and blit, a page's counts, row packing, the two of the
+compiled normalization, the two of the block planner and the three of a flow block) are numba functions in
 :mod:`snapglyph.raster._kernels`, :mod:`snapglyph.raster._pack_kernels`, :mod:`snapglyph.raster._text_kernels`,
 :mod:`snapglyph.raster._line_kernels` and :mod:`snapglyph.raster._flow_kernels`. Called through numba's
 dispatcher, a fresh process pays for numba itself before its first page: importing numba and initializing its
@@ -40,7 +40,7 @@ import numpy as np
 __all__ = ["KERNELS", "build", "build_dir", "build_key", "kernels", "ready"]
 
 KERNELS = ("layout_blit", "count_span", "pack_rows", "text_flags", "expand_codes", "line_kinds", "choose_band",
-           "flow_indent", "flow_breaks")
+           "flow_indent", "flow_breaks", "block_rows_both")
 """The kernels :func:`kernels` provides, by name."""
 
 _MODULE = "_snapglyph_kernels"
@@ -262,6 +262,7 @@ _SIGNATURES = {
     "choose_band": ("i8x2", ("i4:1", "i4:1", "i8", "i8", "i8", "i8", "i8", "i8", "f8")),
     "flow_indent": ("i8x2", ("i4:1r", "i4:1", "i8:1", "i8:1")),
     "flow_breaks": ("i8", ("i4:1", "u1:1r", "u1:1", "i8:1", "i8", "i8", "i4:1", "u1:1")),
+    "block_rows_both": ("i8x2", ("i4:1r", "i4:1r", "i8", "i8", "i8")),
 }
 """The one signature each kernel is called with: what numba's JIT compiles for the renderer's calls."""
 
