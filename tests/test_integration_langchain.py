@@ -7,7 +7,7 @@ import pytest
 
 pytest.importorskip("langchain.agents", reason="langchain>=1 not installed (the `integrations` extra)")
 pytest.importorskip("langchain_openai", reason="langchain-openai not installed (the `integrations` extra)")
-from doors_scenarios import OPENING, SYSTEM, WINDOW, check_apart, files, marker, recall_answers, script
+from doors_scenarios import MARK, OPENING, SYSTEM, WINDOW, check_apart, files, marker, recall_answers, script
 from langchain.agents import create_agent
 from langchain_core.messages import ToolMessage
 from langchain_core.tools import tool
@@ -106,8 +106,10 @@ def test_many_threads_are_kept_apart(tmp_path, n):
     assert sorted(seen) == [marker(k) for k in range(n)]
     answers = recall_answers(log, "openai")
     assert sorted(answers) == sorted("#3: " + files(k)["f0.txt"] for k in range(n))
-    overflows = [e for e in log if e.get("kind") == "overflow"]
-    assert len(overflows) == n                                        # one overflow each, each recovered at once
+    # at most one overflow each, each recovered at once; a thread whose request came after another's overflow taught
+    # the window is compacted before it is sent (issue 35 item 3), so how many overflow depends on the interleaving
+    over = [m for e in log if e.get("kind") == "overflow" for m in set(MARK.findall(e["raw"].decode()))]
+    assert 1 <= len(over) <= n and len(set(over)) == len(over)
     assert len(list(tmp_path.glob("*.store.jsonl"))) == n and len(mw.conversations) == min(n, 8)
     assert all(e.get("status") == 200 for e in log if e.get("kind") != "overflow")
 

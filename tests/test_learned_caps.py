@@ -194,3 +194,64 @@ def test_langchain_compacts_a_new_thread_under_the_window_another_thread_taught(
     learned = WindowBook(tmp_path).get("", "openai")        # the middleware's body names no model: its profile
     assert (learned.window, learned.refused) == (4_000, 4_163)           # the numbers the overflow body named
     assert len(mw.conversations.held()) == 2
+
+
+def _png_part(dialect: str) -> dict:
+    """A valid 8x8 grey PNG as ``dialect``'s image part."""
+    import base64
+    import io
+
+    from PIL import Image
+    buf = io.BytesIO()
+    Image.new("L", (8, 8), 128).save(buf, format="PNG")
+    b64 = base64.b64encode(buf.getvalue()).decode()
+    return {"anthropic": {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": b64}},
+            "openai": {"type": "image_url", "image_url": {"url": f"data:image/png;base64,{b64}"}},
+            "responses": {"type": "input_image", "image_url": f"data:image/png;base64,{b64}"},
+            "gemini": {"inlineData": {"mimeType": "image/png", "data": b64}}}[dialect]
+
+
+def _shots(dialect: str, tag: str, n: int) -> dict:
+    """One user turn naming ``tag`` with ``n`` screenshots."""
+    body = _body(dialect, tag, 1)
+    if dialect == "gemini":
+        body["contents"][0]["parts"] += [_png_part(dialect) for _ in range(n)]
+    elif dialect == "responses":
+        body["input"][0]["content"] += [_png_part(dialect) for _ in range(n)]
+    else:
+        body["messages"][0]["content"] = [{"type": "text", "text": _text(tag, 0)}] + [
+            _png_part(dialect) for _ in range(n)]
+    return body
+
+
+@pytest.mark.parametrize("dialect", DIALECTS)
+def test_serve_learns_an_image_cap_and_fits_the_next_conversation_under_it(dialect, tmp_path):
+    with Simulator([answer("one"), answer("two")], provider="native", context_window=DOCUMENTED) as sim:
+        sim.max_images = 3                                               # a 50-image gateway, scaled down
+        with _proxy(sim, tmp_path / "state") as bg:
+            r1 = httpx.post(bg.url + PATHS[dialect], json=_shots(dialect, "alpha", 5), headers=HEADERS, timeout=60)
+        with _proxy(sim, tmp_path / "state") as bg:
+            r2 = httpx.post(bg.url + PATHS[dialect], json=_shots(dialect, "beta", 5), headers=HEADERS, timeout=60)
+            status = httpx.get(bg.url + "/snapglyph/status").json()
+        kinds = [e["kind"] for e in sim.log]
+        images = [len(e.get("images", [])) for e in sim.log]
+        base = sim.base_url
+    assert r1.status_code == r2.status_code == 200, (r1.text, r2.text)
+    assert kinds == ["limit", "ok", "ok"] and images == [5, 3, 3]          # the newest 3 kept, no second refusal
+    assert _learned(status) == [{"upstream": base, "model": MODELS[dialect], "images": 3}]
+
+
+def test_a_body_cap_that_names_no_size_is_bounded_by_the_refused_body(tmp_path):
+    first, second = _body("openai", "alpha", 15), _body("openai", "beta", 15)
+    with Simulator([answer("one"), answer("two")], provider="openai", context_window=DOCUMENTED) as sim:
+        sim.max_body_bytes, sim.body_cap_named = BODY_CAP, False        # can1357/oh-my-pi#9235: no size named
+        with _proxy(sim, tmp_path / "state") as bg:
+            r1 = httpx.post(bg.url + PATHS["openai"], json=first, headers=HEADERS, timeout=120)
+            r2 = httpx.post(bg.url + PATHS["openai"], json=second, headers=HEADERS, timeout=120)
+            status = httpx.get(bg.url + "/snapglyph/status").json()
+        kinds = [e["kind"] for e in sim.log]
+        sent = [len(e["raw"]) for e in sim.log]
+    assert r1.status_code == r2.status_code == 200 and kinds == ["body_cap", "ok", "ok"]
+    (entry,) = status["windows"]
+    assert (entry["body_bytes"], entry["refused_bytes"]) == (None, sent[0])
+    assert max(sent[1:]) <= sent[0] // 3                                  # a third of the refused body

@@ -32,13 +32,15 @@ from pathlib import Path
 from .._config import OVERFLOW_UNKNOWN_SHARE, SERVE_MARGIN
 from .._files import write_atomic
 from ..errors import StoreError
+from ..model.messages import images_in
 from ..providers.overflow import OverflowResult
 from ..providers.params import output_reserve
 from ..providers.profiles import Profile, profile as get_profile
+from ..readers.registry import from_request
 from .budget import Budget, budget_for, clamp_ratio, counted_size, estimate, next_budget
 
 __all__ = ["BYTE_SHARE", "FILE", "WINDOWS_KEPT", "Learned", "WindowBook", "capped_profile", "learned_budget",
-           "recovery_budget"]
+           "over_image_cap", "recovery_budget"]
 
 BYTE_SHARE = 0.9
 """Share of a named body byte cap a compacted request is made to take (the JSON serve splices differs by a few
@@ -383,3 +385,22 @@ def capped_profile(profile: "str | Profile", *, images: int | None = None, body_
     size = prof.max_request_bytes if body_bytes is None else max(1, min(prof.max_request_bytes, int(body_bytes)))
     return dataclasses.replace(prof, max_images=cap, max_pages=prof.max_pages if pages else 0,
                                max_request_bytes=size)
+
+
+def over_image_cap(known: Learned, request: dict) -> bool:
+    """Whether ``request`` carries more images (the client's own, any dialect :func:`snapglyph.from_request` reads)
+    than the image-count cap ``known`` learned (``False`` where none was learned: the request is not read).
+
+    Raises
+    ------
+    FormatError
+        If ``request`` is not a conversation snapglyph can read.
+
+    Examples
+    --------
+    >>> shot = {"type": "image_url", "image_url": {"url": "data:image/png;base64,iVBORw0KGgo="}}
+    >>> body = {"messages": [{"role": "user", "content": [shot, shot, {"type": "text", "text": "two"}]}]}
+    >>> over_image_cap(Learned(images=1), body), over_image_cap(Learned(images=2), body), over_image_cap(Learned(), body)
+    (True, False, False)
+    """
+    return known.images is not None and len(images_in(from_request(request).messages)) > known.images

@@ -26,10 +26,10 @@ from ..compaction.sticky import Cut, CutNoLongerFits
 from ..errors import BudgetError, SnapglyphError
 from ..providers.overflow import OverflowResult
 from ..compaction.budget import Budget, budget_for, clamp_ratio, estimate
-from ..compaction.windows import WindowBook, learned_budget, recovery_budget
+from ..compaction.windows import WindowBook, learned_budget, over_image_cap, recovery_budget
 from ..providers.params import output_reserve
 from ..providers.tokens import counted_once
-from .refusal import RefusedPages, page_limits
+from .refusal import RefusedPages, cap_images, page_limits
 from ..compaction.growth import cut_target, grown
 from .rewrite import compact_body
 from .state import ConversationRecord, StateDir
@@ -195,6 +195,22 @@ class Planner:
         except SnapglyphError:
             return None
 
+    def _image_capped(self, key: str, dialect: str, body: dict, profile: str, model: str | None) -> Outcome | None:
+        """A request with more images than the image-count cap the book learned for its model, sent under that cap
+        (:func:`~snapglyph.serve.refusal.cap_images`: the oldest become placeholders); ``None`` where it is under."""
+        named = model or (body.get("model") if isinstance(body.get("model"), str) else "")
+        known = self.book.get(self.config.upstream, named)
+        try:
+            if not over_image_cap(known, body):
+                return None
+            out = cap_images(self, key, dialect, body, profile, known.images, model=model)
+        except SnapglyphError as e:
+            return Outcome(error=f"cannot fit the image cap {known.images}: {e}")
+        with self._lock:
+            self.states.save(self._conv(key, dialect, body, profile, model))      # its model, for the book
+        out.action = "compacted"
+        return out
+
     def cap_bytes(self, key: str, dialect: str, body: dict, profile: str, cap: Any, *,
                   model: str | None = None) -> Outcome | None:
         """The request again after a body byte cap (``cap``: a :class:`~snapglyph.serve.error_rules.BodyCap`): the
@@ -243,6 +259,9 @@ class Planner:
             learned = self._learned(body, profile, model)
             if learned is not None:                      # over what this upstream and model taught before
                 return self._new_cut(key, dialect, body, profile, learned, "compacted", dry=dry, model=model)
+            capped = None if dry else self._image_capped(key, dialect, body, profile, model)
+            if capped is not None:                       # more own images than a cap learned before
+                return capped
             window = (conv.window if conv is not None else None) or self.config.window
             if self.config.compact_at is None or not window:
                 return None
@@ -332,7 +351,7 @@ class Planner:
             conv.recalls += recalls
             conv.last_status = status
             if sent is not None and not sent.error:
-                if status < 400:                           # answered: the window holds what was sent
+                if status < 400 and conv.model:            # answered: the window holds what was sent
                     self.book.answered(self.config.upstream, conv.model, sent.tokens_after)
                 conv.compactions += 1
                 conv.growth = grown(conv.growth, conv.tokens_before or None, sent.tokens_before)
