@@ -10,14 +10,12 @@
 from __future__ import annotations
 
 import asyncio
-import json
 
 import httpx
 import pytest
 
 from snapglyph._config import STORM_CUTS, STORM_REQUESTS
 from snapglyph.compaction.storms import note_cut, storm
-from snapglyph.errors import CompactionStormError
 from snapglyph.testing import Simulator, answer
 
 HEADERS = {"x-api-key": "x", "anthropic-version": "2023-06-01"}

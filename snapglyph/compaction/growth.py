@@ -19,7 +19,12 @@ from __future__ import annotations
 from .._config import CUT_FLOOR, GROWTH_TURNS
 from .storms import storm      # the storm rule's owner is compaction.storms (re-exported here)
 
-__all__ = ["cut_target", "grown", "storm"]
+__all__ = ["CUT_SHARE", "cut_target", "grown", "storm"]
+
+CUT_SHARE = 0.6
+"""The share of the room above the reserve a new cut aims at before any growth is measured (:func:`cut_target`'s
+``share``): ``serve``'s ``--target`` default and the adapters' (:class:`snapglyph.integrations._common.
+ConversationCompactor`). A choice: the verbatim tail can grow for several turns before the next cut."""
 
 
 def grown(growth: float, before: int | None, now: int) -> float:

@@ -19,15 +19,18 @@ from collections import OrderedDict
 from pathlib import Path
 from typing import Any, Iterable
 
-from snapglyph import SourceStore, compact, recall, recall_tool
-from snapglyph._config import CONVERSATIONS_IN_MEMORY
+from snapglyph import SourceStore, recall, recall_tool
+from snapglyph._config import CONVERSATIONS_IN_MEMORY, STORM_CUTS, STORM_REQUESTS
 from snapglyph._files import write_atomic
 from snapglyph.compaction.budget import Budget, estimate
+from snapglyph.compaction.growth import grown
 from snapglyph.compaction.keys import conversation_id
 from snapglyph.compaction.windows import WindowBook, capped_profile, learned_budget, recovery_budget
 from snapglyph.errors import InputError, SnapglyphError, StoreError
 from snapglyph.providers.limits import request_bytes
 from snapglyph.providers.overflow import OverflowResult, detect
+
+from ._cuts import CutKeeping
 
 __all__ = ["ConversationCompactor", "Conversations", "overflow_of", "recall_spec"]
 
@@ -85,7 +88,7 @@ def recall_spec() -> dict:
     return {"name": spec["name"], "description": spec["description"], "parameters": spec["parameters"]}
 
 
-class ConversationCompactor:
+class ConversationCompactor(CutKeeping):
     """One conversation's compaction state: its source store, its budget (learned from overflows), the last result.
 
     Parameters
@@ -102,6 +105,10 @@ class ConversationCompactor:
     book : WindowBook, optional
         The windows learned per upstream and model (:mod:`snapglyph.compaction.windows`), shared by the adapter's
         conversations; ``None``: nothing learned beyond this conversation.
+    storm_cuts, storm_requests : int
+        The storm rule's bounds (:func:`snapglyph.compaction.storms.storm`; default
+        :data:`~snapglyph._config.STORM_CUTS` new cuts in :data:`~snapglyph._config.STORM_REQUESTS` requests, as
+        ``serve``); ``storm_cuts`` 0: never a storm.
 
     Attributes
     ----------
@@ -113,6 +120,15 @@ class ConversationCompactor:
         Provider tokens per estimated token, as the last overflow showed.
     last : CompactResult or None
         The last compaction (``None`` while every request fitted).
+    requests, cut_requests, growth
+        Requests compacted or passed (a retry of the same messages is the same request), the request numbers of
+        the new cuts counted (:func:`snapglyph.compaction.storms.note_cut`), and the growth per request in
+        estimated tokens (:func:`snapglyph.compaction.growth.grown`); kept in the budget file.
+
+    The cut is kept while the tail fits the budget (the same head and pages: a provider's prompt cache keeps them);
+    a new cut aims at :func:`snapglyph.compaction.growth.cut_target` of the budget (room for the next turns at the
+    measured growth), as ``serve``'s. One more new cut that would be a storm raises
+    :class:`~snapglyph.errors.CompactionStormError` instead (through every adapter).
 
     Raises
     ------
@@ -130,8 +146,14 @@ class ConversationCompactor:
 
     def __init__(self, key: str | None, folder: Path | None, *, budget: int, profile: str = "openai",
                  model: str | None = None, max_tokens: int | None = None, recall: bool = True,
-                 book: WindowBook | None = None) -> None:
+                 book: WindowBook | None = None, storm_cuts: int = STORM_CUTS,
+                 storm_requests: int = STORM_REQUESTS) -> None:
         self.key, self.book = key, book
+        self.storm_cuts, self.storm_requests = int(storm_cuts), int(storm_requests)
+        self.requests, self.cut_requests, self.growth = 0, [], 0.0
+        self._items = -1                      # items of the last request numbered (a retry sends the same)
+        self._before: int | None = None       # the last request's estimate (its growth)
+        self._fresh = False                   # the next compaction makes a new cut (its profile changed)
         self._state = folder / f"{key}.budget.json" if key and folder is not None else None
         self.store = SourceStore(folder / f"{key}.store.jsonl" if self._state is not None else None)
         self.configured = self.budget = int(budget)
@@ -152,6 +174,8 @@ class ConversationCompactor:
             data = json.loads(self._state.read_text(encoding="utf-8"))
             budget, window, ratio = int(data["budget"]), data.get("window"), float(data.get("ratio", 1.0))
             most = data.get("most")
+            self.requests, self.growth = int(data.get("requests", 0)), float(data.get("growth", 0.0))
+            self.cut_requests = [int(n) for n in data.get("cut_requests", [])]
         except (OSError, ValueError, TypeError, KeyError):
             return                                          # a torn or foreign file: the configured budget again
         self.budget = max(1, min(self.configured, budget))
@@ -162,7 +186,8 @@ class ConversationCompactor:
     def _save(self) -> None:
         if self._state is None:
             return
-        data = {"budget": self.budget, "window": self.window, "ratio": self.ratio, "most": self.most}
+        data = {"budget": self.budget, "window": self.window, "ratio": self.ratio, "most": self.most,
+                "requests": self.requests, "cut_requests": self.cut_requests, "growth": self.growth}
         try:
             write_atomic(self._state, json.dumps(data, sort_keys=True).encode())
         except OSError as e:
@@ -173,20 +198,22 @@ class ConversationCompactor:
         offer (and count) the ``recall_messages`` tool this time (default: the conversation's ``recall``); ``room``:
         tokens of the budget left free (for recall answers the caller's loop sends within it).
 
-        The compaction follows the last one (``compact(..., earlier=)``): its pages start the new snapshot where
-        the budget allows, so a provider's prompt cache keeps them.
-
-        Returns ``(body to send, CompactResult)``, or ``(body, None)`` when it already fits. Raises what
-        :func:`snapglyph.compact` raises (``BudgetError`` when even the head and the newest round cannot fit).
+        The last cut is kept while its tail fits, else a new one keeps its pages first (:mod:`._cuts`). Returns
+        ``(body to send, CompactResult)``, or ``(body, None)`` when it fits. Raises what :func:`snapglyph.compact`
+        raises, and :class:`~snapglyph.errors.CompactionStormError` instead of a new cut that would be a storm.
         """
         recall = self.recall if recall is None else recall
         with self.lock:
+            self._number(body, dialect)
             budget, profile = self._learned(body, Budget(max(1, self.budget - room), self.window, self.ratio,
                                                          self.most), room)
-            res = compact(body, profile=profile, dialect=dialect, budget=budget,
-                          store=self.store, model=self.model, max_tokens=self.max_tokens, recall_tool=recall,
-                          allow_empty_middle=recall,   # a middle on no page only where recall is answered
-                          earlier=self.last.cut if self.last is not None else None)  # its pages kept first
+            res = self._sticky(body, dialect, budget, profile, recall)
+            if res is None:
+                res = self._run(body, dialect, budget, profile, recall,
+                                earlier=self.last.cut if self.last is not None else None)  # its pages kept first
+                if not res.passthrough:
+                    res = self._new_cut(body, dialect, budget, profile, recall, res)
+            self.growth, self._before = grown(self.growth, self._before, res.tokens_before), res.tokens_before
             counted = self.ratio == 1.0          # the compaction's own count is the estimate next_budget takes
             if res.passthrough:
                 self._sent, self._size = (body, res.tokens_before if counted else None), (body, res.tokens_before)
@@ -196,6 +223,15 @@ class ConversationCompactor:
             if self.store.path is not None:
                 self.store.save()
             return res.request, res
+
+    def carried_pages(self, sent: Any) -> bool:
+        """Whether ``sent`` (a body, or its items list) is the last compaction's request and it carried pages."""
+        res = self.last
+        if res is None or not res.pages:
+            return False
+        if sent is res.request:
+            return True
+        return _same(res.request, sent if isinstance(sent, dict) else {"messages": sent, "input": sent})
 
     def _learned(self, body: dict, budget: Budget, room: int) -> tuple[Budget, Any]:
         """The budget and profile after what the book learned of the body's model (default :meth:`_where`): a
@@ -286,6 +322,10 @@ class Conversations:
         is answered, a compaction may show no page of the middle (all of it recallable by id), as ``serve`` does.
     limit : int
         Conversations held in memory (:data:`snapglyph._config.CONVERSATIONS_IN_MEMORY`).
+    storm_cuts, storm_requests : int
+        The storm rule's bounds for each conversation (:class:`ConversationCompactor`; default
+        :data:`~snapglyph._config.STORM_CUTS` new cuts in :data:`~snapglyph._config.STORM_REQUESTS` requests);
+        ``storm_cuts`` 0: never a storm.
 
     Raises
     ------
@@ -305,8 +345,10 @@ class Conversations:
 
     def __init__(self, folder: "str | os.PathLike", *, budget: int, profile: str = "openai",
                  model: str | None = None, max_tokens: int | None = None, recall: bool = True,
-                 limit: int = CONVERSATIONS_IN_MEMORY) -> None:
+                 limit: int = CONVERSATIONS_IN_MEMORY, storm_cuts: int = STORM_CUTS,
+                 storm_requests: int = STORM_REQUESTS) -> None:
         self.folder = Path(folder)
+        self.storm_cuts, self.storm_requests = int(storm_cuts), int(storm_requests)
         if self.folder.is_file() or (self.folder.suffix == ".jsonl" and not self.folder.exists()):
             raise InputError(f"{self.folder} is a store file; the adapters keep one store per conversation in a "
                              "folder: give a folder")
@@ -335,7 +377,7 @@ class Conversations:
     def _new(self, key: str | None) -> ConversationCompactor:
         return ConversationCompactor(key, self.folder if key else None, budget=self.budget, profile=self.profile,
                                      model=self.model, max_tokens=self.max_tokens, recall=self.recall,
-                                     book=self.book)
+                                     book=self.book, storm_cuts=self.storm_cuts, storm_requests=self.storm_requests)
 
     def get(self, key: str) -> ConversationCompactor:
         """The conversation of ``key``: the one in memory, else read from its files (new when there are none).

@@ -27,7 +27,6 @@ https://reference.langchain.com/python/langchain/agents/middleware/types/wrap_mo
 """
 from __future__ import annotations
 
-import dataclasses
 import os
 from collections.abc import Awaitable, Callable
 from typing import Any
@@ -39,10 +38,9 @@ from langchain_core.messages import convert_to_messages, convert_to_openai_messa
 from langchain_core.tools import BaseTool, StructuredTool
 from langchain_core.utils.function_calling import convert_to_openai_tool
 
-from snapglyph._config import CONVERSATIONS_IN_MEMORY
+from snapglyph._config import CONVERSATIONS_IN_MEMORY, STORM_CUTS
 
 from snapglyph.errors import SnapglyphError
-from snapglyph.providers.profiles import profile as get_profile
 from snapglyph.providers.refusal import refusal
 
 from ._common import ConversationCompactor, Conversations, recall_spec
@@ -119,6 +117,10 @@ class SnapglyphMiddleware(AgentMiddleware):
         (:func:`snapglyph.providers.params.output_reserve`).
     max_conversations : int
         Conversations held in memory (least recently used dropped; their files stay).
+    storm_cuts : int
+        New cuts of one conversation in :data:`~snapglyph._config.STORM_REQUESTS` requests past which a call
+        raises :class:`~snapglyph.errors.CompactionStormError` instead of another rewrite
+        (:data:`~snapglyph._config.STORM_CUTS`, as ``serve --storm-cuts``); 0: never.
 
     Attributes
     ----------
@@ -142,10 +144,10 @@ class SnapglyphMiddleware(AgentMiddleware):
 
     def __init__(self, store_dir: str | os.PathLike, *, budget: int = 100_000, profile: str = "openai",
                  model: str | None = None, max_tokens: int | None = None,
-                 max_conversations: int = CONVERSATIONS_IN_MEMORY) -> None:
+                 max_conversations: int = CONVERSATIONS_IN_MEMORY, storm_cuts: int = STORM_CUTS) -> None:
         super().__init__()
         self.conversations = Conversations(store_dir, budget=budget, profile=profile, model=model,
-                                           max_tokens=max_tokens, limit=max_conversations)
+                                           max_tokens=max_tokens, limit=max_conversations, storm_cuts=storm_cuts)
         self.tools = [self._recall_tool()]
 
     def conversation(self, request: ModelRequest) -> tuple[ConversationCompactor, dict]:
@@ -179,10 +181,9 @@ class SnapglyphMiddleware(AgentMiddleware):
     def _without_pages(self, conv: ConversationCompactor, sent: dict, body: dict, response: Any) -> bool:
         """Whether ``response`` refused a call sent with page images: then the conversation is compacted without
         pages from now on (at most once: a call sent without pages is never retried)."""
-        res = conv.last
-        if sent is body or res is None or not res.pages or res.request is not sent or not _refused(response):
+        if sent is body or not conv.carried_pages(sent) or not _refused(response):
             return False
-        conv.profile = dataclasses.replace(get_profile(conv.profile), max_pages=0)
+        conv.without_pages()
         return True
 
     def wrap_model_call(self, request: ModelRequest, handler: Callable[[ModelRequest], Any]) -> Any:

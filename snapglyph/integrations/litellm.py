@@ -38,7 +38,7 @@ import litellm
 from litellm.exceptions import ContextWindowExceededError
 from litellm.integrations.custom_logger import CustomLogger
 
-from snapglyph._config import CONVERSATIONS_IN_MEMORY, RECALL_MARGIN, RECALL_ROUNDS
+from snapglyph._config import CONVERSATIONS_IN_MEMORY, RECALL_MARGIN, RECALL_ROUNDS, STORM_CUTS
 from snapglyph.compaction.budget import estimate, recall_room
 from snapglyph.compaction.recall import RECALL_TOOL_NAME
 
@@ -77,6 +77,10 @@ class SnapglyphHook(CustomLogger):
         The key of ``metadata`` that holds the caller's conversation id (``session_id``).
     max_conversations : int
         Conversations held in memory (least recently used dropped; their files stay).
+    storm_cuts : int
+        New cuts of one conversation in :data:`~snapglyph._config.STORM_REQUESTS` requests past which a call
+        raises :class:`~snapglyph.errors.CompactionStormError` instead of another rewrite
+        (:data:`~snapglyph._config.STORM_CUTS`, as ``serve --storm-cuts``); 0: never.
     recall : bool
         :func:`completion_with_recovery` offers ``recall_messages`` in a compacted request and answers it (the
         proxy hook never adds it: its caller runs the loop).
@@ -103,10 +107,12 @@ class SnapglyphHook(CustomLogger):
 
     def __init__(self, store_dir: str | os.PathLike, *, budget: int = 100_000, profile: str = "openai",
                  model: str | None = None, max_tokens: int | None = None, metadata_key: str = "session_id",
-                 max_conversations: int = CONVERSATIONS_IN_MEMORY, recall: bool = True) -> None:
+                 max_conversations: int = CONVERSATIONS_IN_MEMORY, storm_cuts: int = STORM_CUTS,
+                 recall: bool = True) -> None:
         super().__init__()
         self.conversations = Conversations(store_dir, budget=budget, profile=profile, model=model,
-                                           max_tokens=max_tokens, recall=False, limit=max_conversations)
+                                           max_tokens=max_tokens, recall=False, limit=max_conversations,
+                                           storm_cuts=storm_cuts)
         self.metadata_key, self.recall = metadata_key, recall
 
     def caller(self, data: dict) -> str | None:

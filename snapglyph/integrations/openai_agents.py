@@ -6,9 +6,13 @@ verbatim). :class:`RecoveringModel` wraps a model so that a context-overflow err
 :func:`snapglyph.providers.overflow.detect`) teaches the conversation a budget by
 :func:`snapglyph.compaction.budget.next_budget` (from the request that overflowed) and the call is retried once,
 compacted; a stream that fails before its first event is retried so too. A call sent with page images and answered
-with a refusal or nothing is not retried without pages here (issue 35: ``serve`` and the LangChain middleware make
-that retry; ``RecoveringModel.get_response`` could, it does not yet), nor are new cuts counted against a storm. Each
-conversation (the caller's key: the
+with a refusal or nothing (:func:`snapglyph.providers.refusal.refusal` of its Responses output: a ``refusal`` part, no
+text and no tool call) is made once more without pages (the text tiers, the snapshot text, ``recall_messages``), and
+that conversation is compacted without pages from then on (issue 35); at most one such retry per call. A streamed
+call is not retried so: ``Model.stream_response`` hands each event to the run as it comes, so a refusal is seen only
+after the run received it. The conversation keeps its cut while the tail fits, counts its new cuts, and ends a storm
+with :class:`~snapglyph.errors.CompactionStormError` raised from the filter
+(:class:`snapglyph.integrations._common.ConversationCompactor`). Each conversation (the caller's key: the
 run context's ``conversation_id``, ``session_id`` or ``group_id``, else the traced run's group id; plus the
 instructions and the first user turn, :func:`snapglyph.compaction.keys.conversation_id`) has its own source store and
 learned budget in the filter's folder (:class:`snapglyph.integrations._common.Conversations`).
@@ -36,7 +40,9 @@ from agents.models.interface import Model
 from agents.run_config import CallModelData, ModelInputData
 from agents.tracing import get_current_trace
 
-from snapglyph._config import CONVERSATIONS_IN_MEMORY
+from snapglyph._config import CONVERSATIONS_IN_MEMORY, STORM_CUTS
+from snapglyph.errors import SnapglyphError
+from snapglyph.providers.refusal import refusal
 
 from ._common import ConversationCompactor, Conversations, recall_spec
 
@@ -95,6 +101,10 @@ class InputFilter:
         the run context.
     max_conversations : int
         Conversations held in memory (least recently used dropped; their files stay).
+    storm_cuts : int
+        New cuts of one conversation in :data:`~snapglyph._config.STORM_REQUESTS` requests past which a call
+        raises :class:`~snapglyph.errors.CompactionStormError` instead of another rewrite
+        (:data:`~snapglyph._config.STORM_CUTS`, as ``serve --storm-cuts``); 0: never.
 
     Attributes
     ----------
@@ -117,9 +127,9 @@ class InputFilter:
     def __init__(self, store_dir: str | os.PathLike, *, budget: int = 100_000, profile: str = "openai",
                  model: str | None = None, max_tokens: int | None = None,
                  key: Callable[[CallModelData], str | None] | None = None,
-                 max_conversations: int = CONVERSATIONS_IN_MEMORY) -> None:
+                 max_conversations: int = CONVERSATIONS_IN_MEMORY, storm_cuts: int = STORM_CUTS) -> None:
         self.conversations = Conversations(store_dir, budget=budget, profile=profile, model=model,
-                                           max_tokens=max_tokens, limit=max_conversations)
+                                           max_tokens=max_tokens, limit=max_conversations, storm_cuts=storm_cuts)
         self.key = key
 
     def body(self, instructions: str | None, items: list, max_tokens: int | None = None) -> dict:
@@ -151,7 +161,7 @@ class InputFilter:
         limit = getattr(getattr(data.agent, "model_settings", None), "max_tokens", None)
         conv = self.conversations.of("responses", self.body(md.instructions, md.input), caller)
         instructions, items = self.compact_input(md.instructions, md.input, conv, max_tokens=limit)
-        _CURRENT.set((conv, md.instructions, md.input))
+        _CURRENT.set((conv, md.instructions, md.input, conv.carried_pages(items)))
         return ModelInputData(input=items, instructions=instructions)
 
     def current(self, instructions: str | None, items: Any) -> tuple[ConversationCompactor, str | None, list]:
@@ -183,6 +193,21 @@ class InputFilter:
 
         return FunctionTool(name=spec["name"], description=spec["description"],
                             params_json_schema=spec["parameters"], on_invoke_tool=invoke, strict_json_schema=False)
+
+
+def _refused(response: Any) -> str:
+    """Why a ``ModelResponse`` gives nothing (:func:`snapglyph.providers.refusal.refusal` of its Responses output:
+    a refusal part, or no text and no tool call), else ``""``.
+
+    Examples
+    --------
+    >>> from types import SimpleNamespace
+    >>> _refused(SimpleNamespace(output=[{"type": "message", "content": [{"type": "refusal", "refusal": "No."}]}]))
+    'refusal (a refusal part)'
+    >>> _refused(SimpleNamespace(output=[{"type": "function_call", "call_id": "c1", "name": "f", "arguments": "{}"}]))
+    ''
+    """
+    return refusal("responses", {"output": [_plain(i) for i in getattr(response, "output", None) or []]})
 
 
 def _call_ids(response: Any) -> list[str]:
@@ -225,10 +250,31 @@ class RecoveringModel(Model):
         sent = flt.body(system_instructions, sent_items, limit)
         if not conv.learn(exc, sent):
             return None
-        return flt.compact_input(instructions, original, conv, max_tokens=limit)
+        out = flt.compact_input(instructions, original, conv, max_tokens=limit)
+        now = _CURRENT.get()
+        if now is not None and now[0] is conv:               # whether the retry carries pages (a refusal's retry)
+            _CURRENT.set((*now[:3], conv.carried_pages(out[1])))
+        return out
+
+    def _text_only(self, response: Any, system_instructions: str | None, input: Any,
+                   model_settings: Any) -> tuple[str | None, list] | None:
+        """The retry's instructions and input without pages where ``response`` refused a call the filter sent with
+        pages (at most once: the retry carries none), else ``None``."""
+        now = _CURRENT.get()
+        if now is None or not now[3] or not _refused(response):
+            return None
+        conv, instructions, original = now[0], now[1], now[2]
+        conv.without_pages()
+        _CURRENT.set((conv, instructions, original, False))
+        try:
+            return self.input_filter.compact_input(instructions, original, conv,
+                                                   max_tokens=getattr(model_settings, "max_tokens", None))
+        except SnapglyphError:                     # no text-only request fits: the answer stands
+            return None
 
     async def get_response(self, system_instructions, input, model_settings, *args, **kwargs):
-        """Call ``inner``; on an overflow, compact to the learned budget and call once more."""
+        """Call ``inner``; on an overflow, compact to the learned budget and call once more; a call sent with pages
+        and refused, once more without them."""
         try:
             response = await self.inner.get_response(system_instructions, input, model_settings, *args, **kwargs)
         except Exception as exc:  # a foreign SDK error: only a recognized overflow is handled
@@ -240,6 +286,9 @@ class RecoveringModel(Model):
             except Exception as again:  # the retry overflowed too: the conversation's next call starts lower
                 self._learn(again, retry[0], retry[1], model_settings)
                 raise
+        text = self._text_only(response, system_instructions, input, model_settings)
+        if text is not None:
+            response = await self.inner.get_response(text[0], text[1], model_settings, *args, **kwargs)
         conv = self.input_filter.current(system_instructions, input)[0]
         self.input_filter.conversations.note_calls(conv, _call_ids(response))
         return response

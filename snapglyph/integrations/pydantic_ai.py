@@ -10,9 +10,14 @@ into the run's history (the processor puts the middle of its own snapshots back 
 :class:`SnapglyphCapability` compacts only what each attempt sends (``prepare_model_request``; the history stays
 whole), turns an overflow into the budget :func:`snapglyph.compaction.budget.next_budget` gives for the request that
 overflowed and one more attempt (``RetryModelRequest``), and adds the tool. A request sent with page images and
-answered with a refusal or nothing is not retried without pages here (issue 35: ``serve`` and the LangChain middleware
-make that retry; the capability's ``after_model_request`` hook could, it does not yet), nor are new cuts counted
-against a storm. Each conversation (the run's
+answered with a refusal or nothing (:func:`snapglyph.providers.refusal.refusal`: ``provider_details["refusal"]``,
+``finish_reason`` ``content_filter``, no text and no tool call) is attempted once more without pages
+(``after_model_request`` raises ``RetryModelRequest``; the text tiers, the snapshot text, ``recall_messages``), and
+that conversation is compacted without pages from then on (issue 35); at most one such attempt per request. A
+streamed request is not: pydantic-ai refuses ``RetryModelRequest`` for a response that already reached the consumer
+(a ``UserError``). The conversation keeps its cut while the tail fits, counts its new cuts, and ends a storm with
+:class:`~snapglyph.errors.CompactionStormError` raised from ``prepare_model_request``
+(:class:`snapglyph.integrations._common.ConversationCompactor`). Each conversation (the run's
 ``conversation_id`` where the processor sees the run context, its instructions and first user turn:
 :func:`snapglyph.compaction.keys.conversation_id`) has its own source store and learned budget in the processor's
 folder (:class:`snapglyph.integrations._common.Conversations`); ``recall_messages`` answers from the store of the
@@ -28,6 +33,7 @@ Sources (read 2026-12-01): https://ai.pydantic.dev/message-history/; pydantic-ai
 from __future__ import annotations
 
 import base64
+import contextvars
 import dataclasses
 import os
 import threading
@@ -42,14 +48,17 @@ from pydantic_ai.exceptions import ModelContextWindowExceededError, RetryModelRe
 from pydantic_ai.models import ModelRequestContext
 from pydantic_ai.toolsets import FunctionToolset
 
-from snapglyph._config import CONVERSATIONS_IN_MEMORY
+from snapglyph._config import CONVERSATIONS_IN_MEMORY, STORM_CUTS
 from snapglyph.errors import InternalError, StoreError
+from snapglyph.providers.refusal import refusal
 
 from ._common import ConversationCompactor, Conversations, recall_spec
 
 __all__ = ["SnapglyphCapability", "SnapglyphHistory"]
 
 _META = "snapglyph_snapshot"  # ModelRequest.metadata key marking a snapshot this adapter made
+# the conversation of the request this run's task compacted last, and whether it carried pages (a refusal's retry)
+_PREPARED: contextvars.ContextVar[tuple | None] = contextvars.ContextVar("snapglyph_pydantic_ai_sent", default=None)
 _MIDDLES_PER_CONVERSATION = 4  # snapshots whose middle is kept to put back (ProcessHistory writes the latest)
 
 
@@ -74,6 +83,10 @@ class SnapglyphHistory:
         (:func:`snapglyph.providers.params.output_reserve`).
     max_conversations : int
         Conversations held in memory (least recently used dropped; their files stay).
+    storm_cuts : int
+        New cuts of one conversation in :data:`~snapglyph._config.STORM_REQUESTS` requests past which a call
+        raises :class:`~snapglyph.errors.CompactionStormError` instead of another rewrite
+        (:data:`~snapglyph._config.STORM_CUTS`, as ``serve --storm-cuts``); 0: never.
 
     Attributes
     ----------
@@ -97,9 +110,9 @@ class SnapglyphHistory:
 
     def __init__(self, store_dir: str | os.PathLike, *, budget: int = 100_000, profile: str = "openai",
                  model: str | None = None, max_tokens: int | None = None,
-                 max_conversations: int = CONVERSATIONS_IN_MEMORY) -> None:
+                 max_conversations: int = CONVERSATIONS_IN_MEMORY, storm_cuts: int = STORM_CUTS) -> None:
         self.conversations = Conversations(store_dir, budget=budget, profile=profile, model=model,
-                                           max_tokens=max_tokens, limit=max_conversations)
+                                           max_tokens=max_tokens, limit=max_conversations, storm_cuts=storm_cuts)
         self._middles: OrderedDict[str, list[pm.ModelMessage]] = OrderedDict()
         self._limit = max_conversations * _MIDDLES_PER_CONVERSATION
         self._lock = threading.Lock()
@@ -143,11 +156,14 @@ class SnapglyphHistory:
         body, where = self.body(full, tools, max_tokens)
         conv = self.conversations.of("openai", body, caller)
         sent, res = conv.compact(body, "openai")
+        _PREPARED.set((conv, res is not None and bool(res.pages)))
         if res is None:
             return messages if full is messages else full
         out = sent["messages"]
         n_head = len(res.head_ids)
         snap = out[n_head] if len(out) == n_head + 1 + len(res.tail_ids) else {}
+        if isinstance(snap.get("content"), str):           # a snapshot without pages: its text alone
+            snap = {**snap, "content": [{"type": "text", "text": snap["content"]}]}
         if not isinstance(snap.get("content"), list):
             raise InternalError("the compacted request has no snapshot message between its head and tail")
         pointers = {p[0] for p in res.paged}
@@ -237,7 +253,13 @@ class SnapglyphCapability(AbstractCapability[Any]):
 
     async def after_model_request(self, ctx: RunContext[Any], *, request_context: ModelRequestContext,
                                   response: pm.ModelResponse) -> pm.ModelResponse:
-        """Remember which conversation made the answer's tool calls (its ``recall_messages`` reads that store)."""
+        """Remember which conversation made the answer's tool calls (its ``recall_messages`` reads that store); a
+        request sent with pages and refused (not streamed) is attempted once more without them."""
+        now = _PREPARED.get()                 # the conversation of this attempt, and whether it carried pages
+        if now is not None and now[1] and not request_context.streaming and _refused(response):
+            _PREPARED.set(None)
+            now[0].without_pages()
+            raise RetryModelRequest()
         ids = [p.tool_call_id for p in response.parts if isinstance(p, pm.ToolCallPart)]
         if ids:
             self.history.conversations.note_calls(self.history.conversation(list(request_context.messages),
@@ -247,6 +269,22 @@ class SnapglyphCapability(AbstractCapability[Any]):
     def get_toolset(self) -> FunctionToolset:
         """A toolset of the ``recall_messages`` tool."""
         return FunctionToolset([self.history.recall_tool()])
+
+
+def _refused(response: pm.ModelResponse) -> str:
+    """Why a model response gives nothing (:func:`snapglyph.providers.refusal.refusal` of it as an OpenAI chat
+    answer), else ``""``.
+
+    Examples
+    --------
+    >>> _refused(pm.ModelResponse(parts=[], provider_details={"refusal": "I can't help with that."}))
+    'refusal (message.refusal)'
+    >>> _refused(pm.ModelResponse(parts=[pm.TextPart("ok")])), _refused(pm.ModelResponse(parts=[]))
+    ('', 'empty answer (no text, no tool call)')
+    """
+    msg = _assistant(response)
+    msg["refusal"] = (response.provider_details or {}).get("refusal")
+    return refusal("openai", {"choices": [{"message": msg, "finish_reason": response.finish_reason}]})
 
 
 def _snapshot_key(m: pm.ModelMessage) -> str | None:
