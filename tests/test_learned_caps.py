@@ -255,3 +255,15 @@ def test_a_body_cap_that_names_no_size_is_bounded_by_the_refused_body(tmp_path):
     (entry,) = status["windows"]
     assert (entry["body_bytes"], entry["refused_bytes"]) == (None, sent[0])
     assert max(sent[1:]) <= sent[0] // 3                                  # a third of the refused body
+
+
+def test_the_adapters_compactor_reads_the_window_learned_where_it_is_told(tmp_path):
+    from snapglyph.integrations._common import ConversationCompactor
+    book = WindowBook(tmp_path)
+    book.refused("http://up/v1", "gpt-4.1", 5_000, window=3_000)          # another conversation's overflow
+    body = {"model": "gpt-4.1", "max_tokens": 200, "messages": [
+        {"role": "user" if i % 2 == 0 else "assistant", "content": _text("gamma", i)} for i in range(9)]}
+    conv = ConversationCompactor(None, None, budget=100_000, book=book)
+    assert conv.compact(body, "openai")[1] is None                         # ("", model): nothing learned there
+    sent, res = conv.compact(body, "openai", where=("http://up/v1", "gpt-4.1"))
+    assert res is not None and res.tokens_after <= 3_000 * 0.92 < res.tokens_before

@@ -193,10 +193,13 @@ class ConversationCompactor(CutKeeping):
         except OSError as e:
             raise StoreError(f"cannot write the learned budget {self._state}: {e.strerror or e}") from None
 
-    def compact(self, body: dict, dialect: str, *, recall: bool | None = None, room: int = 0) -> tuple[dict, Any]:
+    def compact(self, body: dict, dialect: str, *, recall: bool | None = None, room: int = 0,
+                where: "tuple[str, str] | None" = None) -> tuple[dict, Any]:
         """Compact a request ``body`` in ``dialect`` (``openai``, ``responses``, ...) to the budget; ``recall``:
         offer (and count) the ``recall_messages`` tool this time (default: the conversation's ``recall``); ``room``:
-        tokens of the budget left free (for recall answers the caller's loop sends within it).
+        tokens of the budget left free (for recall answers the caller's loop sends within it); ``where``: the
+        ``(upstream, model)`` whose learned window and caps apply, as :meth:`learn` is given it (default: no
+        upstream, the body's model).
 
         The last cut is kept while its tail fits, else a new one keeps its pages first (:mod:`._cuts`). Returns
         ``(body to send, CompactResult)``, or ``(body, None)`` when it fits. Raises what :func:`snapglyph.compact`
@@ -206,7 +209,7 @@ class ConversationCompactor(CutKeeping):
         with self.lock:
             self._number(body, dialect)
             budget, profile = self._learned(body, Budget(max(1, self.budget - room), self.window, self.ratio,
-                                                         self.most), room)
+                                                         self.most), room, where)
             res = self._sticky(body, dialect, budget, profile, recall)
             if res is None:
                 res = self._run(body, dialect, budget, profile, recall,
@@ -233,11 +236,12 @@ class ConversationCompactor(CutKeeping):
             return True
         return _same(res.request, sent if isinstance(sent, dict) else {"messages": sent, "input": sent})
 
-    def _learned(self, body: dict, budget: Budget, room: int) -> tuple[Budget, Any]:
+    def _learned(self, body: dict, budget: Budget, room: int,
+                 where: "tuple[str, str] | None" = None) -> tuple[Budget, Any]:
         """The budget and profile after what the book learned of the body's model (default :meth:`_where`): a
         smaller window's budget (:func:`snapglyph.compaction.windows.learned_budget`), the image and byte caps
         (:func:`~snapglyph.compaction.windows.capped_profile`); as given where nothing was learned."""
-        known = self.book.get(*self._where(body, None)) if self.book is not None else None
+        known = self.book.get(*self._where(body, where)) if self.book is not None else None
         if known is None or not known.limits():
             return budget, self.profile
         nbytes = request_bytes(body) if known.byte_aim else None
