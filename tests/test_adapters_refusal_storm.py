@@ -236,3 +236,43 @@ def test_langchain_ends_a_storm_with_the_one_error(tmp_path):
     assert str(e.value).startswith(STORM) and "; its largest message is messages[" in str(e.value)
     assert len(conv.cut_requests) == STORM_CUTS and conv.requests - conv.cut_requests[0] < STORM_REQUESTS
     assert sent == conv.requests - 1 + _kinds(sim).count("overflow")   # the storm's request never went out
+
+
+def test_langchain_never_retries_a_refusal_twice(tmp_path):
+    pytest.importorskip("langchain.agents", reason="langchain>=1 not installed (the `integrations` extra)")
+    pytest.importorskip("langchain_openai", reason="langchain-openai not installed (the `integrations` extra)")
+    from langchain.agents.middleware import ModelRequest
+    from langchain_core.messages import AIMessage, AIMessageChunk, HumanMessage
+    from langchain_openai import ChatOpenAI
+
+    from snapglyph.integrations.langchain import SnapglyphMiddleware
+    mw = SnapglyphMiddleware(tmp_path, budget=6000, max_tokens=RESERVE)
+    msgs = [HumanMessage(t) if r == "user" else AIMessage(t) for r, t in _turns()]
+    request = ModelRequest(model=ChatOpenAI(model="gpt-4.1", api_key="x"), messages=msgs, tools=[])
+    calls = []
+
+    def refuse(req):
+        calls.append("image_url" in json.dumps([m.content for m in req.messages if not isinstance(m, AIMessageChunk)]))
+        return AIMessage(content="", additional_kwargs={"refusal": "I can't help with that."})
+
+    out = mw.wrap_model_call(request, refuse)
+    assert out.additional_kwargs["refusal"] == "I can't help with that."     # the text-only retry's, as it came
+    assert calls == [True, False]                                            # pages once, then text only, no more
+
+
+def test_litellm_ends_a_storm_with_the_one_error(tmp_path):
+    pytest.importorskip("litellm", reason="litellm not installed (the `integrations` extra)")
+    from snapglyph.integrations.litellm import SnapglyphHook, completion_with_recovery
+    hook = SnapglyphHook(tmp_path, max_tokens=200)
+    msgs = [{"role": "user", "content": "Task: read each file I paste."}]
+    with Simulator(lambda d, b: answer("noted"), provider="openai", context_window=6000) as sim:
+        with pytest.raises(CompactionStormError) as e:
+            for text in FILES.values():
+                msgs += [{"role": "assistant", "content": "noted"}, {"role": "user", "content": text}]
+                completion_with_recovery(hook, model="openai/gpt-4.1", api_base=sim.base_url + "/v1", api_key="x",
+                                         messages=list(msgs), max_tokens=200, num_retries=0)
+        sent = len(sim.log)
+    (conv,) = hook.conversations.held()
+    assert str(e.value).startswith(STORM) and "; its largest message is messages[" in str(e.value)
+    assert len(conv.cut_requests) == STORM_CUTS and conv.requests - conv.cut_requests[0] < STORM_REQUESTS
+    assert sent == conv.requests - 1 + _kinds(sim).count("overflow")   # the storm's request never went out
