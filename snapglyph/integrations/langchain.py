@@ -13,8 +13,11 @@ call is retried once, compacted, to the budget :func:`snapglyph.compaction.budge
 request that overflowed. A call sent with page images and answered with a refusal or nothing
 (:func:`snapglyph.providers.refusal.refusal`: an OpenAI-style ``refusal``, Anthropic's ``stop_reason: "refusal"``,
 no text and no tool call) is made once more without pages (the text tiers, the snapshot text, ``recall_messages``),
-and that conversation is compacted without pages from then on (issue 35). Each conversation (its thread id from the run's config, its system prompt and first user
-turn: :func:`snapglyph.compaction.keys.conversation_id`) has its own source store and learned budget in the
+and that conversation is compacted without pages from then on (issue 35). The conversation keeps its cut while the
+tail fits, counts its new cuts, and ends a storm with :class:`~snapglyph.errors.CompactionStormError` raised from the
+model call instead of another rewrite (:class:`snapglyph.integrations._common.ConversationCompactor`). Each
+conversation (its thread id from the run's config, its system prompt and first user turn:
+:func:`snapglyph.compaction.keys.conversation_id`) has its own source store and learned budget in the
 middleware's folder (:class:`snapglyph.integrations._common.Conversations`). The middleware registers a
 ``recall_messages`` tool answering from the store of the conversation whose model call made the tool call, so
 exact text stays recallable across runs and never comes from another conversation.

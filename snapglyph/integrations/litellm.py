@@ -21,6 +21,11 @@ a proxy pre-call hook that compacts over-budget requests.
   conversations. The proxy's client runs the tool loop, so the hook adds no tool (the loop it leaves to the
   caller: :meth:`SnapglyphHook.async_pre_call_hook`).
 
+Each conversation keeps its cut while the tail fits, counts its new cuts, and ends a storm with
+:class:`~snapglyph.errors.CompactionStormError` raised from the helper or the hook instead of another rewrite
+(:class:`snapglyph.integrations._common.ConversationCompactor`, ``storm_cuts``). A compacted request answered with a
+refusal is not retried without pages here yet (``serve``, LangChain, the Agents SDK and pydantic-ai adapters do).
+
 Sources (read 2026-12-01): https://docs.litellm.ai/docs/proxy/call_hooks (``async_pre_call_hook`` returns the
 modified ``data``) and ``litellm/integrations/custom_logger.py`` of litellm 1.110.2; ``ContextWindowExceededError``
 in ``litellm/exceptions.py`` (https://docs.litellm.ai/docs/exception_mapping); the ``user``, ``metadata``,
