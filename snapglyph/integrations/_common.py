@@ -106,9 +106,7 @@ class ConversationCompactor(CutKeeping):
         The windows learned per upstream and model (:mod:`snapglyph.compaction.windows`), shared by the adapter's
         conversations; ``None``: nothing learned beyond this conversation.
     storm_cuts, storm_requests : int
-        The storm rule's bounds (:func:`snapglyph.compaction.storms.storm`; default
-        :data:`~snapglyph._config.STORM_CUTS` new cuts in :data:`~snapglyph._config.STORM_REQUESTS` requests, as
-        ``serve``); ``storm_cuts`` 0: never a storm.
+        The storm rule's bounds (:func:`snapglyph.compaction.storms.storm`; ``serve``'s defaults); 0 cuts: no storm.
 
     Attributes
     ----------
@@ -121,14 +119,10 @@ class ConversationCompactor(CutKeeping):
     last : CompactResult or None
         The last compaction (``None`` while every request fitted).
     requests, cut_requests, growth
-        Requests compacted or passed (a retry of the same messages is the same request), the request numbers of
-        the new cuts counted (:func:`snapglyph.compaction.storms.note_cut`), and the growth per request in
-        estimated tokens (:func:`snapglyph.compaction.growth.grown`); kept in the budget file.
-
-    The cut is kept while the tail fits the budget (the same head and pages: a provider's prompt cache keeps them);
-    a new cut aims at :func:`snapglyph.compaction.growth.cut_target` of the budget (room for the next turns at the
-    measured growth), as ``serve``'s. One more new cut that would be a storm raises
-    :class:`~snapglyph.errors.CompactionStormError` instead (through every adapter).
+        Requests seen (a retry of the same messages is the same one), the numbers of those that made a new cut
+        (:func:`~snapglyph.compaction.storms.note_cut`), the growth per request (estimated tokens); in the budget file.
+    The cut is kept, a new one made and counted as ``serve``'s (:mod:`snapglyph.integrations._cuts`); one more new
+    cut that would be a storm raises :class:`~snapglyph.errors.CompactionStormError` (through every adapter).
 
     Raises
     ------
@@ -327,9 +321,7 @@ class Conversations:
     limit : int
         Conversations held in memory (:data:`snapglyph._config.CONVERSATIONS_IN_MEMORY`).
     storm_cuts, storm_requests : int
-        The storm rule's bounds for each conversation (:class:`ConversationCompactor`; default
-        :data:`~snapglyph._config.STORM_CUTS` new cuts in :data:`~snapglyph._config.STORM_REQUESTS` requests);
-        ``storm_cuts`` 0: never a storm.
+        The storm rule's bounds for each conversation, as :class:`ConversationCompactor`'s.
 
     Raises
     ------
