@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import json
 import os
+import weakref
 from copy import deepcopy
 from dataclasses import fields
 from pathlib import Path
@@ -118,6 +119,48 @@ def store_beside(path: str | os.PathLike) -> Path:
     return Path(str(path) + ".store.jsonl")
 
 
+class _StoreFile:
+    """A store file open for reading, its lines read back by offset (the file's inode: a save that replaces the
+    file meanwhile leaves these bytes as they were); closed once nothing holds it."""
+
+    def __init__(self, path: Path, errors: str) -> None:
+        self.f = open(path, "rb")
+        self.errors = errors
+        weakref.finalize(self, self.f.close)
+
+    def lines(self) -> Iterator[tuple[int, bytes]]:
+        """``(offset, line)`` of each line, its newline included, in file order."""
+        self.f.seek(0)
+        offset = 0
+        for raw in self.f:
+            yield offset, raw
+            offset += len(raw)
+
+    def check_rest(self) -> None:
+        """Raise UnicodeDecodeError where the lines not yet read hold bytes that are no UTF-8 (strict reads)."""
+        if self.errors == "strict":
+            for raw in self.f:
+                raw.decode("utf-8")
+
+    def read(self, offset: int, size: int) -> str:
+        """The line of ``size`` bytes at ``offset``, decoded as it was read."""
+        self.f.seek(offset)
+        return self.f.read(size).decode("utf-8", self.errors)
+
+
+class _Held:
+    """A stored message not read back yet: where its line is in a :class:`_StoreFile`."""
+
+    __slots__ = ("file", "offset", "size")
+
+    def __init__(self, file: _StoreFile, offset: int, size: int) -> None:
+        self.file, self.offset, self.size = file, offset, size
+
+    def message(self) -> Message:
+        """The message of the line (checked when the file was read)."""
+        return message_from_dict(json.loads(self.file.read(self.offset, self.size).splitlines()[0])["message"])
+
+
 class SourceStore:
     """Message sources keyed by message id, in memory and optionally on disk.
 
@@ -145,7 +188,7 @@ class SourceStore:
 
     def __init__(self, path: "str | os.PathLike | None" = None) -> None:
         self.path = Path(path) if path is not None else None
-        self._messages: dict[int, Message] = {}
+        self._messages: dict[int, Message | _Held] = {}
         self._tails: dict[str, list[int]] = {}
         self._heads: dict[str, list[int]] = {}
         self.conversation: str | None = None
@@ -155,43 +198,71 @@ class SourceStore:
     def _read_into(self, path: Path, messages: dict, tails: dict, heads: dict, *, skip_bad: bool = False) -> None:
         """Read the store file at ``path`` into the given maps (and :attr:`conversation` where unset); with
         ``skip_bad`` (a save merging a damaged file it then writes afresh) lines that are no store record are
-        passed over."""
+        passed over.
+
+        Every line is checked as it is read (as a whole read would), but a message is kept as where its line is
+        (:class:`_Held`, read back on first use), not as its parsed source: a second pass over a large store, or a
+        save merging it, holds no second copy of the conversation."""
+        errors = "replace" if skip_bad else "strict"
         try:
-            lines = path.read_text(encoding="utf-8", errors="replace" if skip_bad else "strict").splitlines()
+            src = _StoreFile(path, errors)
+            n = 0
+            for offset, raw in src.lines():
+                text = raw.decode("utf-8", errors)
+                subs = text.splitlines()  # as the whole text's splitlines() cuts it
+                for line in subs:
+                    n += 1
+                    try:
+                        m = self._read_line(line, n, path, tails, heads, skip_bad)
+                    except StoreError:
+                        src.check_rest()  # a file that is no UTF-8 further on says so first, as a whole read did
+                        raise
+                    if m is not None:
+                        messages[m.id] = _Held(src, offset, len(raw)) if len(subs) == 1 else m
         except OSError as e:
             raise StoreError(f"cannot read source store {path}: {e}") from None
         except UnicodeDecodeError:
             raise StoreError(f"{path} is not a source store: it is not UTF-8 text") from None
-        for n, line in enumerate(lines, 1):
-            if not line.strip():
-                continue
-            if n == 1 and line.lstrip().startswith("{") and _is_request(line):
-                beside = store_beside(path)
-                raise StoreError(f"{path} is a request (what compact writes), not its source store; use the store "
-                                 f"written beside it, {beside}"
-                                 + ("" if beside.exists() else " (not found: give compact's --store)"))
-            try:
-                rec = json.loads(line)
-                if "conversation" in rec:
-                    self._bind_read(str(rec["conversation"]), path)
-                    continue
-                if "tail_of" in rec or "head_of" in rec:
-                    which = tails if "tail_of" in rec else heads
-                    which[str(rec.get("tail_of", rec.get("head_of")))] = [int(i) for i in rec["ids"]]
-                    continue
-                m = message_from_dict(rec["message"])
-            except StoreError as e:
-                if "another conversation" in str(e):
-                    raise
-                if skip_bad:
-                    continue
-                raise StoreError(f"{path}:{n}: not a source-store line ({e})") from None
-            except (json.JSONDecodeError, KeyError, TypeError, ValueError, AttributeError, RecursionError) as e:
-                if skip_bad:
-                    continue
-                why = f"no field {e}" if isinstance(e, KeyError) else str(e).split("\n")[0]
-                raise StoreError(f"{path}:{n}: not a source-store line ({why})") from None
-            messages[m.id] = m
+
+    def _read_line(self, line: str, n: int, path: Path, tails: dict, heads: dict, skip_bad: bool) -> Message | None:
+        """The message of the store file's line ``n`` (None for a blank line, a conversation, head or tail record
+        (kept in ``tails`` / ``heads``), or a bad line passed over with ``skip_bad``)."""
+        if not line.strip():
+            return None
+        if n == 1 and line.lstrip().startswith("{") and _is_request(line):
+            beside = store_beside(path)
+            raise StoreError(f"{path} is a request (what compact writes), not its source store; use the store "
+                             f"written beside it, {beside}"
+                             + ("" if beside.exists() else " (not found: give compact's --store)"))
+        try:
+            rec = json.loads(line)
+            if "conversation" in rec:
+                self._bind_read(str(rec["conversation"]), path)
+                return None
+            if "tail_of" in rec or "head_of" in rec:
+                which = tails if "tail_of" in rec else heads
+                which[str(rec.get("tail_of", rec.get("head_of")))] = [int(i) for i in rec["ids"]]
+                return None
+            return message_from_dict(rec["message"])
+        except StoreError as e:
+            if "another conversation" in str(e):
+                raise
+            if skip_bad:
+                return None
+            raise StoreError(f"{path}:{n}: not a source-store line ({e})") from None
+        except (json.JSONDecodeError, KeyError, TypeError, ValueError, AttributeError, RecursionError) as e:
+            if skip_bad:
+                return None
+            why = f"no field {e}" if isinstance(e, KeyError) else str(e).split("\n")[0]
+            raise StoreError(f"{path}:{n}: not a source-store line ({why})") from None
+
+    def _message(self, message_id: int) -> Message:
+        """The message held under ``message_id``, read back from its store file the first time (a KeyError for
+        none)."""
+        m = self._messages[message_id]
+        if isinstance(m, _Held):
+            m = self._messages[message_id] = m.message()
+        return m
 
     def _bind_read(self, conversation: str, path: Path) -> None:
         if self.conversation is not None and self.conversation != conversation:
@@ -254,11 +325,11 @@ class SourceStore:
 
     def tail(self, snapshot_key: str) -> list[Message]:
         """The tail source recorded for a snapshot by :meth:`put_tail` (empty when none was)."""
-        return [self._messages[i] for i in self._tails.get(snapshot_key, []) if i in self._messages]
+        return [self._message(i) for i in self._tails.get(snapshot_key, []) if i in self._messages]
 
     def head(self, snapshot_key: str) -> list[Message]:
         """The head source recorded for a snapshot by :meth:`put_tail` (empty when none was)."""
-        return [self._messages[i] for i in self._heads.get(snapshot_key, []) if i in self._messages]
+        return [self._message(i) for i in self._heads.get(snapshot_key, []) if i in self._messages]
 
     def get(self, message_id: int) -> Message:
         """Return the stored source of message ``message_id``.
@@ -269,7 +340,7 @@ class SourceStore:
             If the store holds no source for that id.
         """
         try:
-            return self._messages[int(message_id)]
+            return self._message(int(message_id))
         except KeyError:
             where = f" ({self.path})" if self.path else ""
             held = f"it holds #{min(self._messages)}-#{max(self._messages)}" if self._messages else "it is empty"
@@ -331,7 +402,8 @@ class SourceStore:
             if self.conversation is not None:
                 f.write(json.dumps({"conversation": self.conversation}) + "\n")
             for mid in sorted(self._messages):
-                rec = {"id": mid, "message": message_to_dict(self._messages[mid], copy=False)}
+                m = self._messages[mid]  # one held message read back at a time, not kept
+                rec = {"id": mid, "message": message_to_dict(m.message() if isinstance(m, _Held) else m, copy=False)}
                 f.write(json.dumps(rec, ensure_ascii=True, separators=(",", ":")) + "\n")
             for name, records in (("tail_of", self._tails), ("head_of", self._heads)):
                 for key in sorted(records):

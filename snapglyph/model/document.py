@@ -57,7 +57,7 @@ STYLE_CALL = 3
 _BLOB_RE = re.compile(r"(data:([\w.+-]+/[\w.+-]+);base64,)?([A-Za-z0-9+/]{%d,}={0,2})" % BLOB_MIN_CHARS)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Segment:
     """A run of source text with one style and one message id.
 
