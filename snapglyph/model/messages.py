@@ -57,7 +57,7 @@ drops it. The one home of the pattern."""
 OPENING_USER_LINE = "(start of the conversation)"
 
 
-@dataclass
+@dataclass(slots=True)
 class Part:
     """One piece of a message's content (see the module docstring for which fields each ``kind`` uses).
 
@@ -124,7 +124,7 @@ class Part:
         return n * 3 // 4 - self.data[-2:].count("=")
 
 
-@dataclass
+@dataclass(slots=True)
 class Message:
     """One message of a conversation in neutral form.
 
