@@ -276,3 +276,17 @@ def test_litellm_ends_a_storm_with_the_one_error(tmp_path):
     assert str(e.value).startswith(STORM) and "; its largest message is messages[" in str(e.value)
     assert len(conv.cut_requests) == STORM_CUTS and conv.requests - conv.cut_requests[0] < STORM_REQUESTS
     assert sent == conv.requests - 1 + _kinds(sim).count("overflow")   # the storm's request never went out
+
+
+def test_litellm_retries_a_refused_compaction_once_without_pages(tmp_path):
+    pytest.importorskip("litellm", reason="litellm not installed (the `integrations` extra)")
+    from snapglyph.integrations.litellm import SnapglyphHook, completion_with_recovery
+    hook = SnapglyphHook(tmp_path)
+    msgs = [{"role": r, "content": t} for r, t in _turns()]
+    with Simulator([answer("ok without pages")], provider="openai", context_window=WINDOW) as sim:
+        sim.refuse_images = True
+        reply = completion_with_recovery(hook, model="openai/gpt-4.1", api_base=sim.base_url + "/v1", api_key="x",
+                                         messages=msgs, max_tokens=RESERVE, num_retries=0)
+        assert reply.choices[0].message.content == "ok without pages"
+        assert _kinds(sim) == ["overflow", "refused", "ok"]
+        assert _has_pages(sim.log[1]["raw"]) and not _has_pages(sim.log[2]["raw"])

@@ -23,8 +23,10 @@ a proxy pre-call hook that compacts over-budget requests.
 
 Each conversation keeps its cut while the tail fits, counts its new cuts, and ends a storm with
 :class:`~snapglyph.errors.CompactionStormError` raised from the helper or the hook instead of another rewrite
-(:class:`snapglyph.integrations._common.ConversationCompactor`, ``storm_cuts``). A compacted request answered with a
-refusal is not retried without pages here yet (``serve``, LangChain, the Agents SDK and pydantic-ai adapters do).
+(:class:`snapglyph.integrations._common.ConversationCompactor`, ``storm_cuts``). The helpers send a compacted request
+answered with a refusal or nothing (:func:`snapglyph.providers.refusal.refusal`) once more without pages, and that
+conversation is compacted without pages from then on (at most once per request); the hook cannot (the proxy sends
+the request and relays its answer after the hook returned).
 
 Sources (read 2026-12-01): https://docs.litellm.ai/docs/proxy/call_hooks (``async_pre_call_hook`` returns the
 modified ``data``) and ``litellm/integrations/custom_logger.py`` of litellm 1.110.2; ``ContextWindowExceededError``
@@ -46,6 +48,8 @@ from litellm.integrations.custom_logger import CustomLogger
 from snapglyph._config import CONVERSATIONS_IN_MEMORY, RECALL_MARGIN, RECALL_ROUNDS, STORM_CUTS
 from snapglyph.compaction.budget import estimate, recall_room
 from snapglyph.compaction.recall import RECALL_TOOL_NAME
+from snapglyph.errors import SnapglyphError
+from snapglyph.providers.refusal import refusal
 
 from ._common import ConversationCompactor, Conversations
 
@@ -270,6 +274,19 @@ class _Done(NamedTuple):
     reply: Any
 
 
+def _refused(reply: Any) -> str:
+    """Why a chat completion reply gives nothing (:func:`snapglyph.providers.refusal.refusal`: a ``refusal``, no
+    text and no tool call), else ``""``.
+
+    Examples
+    --------
+    >>> _refused({"choices": [{"message": {"content": None}}]}), _refused({"choices": [{"message": {"content": "ok"}}]})
+    ('empty answer (no text, no tool call)', '')
+    """
+    data = reply.model_dump() if hasattr(reply, "model_dump") else reply
+    return refusal("openai", data if isinstance(data, dict) else {})
+
+
 def _next(step: Any, value: Any) -> Any:
     """The next request :func:`_steps` wants sent, or :class:`_Done` with its reply."""
     try:
@@ -296,6 +313,16 @@ def _steps(hook: "SnapglyphHook", kwargs: dict) -> Generator[dict, Any, Any]:
         except Exception as again:  # the retry overflowed too: the conversation's next call starts lower
             hook.learn(kwargs, again, sent)
             raise
+    conv = hook.conversation(kwargs) if sent is not kwargs else None
+    if conv is not None and conv.carried_pages(sent["messages"]) and _refused(reply):
+        conv.without_pages()                       # refused with pages: once more, text only (at most once)
+        try:
+            text = hook.compact_data(kwargs, recall=recall)
+        except SnapglyphError:                     # no text-only request fits: the answer stands
+            text = None
+        if text is not None:
+            sent = text
+            reply = yield sent
     hook.answered(kwargs, sent)
     for _ in range(RECALL_ROUNDS if recall and sent is not kwargs else 0):
         calls = _recall_calls(reply)
