@@ -257,7 +257,23 @@ def _add_simulate(sub: Any, commands: Mapping[str, Callable]) -> None:
                    help="refuse a request of more than N images with an image-count error (default: no limit)")
     m.add_argument("--overflow-after-200", action="store_true",
                    help="answer a streamed overflow with a 200 whose first event is the error (default: off)")
+    m.add_argument("--max-body-bytes", type=_at_least(1), default=None, metavar="N",
+                   help="answer a body longer than N bytes with a gateway's 413 (default: no limit)")
+    m.add_argument("--model-window", action="append", default=[], metavar="MODEL=TOKENS", type=_model_window,
+                   help="serve MODEL at a smaller window, as a region does (repeatable; default: --window for all)")
     m.set_defaults(func=commands["simulate"])
+
+
+def _model_window(text: str) -> tuple[str, int]:
+    """``MODEL=TOKENS`` of ``--model-window`` as ``(model, tokens)``.
+
+    >>> _model_window("gemini-2.5-pro=65536")
+    ('gemini-2.5-pro', 65536)
+    """
+    model, _, tokens = text.rpartition("=")
+    if not model or not tokens.isdigit() or int(tokens) < 1:
+        raise argparse.ArgumentTypeError(f"expected MODEL=TOKENS (e.g. gemini-2.5-pro=65536), got {text!r}")
+    return model, int(tokens)
 
 
 def parser(commands: Mapping[str, Callable[[argparse.Namespace], int]]) -> argparse.ArgumentParser:

@@ -389,7 +389,8 @@ def cmd_simulate(args: argparse.Namespace) -> int:
     from .testing.command import run
     return run(window=args.window, port=args.port, host=args.host, provider=args.provider, delay=args.delay,
                refuse_images=args.refuse_images, max_images=args.max_images,
-               overflow_after_200=args.overflow_after_200)
+               overflow_after_200=args.overflow_after_200, max_body_bytes=args.max_body_bytes,
+               model_windows=dict(args.model_window) or None)
 
 
 def _parser() -> argparse.ArgumentParser:

@@ -243,3 +243,13 @@ def test_a_chunked_request_body_is_read_whole():
         r = c.post(sim.base_url + "/v1/chat/completions", content=iter([body[:7], body[7:20], body[20:]]))
         assert r.request.headers["transfer-encoding"] == "chunked"
         assert r.json()["choices"][0]["message"]["content"] == "read" and sim.log[-1]["raw"] == body
+
+
+def test_simulate_takes_a_body_cap_and_a_regions_windows():
+    from snapglyph.cli import _parser
+    args = _parser().parse_args(["simulate", "--max-body-bytes", "600000", "--model-window", "gemini-2.5-pro=65536",
+                                 "--model-window", "m=8000"])
+    assert args.max_body_bytes == 600_000 and dict(args.model_window) == {"gemini-2.5-pro": 65_536, "m": 8_000}
+    with pytest.raises(SystemExit) as e:
+        _parser().parse_args(["simulate", "--model-window", "gemini-2.5-pro"])
+    assert e.value.code == 2
