@@ -8,7 +8,9 @@ the client got. A cell says ``recovered`` where the client got an answer with te
 requests of one recovery (the refused request, then the retry; for a refusal or an empty answer after a compaction:
 the overflow, the compacted request refused, the one text-only retry), ``ended`` where the behavior must end with an
 error and it did with the one the issue names (the output reserve alone: the provider's 400 relayed, one upstream
-request; a storm: ``CompactionStormError``'s line), ``FAILED`` with what happened otherwise, ``n/a`` with the reason
+request, and through ``serve`` its log line naming ``max_tokens``; a refused text-only retry: the refusal as it
+came, no third request; a storm: ``CompactionStormError``'s line), and for a refused or empty compaction only where
+the compacted request carried page images and the retry none, ``FAILED`` with what happened otherwise, ``n/a`` with the reason
 where a door cannot meet the behavior.
 
 Goal (issue 35): every behavior recovered on the first retry through every door; at most one text-only retry per
@@ -23,6 +25,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import logging
 import os
 import platform
 import re
@@ -162,22 +165,46 @@ def cell(b: Behavior, door: str, run: Callable) -> dict:
     with tempfile.TemporaryDirectory() as tmp, Simulator(script, provider=b.provider,
                                                          context_window=b.window) as sim:
         b.setup(sim, dialect)
-        t0 = time.monotonic()
+        t0, lines, log = time.monotonic(), _ServeLines(), logging.getLogger("snapglyph.serve")
+        level = log.level
+        log.setLevel(logging.INFO)
+        log.addHandler(lines)
         try:
             got = run(sim, b, c, Path(tmp) / "state")
         except Exception as e:                                            # noqa: BLE001 - the cell says what
             got = [Ended(None, f"{type(e).__name__}: {e}")]
+        finally:
+            log.removeHandler(lines)
+            log.setLevel(level)
         kinds = [e["kind"] for e in sim.log]
-    return {**judge(b, got, kinds), "kinds": kinds, "seconds": round(time.monotonic() - t0, 2)}
+        pages = [b"iVBORw0KGgo" in bytes(e.get("raw") or b"") for e in sim.log]   # a PNG's base64 start
+    out = judge(b, got, kinds, pages)
+    if door in SERVE_DOORS and b.ends == "reserve" and out["verdict"] == "ended" and not any(
+            "the output reserve alone overflows: max_tokens" in x for x in lines.got):
+        out = {"verdict": "FAILED", "how": out["how"] + ", but no log line naming max_tokens"}
+    return {**out, "kinds": kinds, "seconds": round(time.monotonic() - t0, 2)}
 
 
-def judge(b: Behavior, got: list, kinds: list) -> dict:
-    """The verdict of a cell from what the client got and the upstream kinds."""
+class _ServeLines(logging.Handler):
+    """The messages ``serve`` logs during one cell."""
+
+    def __init__(self) -> None:
+        super().__init__(logging.INFO)
+        self.got: list[str] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.got.append(record.getMessage())
+
+
+def judge(b: Behavior, got: list, kinds: list, pages: list | None = None) -> dict:
+    """The verdict of a cell from what the client got, the upstream kinds and whether each upstream request
+    carried a PNG (``pages``: a refused compaction must be retried without its page images)."""
     from snapglyph._config import STORM_CUTS
     last = got[-1] if got else Ended(None, "no request made")
     up = f"{len(kinds)} upstream ({', '.join(kinds) or '-'})"
     if b.ends == "reserve":
-        ok = isinstance(last, Ended) and last.status == 400 and len(kinds) == 1
+        ok = (isinstance(last, Ended) and last.status == 400 and len(kinds) == 1
+              and "maximum context length" in last.text)                 # the simulator's (OpenAI's) body
         return {"verdict": "ended" if ok else "FAILED",
                 "how": f"the provider's 400 relayed, {up}" if ok else f"{_said(last)}; {up}"}
     if b.ends == "once":                          # never a second text-only retry: the refusal ends it
@@ -188,8 +215,12 @@ def judge(b: Behavior, got: list, kinds: list) -> dict:
         ok = isinstance(last, Ended) and "cannot be kept under the window" in last.text
         return {"verdict": "ended" if ok else "FAILED",
                 "how": (f"storm error at client request {len(got)} (the rule: {STORM_CUTS} new cuts), {up}" if ok else f"{len(got)} requests, last: {_said(last)}; {up}")}
+    text_only = len(b.expect) == 3 and not b.ends               # a refusal or an empty answer after a compaction
+    if text_only and pages and not (pages[1] and not pages[-1]):
+        return {"verdict": "FAILED", "how": f"page images in the upstream requests {pages}; {up}"}
     if isinstance(last, str) and last and tuple(kinds) == b.expect:
-        return {"verdict": "recovered", "how": up}
+        return {"verdict": "recovered", "how": up + (", the compacted request with pages, the retry without"
+                                                     if text_only else "")}
     return {"verdict": "FAILED", "how": f"{_said(last)}; {up}"}
 
 
