@@ -144,8 +144,7 @@ class _StoreFile:
 
     def read(self, offset: int, size: int) -> str:
         """The line of ``size`` bytes at ``offset``, decoded as it was read."""
-        self.f.seek(offset)
-        return self.f.read(size).decode("utf-8", self.errors)
+        return os.pread(self.f.fileno(), size, offset).decode("utf-8", self.errors)  # no shared seek: threads
 
 
 class _Held:
