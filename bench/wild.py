@@ -120,6 +120,9 @@ def behaviors() -> list[Behavior]:
     gem = ("serve gemini",)
     return [
         Behavior("refusal after a compaction", setup=_refuse, expect=("overflow", "refused", "ok")),
+        Behavior("refusal after a compaction, streamed", setup=_refuse, conv=lambda: Conv(grown(WINDOW), stream=True),
+                 expect=("overflow", "refused", "ok"), only=stream_only,
+                 why_na="the adapter is driven without streaming here"),
         Behavior("refusal of the text-only retry too (the client's own image)", setup=_refuse,
                  conv=lambda: Conv(grown(WINDOW), images=1), expect=("overflow", "refused", "refused"),
                  ends="once"),
