@@ -11,7 +11,7 @@ import httpx
 import pytest
 
 from snapglyph.compaction.windows import Learned, WindowBook, learned_budget
-from snapglyph.serve.error_rules import BodyCap, body_cap, read_error
+from snapglyph.compaction.error_read import BodyCap, body_cap, read_error
 from snapglyph.testing import Simulator, answer
 from snapglyph.testing.provider_errors import payload_too_large_body
 

@@ -7,7 +7,7 @@
   text_only`); the retry's answer is relayed whatever it is;
 - a streamed request near its window (the window known and the estimate at or above ``hold_near`` of it, or no
   window known): an error as the first event (sglang's 200 then ``data: {"error": ...}``) that
-  :func:`~snapglyph.serve.error_rules.read_error` calls an overflow is recovered like an overflow answer (compact,
+  :func:`~snapglyph.compaction.error_read.read_error` calls an overflow is recovered like an overflow answer (compact,
   retry, relay the retried stream); of a request already compacted it teaches the smaller window and is relayed.
 
 :func:`image_capped` retries a request refused for its image count under that cap, :func:`byte_capped` one refused
@@ -27,7 +27,7 @@ from .._config import HOLD_BYTES, HOLD_NEAR, HOLD_SECONDS
 from ..compaction.budget import estimate
 from ..errors import SnapglyphError
 from ..providers.refusal import refusal
-from .error_rules import read_error
+from ..compaction.error_read import read_error
 from .first_event import HeldResponse, hold
 from .refusal import cap_images, text_only
 
@@ -159,7 +159,7 @@ async def image_capped(proxy: Any, ctx: Any, limit: Any) -> Any:
 
 
 async def byte_capped(proxy: Any, ctx: Any, cap: Any) -> Any:
-    """The request again under a body byte cap (``cap``: a :class:`~snapglyph.serve.error_rules.BodyCap`, kept in
+    """The request again under a body byte cap (``cap``: a :class:`~snapglyph.compaction.error_read.BodyCap`, kept in
     the book first), once; ``None`` where it cannot be made (the answer is relayed as it came)."""
     if getattr(ctx, "byte_capped", False) or ctx.body is None:
         return None
@@ -177,7 +177,7 @@ async def byte_capped(proxy: Any, ctx: Any, cap: Any) -> Any:
 
 
 async def error_read(proxy: Any, ctx: Any, status: int, text: bytes) -> Any:
-    """An error answer read by :func:`~snapglyph.serve.error_rules.read_error`: its overflow, or the retry under an
+    """An error answer read by :func:`~snapglyph.compaction.error_read.read_error`: its overflow, or the retry under an
     image-count cap or a body byte cap (an ASGI response), or ``None`` (the log line's note says why where it is
     relayed)."""
     window = _window(proxy, ctx)

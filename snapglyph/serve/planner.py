@@ -213,7 +213,7 @@ class Planner:
 
     def cap_bytes(self, key: str, dialect: str, body: dict, profile: str, cap: Any, *,
                   model: str | None = None) -> Outcome | None:
-        """The request again after a body byte cap (``cap``: a :class:`~snapglyph.serve.error_rules.BodyCap`): the
+        """The request again after a body byte cap (``cap``: a :class:`~snapglyph.compaction.error_read.BodyCap`): the
         cap kept in the book, then compacted under it (a conversation compacted before gets a new cut); ``None``
         where nothing was learned to compact by."""
         named = model or (body.get("model") if isinstance(body.get("model"), str) else "")

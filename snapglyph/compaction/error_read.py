@@ -1,4 +1,4 @@
-"""How ``serve`` reads an error answer of a conversation request: an overflow to recover from, an image-count cap
+"""How a door reads an error answer of a conversation request (``serve`` and the adapters alike): an overflow to recover from, an image-count cap
 or a body byte cap the retry must meet, an output reserve no compaction can help, or anything else (relayed as it
 came).
 
@@ -11,7 +11,7 @@ param=request_too_large)" (can1357/oh-my-pi#9235), "413 Payload Too Large: Decom
 Every rule is the core's: :func:`snapglyph.providers.overflow.detect` (with the request's estimate and the window
 known, for Gemini's ambiguous ``Request contains an invalid argument.``), :func:`~snapglyph.providers.overflow.
 image_limit`, :func:`snapglyph.providers.params.reserve_alone_overflows` and
-:func:`snapglyph.compaction.budget.estimate`; this module only puts them in order for the proxy.
+:func:`snapglyph.compaction.budget.estimate`; this module only puts them in order for the doors.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from ..compaction.budget import estimate
+from .budget import estimate
 from ..errors import SnapglyphError
 from ..providers.overflow import ImageLimit, OverflowResult, detect, image_limit
 from ..providers.overflow_rules import REQUEST_BYTES
@@ -85,7 +85,7 @@ def body_cap(status: int | None, text: Any, sent_bytes: int | None = None) -> Bo
 
 @dataclass(frozen=True)
 class ErrorRead:
-    """What an error answer means to the proxy.
+    """What an error answer means to a door.
 
     Attributes
     ----------
