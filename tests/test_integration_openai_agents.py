@@ -6,7 +6,7 @@ import json
 import pytest
 
 agents = pytest.importorskip("agents", reason="openai-agents not installed (the `integrations` extra)")
-from doors_scenarios import OPENING, SYSTEM, WINDOW, check_apart, files, marker, recall_answers, script
+from doors_scenarios import MARK, OPENING, SYSTEM, WINDOW, check_apart, files, marker, recall_answers, script
 from openai import AsyncOpenAI
 
 from snapglyph import SourceStore
@@ -81,6 +81,9 @@ def test_many_runs_are_kept_apart(tmp_path, n):
     assert finals == [f"done {marker(k)}" for k in range(n)]        # each recalled its own first file
     assert sorted(check_apart(log, tmp_path)) == [marker(k) for k in range(n)]
     assert sorted(recall_answers(log, "responses")) == sorted("#3: " + files(k)["f0.txt"] for k in range(n))
-    assert sum(e.get("kind") == "overflow" for e in log) == n        # one overflow each, recovered at once
+    # at most one overflow each, each recovered at once; a run whose request came after another's overflow taught
+    # the window is compacted before it is sent (issue 35 item 3), so how many overflow depends on the interleaving
+    over = [m for e in log if e.get("kind") == "overflow" for m in set(MARK.findall(e["raw"].decode()))]
+    assert 1 <= len(over) <= n and len(set(over)) == len(over)
     assert all(e.get("status") == 200 for e in log if e.get("kind") != "overflow")
     assert len(list(tmp_path.glob("*.store.jsonl"))) == n and len(flt.conversations) == min(n, 8)
