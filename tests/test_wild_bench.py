@@ -26,3 +26,21 @@ def test_every_tiny_cell_recovers_on_the_first_retry():
     assert got == want
     text = wild.section(res, tiny=True)
     assert "6 recovered on the first retry, 0 ended with the error the issue names, 0 failed, 0 n/a" in text
+
+
+@pytest.mark.parametrize("door", ["LangChain", "LiteLLM", "pydantic-ai", "Agents SDK"])
+def test_adapters_meet_image_and_body_caps_and_relay_a_reserve_alone(door):
+    """The adapters read an error by serve's rule (compaction.error_read through integrations._faults): an
+    image-count cap and a 413 body cap are retried once under the cap (the client's own images in its first turn
+    replaced, oldest first, even where the request fits its budget), and an output reserve that alone fills the
+    window is the provider's error, sent once."""
+    pytest.importorskip("uvicorn", reason="snapglyph serve needs the `serve` extra")
+    import wild
+    if door not in wild.doors():
+        pytest.skip(f"{door}: its framework is not installed (the `integrations` extra)")
+    res = wild.run(only_doors=(door,), only_behaviors=("image-count cap", "413 body cap", "output reserve alone"))
+    got = {b: (c["verdict"], c["kinds"]) for (b, _), c in res["cells"].items()}
+    assert got == {"image-count cap, the dialect's wording": ("recovered", ["limit", "ok"]),
+                   "image-count cap, the other wording": ("recovered", ["injected", "ok"]),
+                   "413 body cap (40,000 bytes)": ("recovered", ["body_cap", "ok"]),
+                   "output reserve alone over the window": ("ended", ["overflow"])}

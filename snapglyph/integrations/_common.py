@@ -13,6 +13,7 @@ Imports no agent framework (each adapter module imports only its own).
 from __future__ import annotations
 
 import json
+import logging
 import os
 import threading
 from collections import OrderedDict
@@ -25,12 +26,15 @@ from snapglyph._files import write_atomic
 from snapglyph.compaction.budget import Budget, estimate
 from snapglyph.compaction.growth import grown
 from snapglyph.compaction.keys import conversation_id
-from snapglyph.compaction.windows import WindowBook, capped_profile, learned_budget, recovery_budget
+from snapglyph.compaction.windows import WindowBook, capped_profile, learned_budget, over_image_cap, recovery_budget
+from snapglyph.integrations._faults import fault_of
 from snapglyph.errors import InputError, SnapglyphError, StoreError
 from snapglyph.providers.limits import request_bytes
-from snapglyph.providers.overflow import OverflowResult, detect
+from snapglyph.providers.overflow import OverflowResult
 
 from ._cuts import CutKeeping
+
+_log = logging.getLogger("snapglyph")
 
 __all__ = ["ConversationCompactor", "Conversations", "overflow_of", "recall_spec"]
 
@@ -55,25 +59,7 @@ def overflow_of(exc: BaseException) -> OverflowResult | None:
     >>> overflow_of(ValueError("no")) is None
     True
     """
-    seen = 0
-    while exc is not None and seen < 4:
-        status = getattr(exc, "status_code", None)
-        status = status if isinstance(status, int) else None
-        for body in (_response_text(exc), getattr(exc, "body", None), getattr(exc, "message", None), str(exc)):
-            if body:
-                found = detect(status, body)
-                if found is not None:
-                    return found
-        exc, seen = exc.__cause__, seen + 1
-    return None
-
-
-def _response_text(exc: BaseException) -> str | None:
-    try:
-        text = getattr(getattr(exc, "response", None), "text", None)
-    except (RuntimeError, ValueError, AttributeError):  # httpx's ResponseNotRead (a RuntimeError), a bad encoding
-        return None
-    return text if isinstance(text, str) else None
+    return fault_of(exc, None, "openai", None).overflow
 
 
 def recall_spec() -> dict:
@@ -142,12 +128,13 @@ class ConversationCompactor(CutKeeping):
                  model: str | None = None, max_tokens: int | None = None, recall: bool = True,
                  book: WindowBook | None = None, storm_cuts: int = STORM_CUTS,
                  storm_requests: int = STORM_REQUESTS) -> None:
-        self.key, self.book = key, book
+        self.key, self.book = key, book if book is not None else WindowBook(None)   # in memory where none given
         self.storm_cuts, self.storm_requests = int(storm_cuts), int(storm_requests)
         self.requests, self.cut_requests, self.growth = 0, [], 0.0
         self._items = -1                      # items of the last request numbered (a retry sends the same)
         self._before: int | None = None       # the last request's estimate (its growth)
         self._fresh = False                   # the next compaction makes a new cut (its profile changed)
+        self._must = False                    # a learned cap rewrites even a request that fits
         self._state = folder / f"{key}.budget.json" if key and folder is not None else None
         self.store = SourceStore(folder / f"{key}.store.jsonl" if self._state is not None else None)
         self.configured = self.budget = int(budget)
@@ -212,7 +199,7 @@ class ConversationCompactor(CutKeeping):
                     res = self._new_cut(body, dialect, budget, profile, recall, res)
             self.growth, self._before = grown(self.growth, self._before, res.tokens_before), res.tokens_before
             counted = self.ratio == 1.0          # the compaction's own count is the estimate next_budget takes
-            if res.passthrough:
+            if res.passthrough and not self._must:     # as it came, unless a learned cap makes it a rewrite
                 self._sent, self._size = (body, res.tokens_before if counted else None), (body, res.tokens_before)
                 return body, None
             self.last, self._sent = res, (res.request, res.tokens_after if counted else None)
@@ -236,9 +223,11 @@ class ConversationCompactor(CutKeeping):
         smaller window's budget (:func:`snapglyph.compaction.windows.learned_budget`), the image and byte caps
         (:func:`~snapglyph.compaction.windows.capped_profile`); as given where nothing was learned."""
         known = self.book.get(*self._where(body, where)) if self.book is not None else None
+        self._must = False
         if known is None or not known.limits():
             return budget, self.profile
         nbytes = request_bytes(body) if known.byte_aim else None
+        self._must = over_image_cap(known, body) or bool(nbytes and nbytes > known.byte_aim)
         b = learned_budget(known, body, self.profile, nbytes=nbytes, max_tokens=self.max_tokens)
         if b is not None and b.tokens - room < budget.tokens:
             budget = Budget(max(1, b.tokens - room), b.window, b.ratio, b.most)
@@ -276,7 +265,16 @@ class ConversationCompactor(CutKeeping):
         >>> c.learn(ValueError("Input is too long for requested model."), sent, known=True), c.budget < 3200
         (True, True)
         """
-        found = overflow_of(exc)
+        read = fault_of(exc, sent, self.profile, self.window)
+        if read.images is not None or read.body is not None:      # a cap the retry meets (compact reads the book)
+            cap = read.body
+            self.book.capped(*self._where(sent, where), images=read.images.limit if read.images else None,
+                             body_bytes=cap.limit if cap else None, refused_bytes=cap.refused if cap else None)
+            return True
+        if read.overflow is None and read.note:                    # the output reserve alone fills the window
+            _log.warning("snapglyph: %s", read.note)
+            return False
+        found = read.overflow
         if found is None and not known:
             return False
         with self.lock:

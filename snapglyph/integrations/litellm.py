@@ -167,7 +167,8 @@ class SnapglyphHook(CustomLogger):
         if not isinstance(messages, list) or not messages:
             return data
         conv = self.conversation(data)                 # with recall, room for its answers (recall_room)
-        sent, res = conv.compact(self.body(data), "openai", recall=recall, room=recall_room(conv.budget) * recall)
+        sent, res = conv.compact(self.body(data), "openai", recall=recall, room=recall_room(conv.budget) * recall,
+                                 where=self.where(data))     # the learned window and caps of its api_base and model
         if res is None:
             return data
         out = {**data, "messages": sent["messages"]}

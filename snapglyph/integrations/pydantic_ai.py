@@ -160,6 +160,9 @@ class SnapglyphHistory:
         if res is None:
             return messages if full is messages else full
         out = sent["messages"]
+        if res.passthrough:      # fitted under a learned cap, not compacted: the parts it rewrote (images dropped)
+            changed = {i: d for i, d in enumerate(out) if i < len(body["messages"]) and d != body["messages"][i]}
+            return _pick(full, where, res.tail_ids, changed)
         n_head = len(res.head_ids)
         snap = out[n_head] if len(out) == n_head + 1 + len(res.tail_ids) else {}
         if isinstance(snap.get("content"), str):           # a snapshot without pages: its text alone
