@@ -9,8 +9,9 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
-from .errors import (BudgetError, FontError, FormatError, InputError, InternalError, LimitError, ProviderError,
-                     RenderError, ServeError, SnapglyphError, StoreError, UnknownProfileError, ValidationError)
+from .errors import (BudgetError, CompactionStormError, FontError, FormatError, InputError, InternalError, LimitError,
+                     ProviderError, RenderError, ServeError, SnapglyphError, StoreError, UnknownProfileError,
+                     ValidationError)
 
 _LAZY = {
     "Budget": "compaction.budget",
@@ -54,7 +55,7 @@ _LAZY = {
 }
 
 __all__ = sorted([
-    "BudgetError", "FontError", "FormatError", "InputError", "InternalError", "LimitError", "ProviderError",
+    "BudgetError", "CompactionStormError", "FontError", "FormatError", "InputError", "InternalError", "LimitError", "ProviderError",
     "RenderError",
     "ServeError", "SnapglyphError", "StoreError", "UnknownProfileError", "ValidationError", "render", *_LAZY,
 ])
