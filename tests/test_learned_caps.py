@@ -267,3 +267,31 @@ def test_the_adapters_compactor_reads_the_window_learned_where_it_is_told(tmp_pa
     assert conv.compact(body, "openai")[1] is None                         # ("", model): nothing learned there
     sent, res = conv.compact(body, "openai", where=("http://up/v1", "gpt-4.1"))
     assert res is not None and res.tokens_after <= 3_000 * 0.92 < res.tokens_before
+
+
+@pytest.mark.parametrize("profile", ["claude", "claude-hires", "openai", "gemini", "qwen2.5-vl"])
+def test_text_bodies_are_never_counted_over_two_tokens_a_byte(profile):
+    """The bound ``Learned.surely_under`` relies on (windows.TOKENS_PER_BYTE_MOST): the estimate of a text-only
+    request never exceeds 2 tokens per byte of its JSON, for many tiny messages, CJK, emoji, digits and code."""
+    import json as _json
+    from snapglyph.compaction.budget import estimate
+    from snapglyph._config import DEFAULT_MAX_TOKENS
+    from snapglyph.compaction.windows import TOKENS_PER_BYTE_MOST
+    texts = ["a", "1", "😀", "漢字かな", "x = [i ** 2 for i in range(10)]\n", "0123456789" * 50, "é" * 300,
+             "\t}\n" * 40, " ".join(f"w{i}" for i in range(500))]
+    for t in texts:
+        for n in (1, 50):
+            body = {"model": "m", "messages": [{"role": "user" if i % 2 == 0 else "assistant", "content": t}
+                                               for i in range(n)]}
+            raw = _json.dumps(body, ensure_ascii=False).encode()
+            # the estimate counts the output reserve too: the default where the body names none, as surely_under
+            assert estimate(body, profile) <= len(raw) * TOKENS_PER_BYTE_MOST + DEFAULT_MAX_TOKENS, (profile, n)
+
+
+def test_a_small_text_request_goes_unread_where_the_learned_window_is_far_off():
+    from snapglyph.compaction.windows import Learned
+    small = json.dumps({"model": "m", "max_tokens": 500, "messages": [{"role": "user", "content": "hi " * 200}]})
+    assert Learned(window=200_000).surely_under(small.encode())
+    assert not Learned(window=2_000).surely_under(small.encode())            # 1.2 KB x 2 + 500 reserve: read it
+    assert not Learned(window=200_000, images=3).surely_under(small.encode())
+    assert len(small) > 500 and not Learned(window=200_000, body_bytes=500).surely_under(small.encode())

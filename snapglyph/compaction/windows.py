@@ -24,12 +24,13 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
+import re
 import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from .._config import OVERFLOW_UNKNOWN_SHARE, SERVE_MARGIN
+from .._config import DEFAULT_MAX_TOKENS, OVERFLOW_UNKNOWN_SHARE, SERVE_MARGIN
 from .._files import write_atomic
 from ..errors import StoreError
 from ..model.messages import images_in
@@ -47,6 +48,15 @@ BYTE_SHARE = 0.9
 percent from the rebuild the compaction measures): a bound chosen, not a measurement."""
 
 _FIELDS = ("window", "accepted", "refused", "images", "body_bytes", "refused_bytes", "ratio")
+
+TOKENS_PER_BYTE_MOST = 2.0
+"""Most text tokens one byte of a JSON request body is counted as: a token holds at least one byte, the largest
+text factor over cl100k of any profile is 1.75 (``claude-hires``), and a message's overhead of a few tokens comes
+with more bytes than that of JSON (a bound, checked by tests/test_learned_caps.py against the estimate)."""
+
+_MEDIA_MARKERS = (b"base64", b"image", b"file", b"document", b"inlineData", b"inline_data", b"url", b"audio",
+                  b"video")
+_OUTPUT_LIMIT = re.compile(rb'"(?:max_tokens|max_output_tokens|max_completion_tokens|maxOutputTokens)"\s*:\s*(\d+)')
 
 FILE = "windows.json"
 """The book's file name in a door's folder."""
@@ -114,6 +124,27 @@ class Learned:
     def limits(self) -> bool:
         """Whether anything here limits a request (a window, a refusal or a cap; an answered size alone does not)."""
         return any((self.bound, self.images, self.byte_aim))
+
+    def surely_under(self, raw: bytes, ratio: float = 1.0, margin: float = SERVE_MARGIN) -> bool:
+        """Whether a request body of these ``raw`` JSON bytes is under every limit here without reading it: no image
+        or file in it (none of their spellings' markers), within the byte aim, and at most ``raw``'s length x
+        :data:`TOKENS_PER_BYTE_MOST` x ``ratio`` tokens plus the largest output limit it names (else
+        :data:`~snapglyph._config.DEFAULT_MAX_TOKENS`) inside the window less ``margin``. ``False`` means: read it.
+
+        >>> small = b'{"model": "m", "max_tokens": 1000, "messages": [{"role": "user", "content": "hi"}]}'
+        >>> Learned(window=8_000).surely_under(small), Learned(window=1_000).surely_under(small)
+        (True, False)
+        >>> Learned(window=8_000).surely_under(small.replace(b'"hi"', b'[{"type": "image_url"}]'))
+        False
+        """
+        if self.images is not None or any(m in raw for m in _MEDIA_MARKERS):
+            return False
+        if self.byte_aim is not None and len(raw) > self.byte_aim:
+            return False
+        if self.bound is None:
+            return True
+        reserve = max((int(n) for n in _OUTPUT_LIMIT.findall(raw)), default=DEFAULT_MAX_TOKENS)
+        return len(raw) * TOKENS_PER_BYTE_MOST * max(1.0, ratio) + reserve <= self.bound * (1.0 - margin)
 
 
 class WindowBook:

@@ -225,7 +225,7 @@ class Proxy:
         """Compact before sending: a compacted or marked conversation, or ``compact_at`` passed."""
         conv = self.states.get(ctx.key)
         wants = compacted_first(conv)
-        if not wants and self.config.compact_at is None and not self.planner.learned(ctx.model):
+        if not wants and self.config.compact_at is None and not self.planner.learned(ctx.model, ctx.raw):
             return
         why = self._images_refused(ctx, conv)
         if why:

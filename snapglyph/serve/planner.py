@@ -170,10 +170,13 @@ class Planner:
             out.append((self._stores.pop(key), lock))
         return out
 
-    def learned(self, model: str | None) -> bool:
-        """Whether the upstream and ``model`` taught a window or a cap (then a new conversation's request is read
-        and estimated before it is sent, :meth:`before`)."""
-        return self.book.get(self.config.upstream, model or "").limits()
+    def learned(self, model: str | None, raw: bytes | None = None) -> bool:
+        """Whether the upstream and ``model`` taught a window or a cap that a request (its ``raw`` body, where
+        given) may meet (then a new conversation's request is read and estimated before it is sent, :meth:`before`;
+        a text request far under them is not: :meth:`~snapglyph.compaction.windows.Learned.surely_under`)."""
+        known = self.book.get(self.config.upstream, model or "")
+        return known.limits() and not (raw is not None and known.surely_under(raw, known.ratio or 1.0,
+                                                                              self.config.margin))
 
     def _limits(self, model: Any, conv: Any) -> dict:
         """:func:`~snapglyph.serve.refusal.page_limits` with the caps the book learned for the upstream and model:
