@@ -227,6 +227,14 @@ def _post(c: httpx.Client, url: str, path: str, raw: bytes, caller: str | None =
     return t, r.status_code, first if first is not None else time.monotonic() - t
 
 
+def _model_of_round(raw: bytes, dialect: str, r: int) -> bytes:
+    """``raw`` with its model named for round ``r`` (``gpt-5.4-r3``: the same profile): serve learns the window of
+    an upstream and model from an overflow and compacts a new conversation to it before it is sent, so each round
+    asks for a model it has not learned yet, or no round after the first would overflow."""
+    model = json.dumps(MODELS[dialect])
+    return raw.replace(f'"model": {model}'.encode(), f'"model": {json.dumps(f"{MODELS[dialect]}-r{r}")}'.encode(), 1)
+
+
 def recovery(sim, proxy: Proxy, convs: dict, rounds: int) -> dict:
     """Per dialect: seconds from the overflow answer to the retry read whole (the first run of each not counted),
     the proxy's CPU seconds per recovery, and each counted round's ``(status, kinds the simulator logged)``."""
@@ -236,7 +244,7 @@ def recovery(sim, proxy: Proxy, convs: dict, rounds: int) -> dict:
             for d, (_, raw) in (convs.items() if r % 2 == 0 else reversed(convs.items())):
                 progress(f"(b) recovery, round {r}/{rounds}, {d}")
                 n0, cpu0 = len(sim.log), _cpu(proxy.proc.pid)
-                _, status, _ = _post(c, proxy.url, PATHS[d], raw, caller=f"latency-{d}-{r}")
+                _, status, _ = _post(c, proxy.url, PATHS[d], _model_of_round(raw, d, r), caller=f"latency-{d}-{r}")
                 got = sim.log[n0:]
                 if r == 0:
                     continue                                   # warm-up
@@ -436,7 +444,11 @@ def run_b_c(sources: dict, size: dict, only: str) -> list[str]:
             raws = {"small (2 KB, anthropic)": (PATHS["anthropic"], small)}
             raws.update({f"{d} {figures[d][2]:,} tokens ({len(raw) // 1000} KB)": (PATHS[d], raw)
                          for d, (_, raw) in convs.items()})
+            proxy.close()
+            proxy = Proxy(sim)          # a state folder that learned no window: pass-through is measured as it comes
             out.append(section_b(rec, figures, passthrough(sim, proxy, raws, size["pass_rounds"])))
+            proxy.close()
+            proxy = Proxy(sim)
         if "c" in only:
             out.append(section_c({f"{name} session" if name == "claude-code" else name: turns(
                 sim, proxy, sources[name], size["cache_windows"][name], size["turns"], name == "claude-code")
