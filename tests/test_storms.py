@@ -91,3 +91,32 @@ def test_a_conversation_that_needs_a_cut_every_turn_gets_one_clear_error(tmp_pat
                                      f"{STORM_CUTS} new cuts in its last 10 requests")
     assert "; its largest message is messages[" in err["message"] and "(user, about 4," in err["message"]
     assert sent == len(sim.log) and sim.log[-1]["kind"] == "ok"     # the storm's request never went upstream
+
+
+def test_a_stormed_conversation_is_answered_again_once_its_cuts_fall_out_of_the_window(tmp_path):
+    """A storm's refused requests count as the conversation's: the same request sent again gets the storm error
+    while five cuts are in its last ten requests, then goes through (it was refused for ever before: the refused
+    requests were not counted, so the window never moved on)."""
+    window = 6000
+    msgs = [{"role": "user", "content": "Task: read each file I paste."}]
+    with Simulator(lambda d, b: answer("noted"), provider="anthropic", context_window=window) as sim, \
+            _proxy(sim, tmp_path) as bg, httpx.Client(timeout=120) as c:
+        def post():
+            return c.post(bg.url + "/v1/messages", json={"model": "claude-sonnet-4-5", "max_tokens": 64,
+                                                          "messages": msgs}, headers=HEADERS).status_code
+        n, code = 0, 200
+        while code == 200 and n < STORM_CUTS + 3:
+            msgs += [{"role": "assistant", "content": "noted"},
+                     {"role": "user", "content": f"file {n}:\n" + "\n".join(f"line {n}.{k}: value={k * 7}"
+                                                                            for k in range(330))}]
+            code, n = post(), n + 1
+        assert code == 400
+
+        def counted() -> int:
+            return c.get(bg.url + "/snapglyph/status").json()["conversations"][0]["requests"]
+        before = counted()
+        again = [post() for _ in range(10)]
+        requests = counted() - before
+    first = again.index(200)                             # refused while five cuts are in its last ten requests
+    assert again[:first] == [400] * first and 0 < first < 10, again
+    assert requests == len(again)                        # every request counted, the refused ones too

@@ -86,8 +86,10 @@ def record_cut(conv: Any) -> None:
 
 def storm_response(proxy: Any, ctx: Any) -> Any:
     """The client's answer to a compaction storm (``ctx.storm``, the one-line error): one error in its dialect's
-    shape and the log line; nothing is sent upstream."""
+    shape and the log line; nothing is sent upstream. The request is counted as one of the conversation's, so the
+    window of the storm rule moves on and the conversation is answered again once its cuts fall out of it."""
     from starlette.responses import JSONResponse
     status, body = storm_answer(ctx.dialect or "", ctx.storm)
+    proxy.planner.count(ctx.key, status, None)
     proxy._line(ctx, status, ctx.storm)
     return JSONResponse(body, status_code=status)
