@@ -215,8 +215,9 @@ def _add_serve(sub: Any, commands: Mapping[str, Callable]) -> None:
 def _serve_recovery_options(s: argparse.ArgumentParser) -> None:
     """``serve``'s options for the answers it holds and retries (:mod:`snapglyph.serve.answers`)."""
     s.add_argument("--hold-bytes", type=_at_least(0), default=HOLD_BYTES, metavar="N",
-                   help="hold at most N bytes of an answer's start until its first content event, to retry an "
-                        "error event or a refusal there; 0: hold nothing (default: %(default)s)")
+                   help="hold at most N bytes of a streamed answer's start until its first content event, to "
+                        "retry an error event or a refusal there; 0: hold no stream (a whole answer is read for a "
+                        "refusal either way; default: %(default)s)")
     s.add_argument("--hold-seconds", type=_seconds, default=HOLD_SECONDS, metavar="SECONDS",
                    help="hold an answer's start at most this long (default: %(default)s)")
     s.add_argument("--hold-near", type=float, default=HOLD_NEAR, metavar="FRACTION",

@@ -218,6 +218,18 @@ def test_serve_retries_a_refused_compaction_once_without_pages(dialect, tmp_path
     assert sum("sent once more without pages" in line for line in _lines(serve_log)) == 1
 
 
+@pytest.mark.parametrize("hold", [0, 100])
+def test_a_whole_answer_is_read_for_a_refusal_whatever_the_hold_of_a_streams_start(hold, tmp_path):
+    """--hold-bytes bounds what a stream's start holds back; a non-streamed answer to a request with pages is read
+    whole for a refusal all the same (with 0 or 100 bytes it was relayed as it came: found by a fresh-eyes run)."""
+    with Simulator([answer("recovered without pages")], provider="anthropic", context_window=8000) as sim, \
+            _proxy(sim, tmp_path, hold_bytes=hold) as bg:
+        sim.refuse_images = True
+        r = httpx.post(bg.url + PATHS["anthropic"], json=_grown("anthropic", 8000), headers=HEADERS, timeout=120)
+        assert r.status_code == 200 and refusal("anthropic", r.json()) == "", r.text
+        assert [e["kind"] for e in sim.log] == ["overflow", "refused", "ok"]
+
+
 def test_serve_text_only_retry_is_made_once(tmp_path, serve_log):
     with Simulator([answer("x")], provider="anthropic", context_window=8000) as sim, _proxy(sim, tmp_path) as bg:
         sim.refuse_images = True

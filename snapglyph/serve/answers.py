@@ -52,6 +52,11 @@ def _window(proxy: Any, ctx: Any) -> int | None:
     return (conv.window if conv is not None else None) or proxy.config.window
 
 
+WHOLE_ANSWER_BYTES = 8 * 2**20
+"""Bytes of a non-streamed answer to a request with pages held to read it for a refusal, whatever ``--hold-bytes``
+says (that bounds what a stream's start holds back): a model's answer is far smaller (a bound, not a measurement)."""
+
+
 def _near(proxy: Any, ctx: Any) -> bool:
     """Whether a passed-through streamed request is near its window (no window known: it may be)."""
     window = _window(proxy, ctx)
@@ -66,10 +71,11 @@ def _near(proxy: Any, ctx: Any) -> bool:
 def _wants(proxy: Any, ctx: Any, resp: Any) -> tuple[bool, bool]:
     """``(refusal check, first-event check)`` for this answer."""
     if (resp.status_code != 200 or ctx.key is None or ctx.body is None or ctx.path.endswith("/count_tokens")
-            or getattr(proxy.config, "hold_bytes", HOLD_BYTES) <= 0
             or resp.headers.get("content-encoding", "identity").lower() not in ("", "identity")):
         return False, False
     stream = resp.headers.get("content-type", "").split(";")[0].strip().lower() == "text/event-stream"
+    if stream and getattr(proxy.config, "hold_bytes", HOLD_BYTES) <= 0:
+        return False, False                 # --hold-bytes 0 holds no stream; a whole answer is read for refusals
     out = ctx.outcome
     pages = (ctx.action != "passed" and out is not None and out.pages > 0 and not ctx.text_only
              and not proxy.config.dry_run)
@@ -84,7 +90,9 @@ async def watch(proxy: Any, ctx: Any, resp: Any) -> Any:
     if not (pages or first):
         return resp
     cfg = proxy.config
-    held = await hold(resp, ctx.dialect, max_bytes=getattr(cfg, "hold_bytes", HOLD_BYTES),
+    stream = resp.headers.get("content-type", "").split(";")[0].strip().lower() == "text/event-stream"
+    most = getattr(cfg, "hold_bytes", HOLD_BYTES)
+    held = await hold(resp, ctx.dialect, max_bytes=most if stream else max(most, WHOLE_ANSWER_BYTES),
                       max_seconds=getattr(cfg, "hold_seconds", HOLD_SECONDS))
     if held.state == "error" and first:
         read = read_error(None, held.data, ctx.body, ctx.profile, _window(proxy, ctx), margin=cfg.margin)
