@@ -34,7 +34,8 @@ def echo_script(dialect: str, body: dict) -> Step:
 
 def describe(entry: dict, window: int) -> str:
     """One line about a logged request (a :attr:`Simulator.log` entry): its number, dialect, the prompt tokens
-    counted against the window, the status and what happened.
+    counted against the window (the entry's own where it has one: a model served at a smaller window), the status
+    and what happened.
 
     Examples
     --------
@@ -43,7 +44,11 @@ def describe(entry: dict, window: int) -> str:
     'request 2: anthropic, 24,310 tokens > window 20,000 -> 400 overflow (anthropic body)'
     >>> describe({"n": 3, "dialect": "openai", "prompt_tokens": 9120, "status": 200, "kind": "ok"}, 20000)
     'request 3: openai, 9,120 tokens -> 200 ok'
+    >>> describe({"n": 4, "dialect": "gemini", "prompt_tokens": 9682, "status": 400, "kind": "overflow",
+    ...           "provider": "gemini", "window": 8000}, 20000)
+    'request 4: gemini, 9,682 tokens > window 8,000 -> 400 overflow (gemini body)'
     """
+    window = entry.get("window") or window
     tokens = entry.get("prompt_tokens")
     over = tokens is not None and entry.get("kind") == "overflow"
     size = "" if tokens is None else f", {tokens:,} tokens" + (f" > window {window:,}" if over else "")
@@ -112,7 +117,8 @@ def run(*, window: int, port: int = 8788, host: str = "127.0.0.1", provider: str
                               (f"at most {max_images} images a request", max_images is not None),
                               ("streamed overflows sent after a 200", overflow_after_200),
                               (f"bodies over {max_body_bytes} bytes refused (413)", max_body_bytes is not None),
-                              (f"smaller windows {model_windows}", bool(model_windows))) if on]
+                              ("windows " + ", ".join(f"{m} {w:,}" for m, w in (model_windows or {}).items()),
+                               bool(model_windows))) if on]
     out(f"snapglyph simulate: {url} (window {window:,} tokens, {provider} overflow bodies"
         + (f", answers held {delay:g} s" if delay else "") + "".join(f", {w}" for w in extras) + "; Ctrl-C stops it)")
     out(f"  OpenAI chat and Responses: {url}/v1   Anthropic messages: {url}   "

@@ -314,7 +314,8 @@ class Simulator:
             out = max_output_tokens(body) if dialect == "gemini" else int(
                 body.get("max_tokens") or body.get("max_completion_tokens") or body.get("max_output_tokens") or 0)
             reported = prompt
-            window = self.model_windows.get(model or str(body.get("model", "")), self.context_window)
+            window = entry["window"] = self.model_windows.get(model or str(body.get("model", "")),
+                                                              self.context_window)
             if prompt + (out if provider in OUTPUT_COUNTS else 0) > window:
                 if provider != "ollama":
                     tools = count_text(json.dumps(body["tools"])) if body.get("tools") else 0
