@@ -38,7 +38,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 import ocr  # noqa: E402
-from provenance import commit_label  # noqa: E402
+from provenance import commit_label, write_section  # noqa: E402
 
 DATA = ROOT.parent / "shared" / "data"
 SESSION = DATA / "claude-code-spotter" / "8463c716-a2ea-4c14-9efa-87158ebd9f20.jsonl"
@@ -149,16 +149,7 @@ def table(rows: list[dict], meta: dict, args) -> str:
 
 
 def write(text: str) -> None:
-    body = RESULTS.read_text()
-    a, b = "<!-- gutter:start -->", "<!-- gutter:end -->"
-    block = f"{a}\n{text}{b}"
-    if a in body:
-        body = body[:body.index(a)] + block + body[body.index(b) + len(b):]
-    else:
-        at = body.index("<!-- serve:start -->")
-        body = body[:at] + block + "\n\n" + body[at:]
-    RESULTS.write_text(body)
-
+    write_section("gutter", text, before="<!-- serve:start -->")
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])

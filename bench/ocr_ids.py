@@ -30,7 +30,7 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 import _ocr_sample as sample  # noqa: E402
 import ocr  # noqa: E402
-from provenance import commit_label  # noqa: E402
+from provenance import commit_label, write_section  # noqa: E402
 
 RESULTS = ROOT / "bench" / "RESULTS.md"
 SEEDS = (sample.SEED, 1, 2, 3, 4, 5, 6, 7, 8)
@@ -114,16 +114,7 @@ def table(rows: list[dict], meta: dict, args) -> str:
 
 
 def write(text: str) -> None:
-    body = RESULTS.read_text()
-    a, b = "<!-- ocr-ids:start -->", "<!-- ocr-ids:end -->"
-    block = f"{a}\n{text}{b}"
-    if a in body:
-        body = body[:body.index(a)] + block + body[body.index(b) + len(b):]
-    else:
-        at = body.index("## Default cells")
-        body = body[:at] + block + "\n\n" + body[at:]
-    RESULTS.write_text(body)
-
+    write_section("ocr-ids", text, before="## Default cells")
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])

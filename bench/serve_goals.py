@@ -39,6 +39,7 @@ import time
 from pathlib import Path
 
 import httpx
+from provenance import write_section
 from serve import _context, _cpu, _start_proxy
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -415,12 +416,7 @@ def section_c(c: dict) -> str:
 
 def write(section: str) -> None:
     """Replace the serve-goals section of bench/RESULTS.md (or append it)."""
-    path = ROOT / "bench" / "RESULTS.md"
-    text = path.read_text(encoding="utf-8")
-    block = f"<!-- serve-goals:start -->\n{section}\n<!-- serve-goals:end -->"
-    new, n = re.subn(r"<!-- serve-goals:start -->.*?<!-- serve-goals:end -->", lambda m: block, text, flags=re.DOTALL)
-    path.write_text(new if n else text.rstrip("\n") + "\n\n" + block + "\n", encoding="utf-8")
-
+    write_section("serve-goals", section)
 
 # -- running ---------------------------------------------------------------------------------------------------------
 def run_b_c(sources: dict, size: dict, only: str) -> list[str]:

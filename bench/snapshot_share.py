@@ -42,7 +42,6 @@ RESULTS = ROOT / "bench" / "RESULTS.md"
 BUDGET, PROFILE, DIALECT = 100_000, "claude", "anthropic"
 SMALL_BUDGET_FLOOR = 2_000
 SMALL_SHARES = (0.5, 2 / 3, 0.75, 0.9)
-MARKS = ("<!-- snapshot-text:start -->", "<!-- snapshot-text:end -->")
 
 
 def files() -> list[Path]:
@@ -208,14 +207,10 @@ def table(before: list[dict], after: list[dict], before_dir: Path) -> str:
 
 def write(text: str) -> None:
     """Put ``text`` into bench/RESULTS.md between the snapshot-text markers (appended where they are absent)."""
-    start, end = MARKS
-    old = RESULTS.read_text(encoding="utf-8") if RESULTS.exists() else "# Benchmark results\n"
-    block = f"{start}\n## Snapshot text beside its pages: sections, share, ledger coverage (issue 30)\n\n{text}{end}"
-    if start in old and end in old:
-        new = old[:old.index(start)] + block + old[old.index(end) + len(end):]
-    else:
-        new = old.rstrip("\n") + "\n\n" + block + "\n"
-    RESULTS.write_text(new, encoding="utf-8")
+    sys.path.insert(0, str(ROOT / "bench"))
+    from provenance import write_section
+    write_section("snapshot-text", "## Snapshot text beside its pages: sections, share, ledger coverage (issue 30)\n\n"
+                  + text)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -24,7 +24,6 @@ import argparse
 import json
 import os
 import platform
-import re
 import statistics
 import sys
 import tempfile
@@ -34,7 +33,7 @@ from pathlib import Path
 import httpx
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from provenance import commit_label  # noqa: E402
+from provenance import commit_label, write_section  # noqa: E402
 from serve_goals import cache_share, prompt_blocks  # noqa: E402
 
 from snapglyph._config import GROWTH_TURNS  # noqa: E402
@@ -204,12 +203,7 @@ def _low_water() -> int:
 
 
 def write(text: str) -> None:
-    path = ROOT / "bench" / "RESULTS.md"
-    old = path.read_text(encoding="utf-8")
-    block = f"<!-- storms:start -->\n{text}\n<!-- storms:end -->"
-    new, n = re.subn(r"<!-- storms:start -->.*?<!-- storms:end -->", lambda m: block, old, flags=re.DOTALL)
-    path.write_text(new if n else old.rstrip("\n") + "\n\n" + block + "\n", encoding="utf-8")
-
+    write_section("storms", text)
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])

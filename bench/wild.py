@@ -28,7 +28,6 @@ import json
 import logging
 import os
 import platform
-import re
 import sys
 import tempfile
 import time
@@ -37,7 +36,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from provenance import commit_label  # noqa: E402
+from provenance import commit_label, write_section  # noqa: E402
 from wild_doors import (DIALECT, MODELS, RESERVE, SERVE_DOORS, WINDOW, Conv, Ended, _MEMO,  # noqa: E402
                         doors, grown, missing)
 
@@ -298,13 +297,8 @@ def _text_retries(res: dict) -> int:
 
 
 def write(text: str) -> None:
-    """Put ``text`` into bench/RESULTS.md between the wild markers (appended where they are absent)."""
-    path = ROOT / "bench" / "RESULTS.md"
-    old = path.read_text(encoding="utf-8")
-    block = f"<!-- wild:start -->\n{text}\n<!-- wild:end -->"
-    new, n = re.subn(r"<!-- wild:start -->.*?<!-- wild:end -->", lambda m: block, old, flags=re.DOTALL)
-    path.write_text(new if n else old.rstrip("\n") + "\n\n" + block + "\n", encoding="utf-8")
-
+    """Put ``text`` into bench/RESULTS.md between the wild markers."""
+    write_section("wild", text)
 
 def main(argv: list[str] | None = None) -> int:
     """The command line (``-h``)."""
