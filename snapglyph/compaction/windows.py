@@ -54,8 +54,11 @@ TOKENS_PER_BYTE_MOST = 2.0
 text factor over cl100k of any profile is 1.75 (``claude-hires``), and a message's overhead of a few tokens comes
 with more bytes than that of JSON (a bound, checked by tests/test_learned_caps.py against the estimate)."""
 
-_MEDIA_MARKERS = (b"base64", b"image", b"file", b"document", b"inlineData", b"inline_data", b"url", b"audio",
-                  b"video")
+_MEDIA_MARKERS = (b"base64", b'"image"', b'"image_url"', b'"input_image"', b'"image_file"', b'"document"',
+                  b'"file"', b'"input_file"', b'"input_audio"', b'"inlineData"', b'"inline_data"', b'"fileData"',
+                  b'"file_data"')
+"""Quoted JSON keys and part types of an image, a document, a file or audio in any dialect (and base64 data):
+quoted, so a conversation's text that names a file (escaped quotes inside a JSON string) does not count."""
 _OUTPUT_LIMIT = re.compile(rb'"(?:max_tokens|max_output_tokens|max_completion_tokens|maxOutputTokens)"\s*:\s*(\d+)')
 
 FILE = "windows.json"
@@ -136,6 +139,8 @@ class Learned:
         (True, False)
         >>> Learned(window=8_000).surely_under(small.replace(b'"hi"', b'[{"type": "image_url"}]'))
         False
+        >>> Learned(window=8_000).surely_under(small.replace(b'"hi"', b'"read the \\\\"file\\\\" a.py"'))  # text
+        True
         """
         if self.images is not None or any(m in raw for m in _MEDIA_MARKERS):
             return False

@@ -134,7 +134,6 @@ class ConversationCompactor(CutKeeping):
         self._items = -1                      # items of the last request numbered (a retry sends the same)
         self._before: int | None = None       # the last request's estimate (its growth)
         self._fresh = False                   # the next compaction makes a new cut (its profile changed)
-        self._must = False                    # a learned cap rewrites even a request that fits
         self._state = folder / f"{key}.budget.json" if key and folder is not None else None
         self.store = SourceStore(folder / f"{key}.store.jsonl" if self._state is not None else None)
         self.configured = self.budget = int(budget)
@@ -189,8 +188,8 @@ class ConversationCompactor(CutKeeping):
         recall = self.recall if recall is None else recall
         with self.lock:
             self._number(body, dialect)
-            budget, profile = self._learned(body, Budget(max(1, self.budget - room), self.window, self.ratio,
-                                                         self.most), room, where)
+            budget, profile, must = self._learned(body, Budget(max(1, self.budget - room), self.window, self.ratio,
+                                                               self.most), room, where)
             res = self._sticky(body, dialect, budget, profile, recall)
             if res is None:
                 res = self._run(body, dialect, budget, profile, recall,
@@ -199,7 +198,7 @@ class ConversationCompactor(CutKeeping):
                     res = self._new_cut(body, dialect, budget, profile, recall, res)
             self.growth, self._before = grown(self.growth, self._before, res.tokens_before), res.tokens_before
             counted = self.ratio == 1.0          # the compaction's own count is the estimate next_budget takes
-            if res.passthrough and not self._must:     # as it came, unless a learned cap makes it a rewrite
+            if res.passthrough and not must:           # as it came, unless a learned cap makes it a rewrite
                 self._sent, self._size = (body, res.tokens_before if counted else None), (body, res.tokens_before)
                 return body, None
             self.last, self._sent = res, (res.request, res.tokens_after if counted else None)
@@ -218,20 +217,20 @@ class ConversationCompactor(CutKeeping):
         return _same(res.request, sent if isinstance(sent, dict) else {"messages": sent, "input": sent})
 
     def _learned(self, body: dict, budget: Budget, room: int,
-                 where: "tuple[str, str] | None" = None) -> tuple[Budget, Any]:
+                 where: "tuple[str, str] | None" = None) -> tuple[Budget, Any, bool]:
         """The budget and profile after what the book learned of the body's model (default :meth:`_where`): a
         smaller window's budget (:func:`snapglyph.compaction.windows.learned_budget`), the image and byte caps
-        (:func:`~snapglyph.compaction.windows.capped_profile`); as given where nothing was learned."""
-        known = self.book.get(*self._where(body, where)) if self.book is not None else None
-        self._must = False
-        if known is None or not known.limits():
-            return budget, self.profile
+        (:func:`~snapglyph.compaction.windows.capped_profile`); as given where nothing was learned. The third value:
+        whether the body is over a learned cap as it is (then even a request that fits its budget is rewritten)."""
+        known = self.book.get(*self._where(body, where))
+        if not known.limits():
+            return budget, self.profile, False
         nbytes = request_bytes(body) if known.byte_aim else None
-        self._must = over_image_cap(known, body) or bool(nbytes and nbytes > known.byte_aim)
+        must = over_image_cap(known, body) or bool(nbytes and nbytes > known.byte_aim)
         b = learned_budget(known, body, self.profile, nbytes=nbytes, max_tokens=self.max_tokens)
         if b is not None and b.tokens - room < budget.tokens:
             budget = Budget(max(1, b.tokens - room), b.window, b.ratio, b.most)
-        return budget, capped_profile(self.profile, images=known.images, body_bytes=known.byte_aim)
+        return budget, capped_profile(self.profile, images=known.images, body_bytes=known.byte_aim), must
 
     def _where(self, sent: dict, where: "tuple[str, str] | None") -> tuple[str, str]:
         model = sent.get("model") if isinstance(sent.get("model"), str) else None
@@ -240,8 +239,6 @@ class ConversationCompactor(CutKeeping):
     def answered(self, sent: dict, where: "tuple[str, str] | None" = None) -> None:
         """``sent``, the body :meth:`compact` returned last, was answered: its size is a lower bound of the window
         of ``where`` (``(upstream, model)``; default: no upstream, the body's model), kept in the book."""
-        if self.book is None:
-            return
         with self.lock:
             size = self._size[1] if self._size is not None and _same(self._size[0], sent) else None
         if size is None and self.ratio == 1.0:      # a copy of what was sent: its estimate is its size

@@ -15,6 +15,7 @@ from typing import Any, Iterator
 from snapglyph._config import SERVE_MARGIN
 from snapglyph.compaction.error_read import ErrorRead, read_error
 from snapglyph.errors import SnapglyphError
+from snapglyph.providers.limits import request_bytes
 
 __all__ = ["fault_of", "response_text"]
 
@@ -68,7 +69,7 @@ def fault_of(exc: BaseException, sent: dict | None, profile: str, window: int | 
     True
     """
     try:
-        nbytes = len(json.dumps(sent).encode()) if sent is not None else None
+        nbytes = request_bytes(sent) if sent is not None else None
     except (TypeError, ValueError):
         nbytes = None
     for status, text in _answers(exc):
