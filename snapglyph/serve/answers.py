@@ -57,6 +57,10 @@ WHOLE_ANSWER_BYTES = 8 * 2**20
 says (that bounds what a stream's start holds back): a model's answer is far smaller (a bound, not a measurement)."""
 
 
+def _is_stream(resp: Any) -> bool:
+    return resp.headers.get("content-type", "").split(";")[0].strip().lower() == "text/event-stream"
+
+
 def _near(proxy: Any, ctx: Any) -> bool:
     """Whether a passed-through streamed request is near its window (no window known: it may be)."""
     window = _window(proxy, ctx)
@@ -73,7 +77,7 @@ def _wants(proxy: Any, ctx: Any, resp: Any) -> tuple[bool, bool]:
     if (resp.status_code != 200 or ctx.key is None or ctx.body is None or ctx.path.endswith("/count_tokens")
             or resp.headers.get("content-encoding", "identity").lower() not in ("", "identity")):
         return False, False
-    stream = resp.headers.get("content-type", "").split(";")[0].strip().lower() == "text/event-stream"
+    stream = _is_stream(resp)
     if stream and getattr(proxy.config, "hold_bytes", HOLD_BYTES) <= 0:
         return False, False                 # --hold-bytes 0 holds no stream; a whole answer is read for refusals
     out = ctx.outcome
@@ -90,9 +94,8 @@ async def watch(proxy: Any, ctx: Any, resp: Any) -> Any:
     if not (pages or first):
         return resp
     cfg = proxy.config
-    stream = resp.headers.get("content-type", "").split(";")[0].strip().lower() == "text/event-stream"
     most = getattr(cfg, "hold_bytes", HOLD_BYTES)
-    held = await hold(resp, ctx.dialect, max_bytes=most if stream else max(most, WHOLE_ANSWER_BYTES),
+    held = await hold(resp, ctx.dialect, max_bytes=most if _is_stream(resp) else max(most, WHOLE_ANSWER_BYTES),
                       max_seconds=getattr(cfg, "hold_seconds", HOLD_SECONDS))
     if held.state == "error" and first:
         read = read_error(None, held.data, ctx.body, ctx.profile, _window(proxy, ctx), margin=cfg.margin)
