@@ -33,7 +33,7 @@ import sys
 import time
 from pathlib import Path
 
-from provenance import commit_label
+from provenance import commit_label, write_section
 
 ROOT = Path(__file__).resolve().parent.parent
 DATA = ROOT.parent / "shared" / "data"
@@ -258,15 +258,8 @@ def main(argv: list[str] | None = None) -> int:
                  else "nothing")
     print(text)
     if args.write:
-        start, end = "<!-- auto-density:start -->", "<!-- auto-density:end -->"
-        old = RESULTS.read_text(encoding="utf-8") if RESULTS.exists() else "# Benchmark results\n"
-        block = (f"{start}\n## Layout auto: characters per image token against dense, block lines broken (issue 30)\n\n"
-                 f"{text}{end}")
-        if start in old and end in old:
-            new = old[:old.index(start)] + block + old[old.index(end) + len(end):]
-        else:
-            new = old.rstrip("\n") + "\n\n" + block + "\n"
-        RESULTS.write_text(new, encoding="utf-8")
+            write_section("auto-density", "## Layout auto: characters per image token against dense, block lines "
+                      "broken (issue 30)\n\n" + text, path=RESULTS)
     return 0
 
 

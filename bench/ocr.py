@@ -53,7 +53,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 import _ocr_sample as sample
-from provenance import commit_label
+from provenance import commit_label, write_section
 
 RESULTS = ROOT / "bench" / "RESULTS.md"
 LAYOUTS = ("dense", "auto", "lines")
@@ -439,14 +439,7 @@ def main(argv: list[str] | None = None) -> int:
     text = table(rows, meta, args)
     print(text)
     if args.write:
-        start, end = "<!-- ocr:start -->", "<!-- ocr:end -->"
-        old = RESULTS.read_text(encoding="utf-8") if RESULTS.exists() else "# Benchmark results\n"
-        block = f"{start}\n## OCR legibility proxy (issue 10 item 7)\n\n{text}{end}"
-        if start in old and end in old:
-            new = old[:old.index(start)] + block + old[old.index(end) + len(end):]
-        else:
-            new = old.rstrip("\n") + "\n\n" + block + "\n"
-        RESULTS.write_text(new, encoding="utf-8")
+            write_section("ocr", "## OCR legibility proxy (issue 10 item 7)\n\n" + text, path=RESULTS)
     return 0
 
 

@@ -23,7 +23,6 @@ import argparse
 import json
 import os
 import platform
-import re
 import statistics
 import subprocess
 import sys
@@ -31,7 +30,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from provenance import commit_label
+from provenance import commit_label, write_section
 
 import httpx
 
@@ -190,14 +189,7 @@ def _server_stack() -> str:
 
 def write(section: str) -> None:
     """Replace the ``serve`` section of bench/RESULTS.md (or append it)."""
-    path = ROOT / "bench" / "RESULTS.md"
-    text = path.read_text(encoding="utf-8")
-    block = f"<!-- serve:start -->\n{section}\n<!-- serve:end -->"
-    if "<!-- serve:start -->" in text:
-        text = re.sub(r"<!-- serve:start -->.*?<!-- serve:end -->", lambda m: block, text, flags=re.S)
-    else:
-        text = text.rstrip("\n") + "\n\n" + block + "\n"
-    path.write_text(text, encoding="utf-8")
+    write_section("serve", section)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -30,7 +30,6 @@ import datetime as _dt
 import json
 import os
 import platform
-import re
 import resource
 import shutil
 import statistics
@@ -41,7 +40,7 @@ import time
 from pathlib import Path
 
 import inputs
-from provenance import commit_label
+from provenance import commit_label, write_section
 
 ROOT = Path(__file__).resolve().parent.parent
 SHARED = inputs.SHARED
@@ -398,17 +397,6 @@ def section(res: dict) -> str:
     return "\n".join(_section_e2e(res) + _section_memory(res) + _section_compact(res)) + "\n"
 
 
-def write_section(text: str) -> None:
-    """Replace (or append) the ``speed`` section of bench/RESULTS.md."""
-    body = RESULTS.read_text(encoding="utf-8") if RESULTS.exists() else "# Benchmark results\n"
-    block = f"<!-- speed:start -->\n{text}<!-- speed:end -->\n"
-    if "<!-- speed:start -->" in body:
-        body = re.sub(r"<!-- speed:start -->.*?<!-- speed:end -->\n", lambda _: block, body, flags=re.S)
-    else:
-        body = body.rstrip("\n") + "\n\n" + block
-    RESULTS.write_text(body, encoding="utf-8")
-
-
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--write", action="store_true", help="rewrite the speed section of bench/RESULTS.md")
@@ -422,7 +410,7 @@ def main(argv=None) -> int:
         text = section(json.loads(Path(args.from_json).read_text()))
         print(text)
         if args.write:
-            write_section(text)
+            write_section("speed", text, path=RESULTS)
         return 0
     if not (SHARED / "data").is_dir():
         print(f"speed: {SHARED}/data is absent: the text is this repository's own, the peers are skipped "
